@@ -1,0 +1,122 @@
+# trainsample — one Makefile for the profiler, its tests, demo and benchmarks.
+#
+#   make            build build/trainsample
+#   make deps       install the Debian packages the build and tests need
+#   make test       deps, then build and run every test; ends with "N passed, N failed"
+#   make demo       deps, then profile the bundled example
+#   make bench      overhead benchmark (prints figures)
+#   make install PREFIX=/usr/local
+#   make clean
+
+VERSION  := 0.1.0
+PREFIX   ?= /usr/local
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+BUILD    := build
+PKGS     := libelf libdw zlib
+
+# pkg-config runs once per make invocation; `test` and `demo` re-enter make
+# after `deps` so a fresh machine gets the flags of what deps installed.
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CRIT_FLAGS := $(shell pkg-config --cflags --libs criterion 2>/dev/null)
+
+TS_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -I$(BUILD)/gen \
+             -DTRAINSAMPLE_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -MMD -MP
+TS_LIBS   := $(PKG_LIBS) -lm
+
+LIB_SRCS := $(wildcard formats/*.c) $(wildcard symbolize/*.c) $(wildcard sampler/*.c)
+CLI_SRCS := $(wildcard cli/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
+LIB      := $(BUILD)/libtrainsample.a
+BIN      := $(BUILD)/trainsample
+GEN      := $(BUILD)/gen/syscall_names.h
+
+UNIT_SRCS    := $(wildcard tests/unit/test_*.c)
+UNIT_BINS    := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+TARGET_SRCS  := $(wildcard tests/targets/*.c)
+TARGET_BINS  := $(TARGET_SRCS:tests/targets/%.c=$(BUILD)/tests/targets/%)
+# Shared libraries for the symbol tests: one linked by GNU ld, one by lld
+# (whose segments have unaligned p_offset).
+SYMTEST_LIBS := $(BUILD)/tests/libsymtest.so $(BUILD)/tests/libsymtest_lld.so
+BENCH_BINS   := $(BUILD)/bench/overhead $(BUILD)/bench/spin
+EXAMPLE_BINS := $(BUILD)/examples/train_loop
+
+# Targets are what the profiler is measured against: frame pointers kept,
+# little inlining, debug info.
+TARGET_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -pthread -Wall -Wextra -Werror
+
+.PHONY: all deps test check demo run-demo bench run-bench install clean
+all: $(BIN)
+
+deps:
+	@sh scripts/install-deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory check
+
+check: $(BIN) $(UNIT_BINS) $(TARGET_BINS) $(SYMTEST_LIBS)
+	@sh tests/run.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory run-demo
+
+run-demo: $(BIN) $(EXAMPLE_BINS)
+	@sh examples/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory run-bench
+
+run-bench: $(BIN) $(BENCH_BINS)
+	@sh bench/overhead.sh
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/trainsample
+
+clean:
+	rm -rf $(BUILD)
+
+$(BIN): $(CLI_OBJS) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(TS_LIBS)
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/obj/%.o: %.c | $(GEN)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(TS_CFLAGS) -c $< -o $@
+
+# Syscall names for idle frames, generated from the kernel's own header.
+$(GEN): scripts/gen-syscall-names.sh
+	@mkdir -p $(@D)
+	sh scripts/gen-syscall-names.sh > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB) $(SYMTEST_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(TS_CFLAGS) -Wno-unused-parameter -fno-omit-frame-pointer -pie -fPIE \
+		-o $@ $< $(LIB) $(TS_LIBS) $(CRIT_FLAGS) -ldl
+
+$(BUILD)/tests/targets/%: tests/targets/%.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -lrt
+
+$(BUILD)/tests/libsymtest.so: tests/unit/symtest_lib.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -shared -fPIC -o $@ $<
+
+$(BUILD)/tests/libsymtest_lld.so: tests/unit/symtest_lib.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -shared -fPIC -fuse-ld=lld -o $@ $<
+
+$(BUILD)/bench/%: bench/%.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -O2 -o $@ $<
+
+$(BUILD)/examples/%: examples/%.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -lm
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

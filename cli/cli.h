@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared between the files of cli/ only. */
+#ifndef TRAINSAMPLE_CLI_H
+#define TRAINSAMPLE_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "formats/formats.h"
+
+#define MAX_OUTPUTS 16
+
+struct output {
+	const char *path;  /* "-" is stdout */
+	enum output_format format;
+	FILE *file;        /* opened before sampling, so a bad path fails early */
+	bool created;      /* opened by this run (removed again if it never starts) */
+};
+
+struct cli_options {
+	struct output outputs[MAX_OUTPUTS];
+	int noutputs;
+	unsigned owned_paths; /* bit i: outputs[i].path was allocated */
+	const char *format;   /* -f: for outputs whose name says nothing */
+	double rate_hz;
+	double duration_s;
+	size_t stack_bytes;
+	bool threads;
+	bool idle;
+	bool stats;
+	bool quiet;
+	pid_t pid;            /* record --pid / attach */
+	char **command;       /* record -- CMD ARGS, NULL-terminated */
+	const char *input;    /* report IN.tsprof */
+};
+
+/* Parsing: 0 to go on, 1 when help or version was printed, -1 on error. */
+int options_parse_record(int argc, char **argv, bool attach, struct cli_options *o);
+int options_parse_report(int argc, char **argv, struct cli_options *o);
+/* Gives every output a format; adds the default outputs when none given. */
+int outputs_resolve(struct cli_options *o, const char *stem, bool recording);
+
+int cmd_record(int argc, char **argv, bool attach);
+int cmd_report(int argc, char **argv);
+
+/* Opens every output but the .tsprof ones (those stream from the start). */
+int outputs_open(struct cli_options *o);
+/* Writes and closes them; one line each unless quiet. */
+int outputs_write(struct cli_options *o, const struct profile *p);
+void outputs_announce(const struct output *out, const struct profile *p, bool quiet);
+void outputs_free(struct cli_options *o);
+
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void usage(FILE *f);
+
+#endif

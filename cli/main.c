@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/* trainsample: subcommand dispatch, usage, and the one place that exits. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("trainsample: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("trainsample: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void usage(FILE *f)
+{
+	fputs(
+"usage: trainsample record [OPTIONS] -- COMMAND [ARG...]   start COMMAND and profile it\n"
+"       trainsample record [OPTIONS] --pid PID             profile a running process\n"
+"       trainsample attach PID [OPTIONS]                   the same as record --pid PID\n"
+"       trainsample report IN.tsprof [-o OUT] [-f FORMAT]  render a saved recording again\n"
+"\n"
+"options of record and attach:\n"
+"  -o, --output FILE     write FILE; the format comes from the extension: .folded or\n"
+"                        .txt (folded stacks), .tsprof (raw recording); repeatable;\n"
+"                        '-' is stdout. Default: NAME-YYYYmmdd-HHMMSS.tsprof and .folded\n"
+"  -f, --format FORMAT   folded or tsprof, for outputs whose name does not say\n"
+"  -r, --rate HZ         samples per second (default 100)\n"
+"  -d, --duration SEC    stop after SEC seconds (fractions allowed; default: until\n"
+"                        Ctrl-C or the process exits)\n"
+"  -t, --threads         a 'thread TID (name)' root frame per thread\n"
+"  -i, --idle            keep samples of threads blocked in the kernel\n"
+"      --no-idle         drop them (default)\n"
+"      --stack-bytes N   bytes of stack copied per sample (default 64K; K and M suffixes)\n"
+"      --pid PID         profile a running process (a thread id names its process)\n"
+"      --stats           print sampling statistics at the end\n"
+"  -q, --quiet           no progress line and no summary\n"
+"  -h, --help            this text\n"
+"      --version         print the version\n"
+"\n"
+"options of report: -o/--output, -f/--format, -t/--threads, -i/--idle, --no-idle, -q\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+		printf("trainsample %s\n", TRAINSAMPLE_VERSION);
+		return 0;
+	}
+	if (!strcmp(cmd, "record"))
+		return cmd_record(argc - 1, argv + 1, false);
+	if (!strcmp(cmd, "attach"))
+		return cmd_record(argc - 1, argv + 1, true);
+	if (!strcmp(cmd, "report"))
+		return cmd_report(argc - 1, argv + 1);
+	cli_error("unknown command '%s' (try: trainsample --help)", cmd);
+	return 2;
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+/* Command-line options of record, attach and report. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+enum {
+	OPT_NO_IDLE = 256,
+	OPT_STATS,
+	OPT_VERSION,
+	OPT_PID,
+	OPT_STACK_BYTES,
+};
+
+static const struct option long_options[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "rate", required_argument, NULL, 'r' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "threads", no_argument, NULL, 't' },
+	{ "idle", no_argument, NULL, 'i' },
+	{ "no-idle", no_argument, NULL, OPT_NO_IDLE },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void defaults(struct cli_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->rate_hz = 100;
+	o->stack_bytes = 64 * 1024;
+}
+
+static int parse_double(const char *s, const char *what, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) {
+		cli_error("%s must be a number from %g to %g, not '%s'", what, lo, hi, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_pid(const char *s, pid_t *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > 0x3fffffff) {
+		cli_error("'%s' is not a process id", s);
+		return -1;
+	}
+	*out = (pid_t)v;
+	return 0;
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!errno && end != s) {
+		if (*end == 'k' || *end == 'K')
+			v <<= 10, end++;
+		else if (*end == 'm' || *end == 'M')
+			v <<= 20, end++;
+	}
+	if (errno || end == s || *end || v < 512 || v > (64ull << 20)) {
+		cli_error("--stack-bytes must be from 512 to 64M, not '%s'", s);
+		return -1;
+	}
+	*out = (size_t)v;
+	return 0;
+}
+
+static int add_output(struct cli_options *o, const char *path)
+{
+	if (o->noutputs == MAX_OUTPUTS) {
+		cli_error("at most %d outputs", MAX_OUTPUTS);
+		return -1;
+	}
+	o->outputs[o->noutputs++].path = path;
+	return 0;
+}
+
+/* The options both forms share; returns 1 for help/version, -1 on error. */
+static int parse_common(int c, const char *arg, struct cli_options *o)
+{
+	switch (c) {
+	case 'o':
+		return add_output(o, arg);
+	case 'f':
+		if (output_format_parse(arg) == OUTPUT_UNKNOWN) {
+			cli_error("unknown format '%s' (folded, tsprof)", arg);
+			return -1;
+		}
+		o->format = arg;
+		return 0;
+	case 'r':
+		return parse_double(arg, "--rate", 0.1, 10000, &o->rate_hz);
+	case 'd':
+		return parse_double(arg, "--duration", 0, 1e9, &o->duration_s);
+	case 't':
+		o->threads = true;
+		return 0;
+	case 'i':
+		o->idle = true;
+		return 0;
+	case OPT_NO_IDLE:
+		o->idle = false;
+		return 0;
+	case OPT_STATS:
+		o->stats = true;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case OPT_STACK_BYTES:
+		return parse_size(arg, &o->stack_bytes);
+	case OPT_PID:
+		return parse_pid(arg, &o->pid);
+	case 'h':
+		usage(stdout);
+		return 1;
+	case OPT_VERSION:
+		printf("trainsample %s\n", TRAINSAMPLE_VERSION);
+		return 1;
+	default:
+		return -1;
+	}
+}
+
+static int getopt_loop(int argc, char **argv, const char *shortopts, struct cli_options *o)
+{
+	int c, ret;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, shortopts, long_options, NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			if (optopt && strchr("ofrd", optopt))
+				cli_error("option -%c needs a value", optopt);
+			else if (optopt)
+				cli_error("unknown option -%c", optopt);
+			else
+				cli_error("unknown or incomplete option '%s'", argv[optind - 1]);
+			return -1;
+		}
+		ret = parse_common(c, optarg, o);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int options_parse_record(int argc, char **argv, bool attach, struct cli_options *o)
+{
+	int ret;
+
+	defaults(o);
+	/* record stops at the command ('+'); attach takes PID anywhere. */
+	ret = getopt_loop(argc, argv, attach ? "o:f:r:d:tiqh" : "+o:f:r:d:tiqh", o);
+	if (ret)
+		return ret;
+	if (attach) {
+		if (o->pid) {
+			cli_error("attach takes the PID as its argument, not --pid");
+			return -1;
+		}
+		if (optind != argc - 1) {
+			cli_error(optind >= argc ? "attach needs a PID" : "attach takes one PID");
+			return -1;
+		}
+		return parse_pid(argv[optind], &o->pid);
+	}
+	if (optind < argc)
+		o->command = argv + optind;
+	if (o->command && o->pid) {
+		cli_error("give either a command (after --) or --pid, not both");
+		return -1;
+	}
+	if (!o->command && !o->pid) {
+		cli_error("record needs a command (record -- CMD ARGS) or --pid PID");
+		return -1;
+	}
+	return 0;
+}
+
+int options_parse_report(int argc, char **argv, struct cli_options *o)
+{
+	int ret;
+
+	defaults(o);
+	ret = getopt_loop(argc, argv, "o:f:r:d:tiqh", o);
+	if (ret)
+		return ret;
+	if (optind != argc - 1) {
+		cli_error(optind >= argc ? "report needs a .tsprof file" : "report takes one .tsprof file");
+		return -1;
+	}
+	o->input = argv[optind];
+	return 0;
+}

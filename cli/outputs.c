@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/* Output files: names, formats, writing them from the profile. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+
+static char *default_name(const char *stem, const char *ext)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	char *path;
+
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	if (asprintf(&path, "%s-%s.%s", stem, stamp, ext) < 0)
+		return NULL;
+	return path;
+}
+
+static int add_default(struct cli_options *o, const char *stem, enum output_format f)
+{
+	char *path = default_name(stem, output_format_extension(f));
+
+	if (!path)
+		return -ENOMEM;
+	o->outputs[o->noutputs].path = path;
+	o->outputs[o->noutputs].format = f;
+	o->owned_paths |= 1u << o->noutputs;
+	o->noutputs++;
+	return 0;
+}
+
+int outputs_resolve(struct cli_options *o, const char *stem, bool recording)
+{
+	enum output_format fallback = o->format ? output_format_parse(o->format) : OUTPUT_UNKNOWN;
+	int tsprof = 0;
+
+	if (!o->noutputs && !recording) {
+		o->outputs[o->noutputs++].path = "-";
+	} else if (!o->noutputs) {
+		if (fallback != OUTPUT_UNKNOWN)
+			return add_default(o, stem, fallback);
+		if (add_default(o, stem, OUTPUT_TSPROF) < 0 || add_default(o, stem, OUTPUT_FOLDED) < 0)
+			return -ENOMEM;
+		return 0;
+	}
+	for (int i = 0; i < o->noutputs; i++) {
+		struct output *out = &o->outputs[i];
+
+		out->format = output_format_from_path(out->path);
+		if (out->format == OUTPUT_UNKNOWN)
+			out->format = fallback;
+		if (out->format == OUTPUT_UNKNOWN && !strcmp(out->path, "-"))
+			out->format = OUTPUT_FOLDED;
+		if (out->format == OUTPUT_UNKNOWN) {
+			cli_error("cannot tell the format of '%s' from its name: end it in .folded, .txt or "
+				  ".tsprof, or give -f folded|tsprof", out->path);
+			return -EINVAL;
+		}
+		if (out->format == OUTPUT_TSPROF && !strcmp(out->path, "-")) {
+			cli_error("a .tsprof recording cannot go to stdout; name a file");
+			return -EINVAL;
+		}
+		tsprof += out->format == OUTPUT_TSPROF;
+	}
+	if (tsprof > 1) {
+		cli_error("only one .tsprof output per run");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int outputs_open(struct cli_options *o)
+{
+	for (int i = 0; i < o->noutputs; i++) {
+		struct output *out = &o->outputs[i];
+
+		if (out->format == OUTPUT_TSPROF)
+			continue;
+		out->file = strcmp(out->path, "-") ? fopen(out->path, "we") : stdout;
+		if (!out->file) {
+			cli_error("cannot write %s: %s", out->path, strerror(errno));
+			return -errno;
+		}
+		out->created = out->file != stdout;
+	}
+	return 0;
+}
+
+void outputs_announce(const struct output *out, const struct profile *p, bool quiet)
+{
+	if (quiet || !strcmp(out->path, "-"))
+		return;
+	fprintf(stderr, "trainsample: wrote %s (%s, %llu samples)\n", out->path,
+		output_format_name(out->format), (unsigned long long)profile_sample_count(p));
+}
+
+int outputs_write(struct cli_options *o, const struct profile *p)
+{
+	struct folded_options fo = { .threads = o->threads, .include_idle = o->idle };
+	char err[256] = "";
+	int failed = 0;
+
+	for (int i = 0; i < o->noutputs; i++) {
+		struct output *out = &o->outputs[i];
+		int ret;
+
+		if (out->format == OUTPUT_TSPROF || !out->file)
+			continue;
+		ret = folded_write(p, out->file, &fo, err, sizeof(err));
+		if (fflush(out->file) != 0 && !ret)
+			ret = -errno;
+		if (out->file != stdout && fclose(out->file) != 0 && !ret)
+			ret = -errno;
+		out->file = NULL;
+		if (ret < 0) {
+			cli_error("writing %s: %s", out->path, err[0] ? err : strerror(-ret));
+			failed = 1;
+			continue;
+		}
+		outputs_announce(out, p, o->quiet);
+	}
+	return failed ? -EIO : 0;
+}
+
+void outputs_free(struct cli_options *o)
+{
+	for (int i = 0; i < o->noutputs; i++) {
+		if (o->outputs[i].file && o->outputs[i].file != stdout)
+			fclose(o->outputs[i].file);
+		if (o->owned_paths & (1u << i))
+			free((char *)o->outputs[i].path);
+	}
+	o->noutputs = 0;
+}

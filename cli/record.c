@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+/* record and attach: set up the outputs, sample, write everything. */
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "formats/formats.h"
+#include "sampler/sampler.h"
+
+struct run {
+	struct cli_options *o;
+	struct profile *profile;
+	struct sampler *sampler;
+	struct tsprof_writer *writer;
+	bool progress;
+};
+
+static void progress_line(struct run *r)
+{
+	struct sampler_stats st;
+
+	sampler_get_stats(r->sampler, &st);
+	fprintf(stderr, "\r\033[Ktrainsample: %.1f s | %" PRIu64 " samples | %u threads | %" PRIu64
+		" errors | %" PRIu64 " missed",
+		(double)st.elapsed_ns / 1e9, st.samples, st.threads_live, st.errors, st.missed_ticks);
+	fflush(stderr);
+}
+
+static void periodic(void *ctx, uint64_t now)
+{
+	struct run *r = ctx;
+
+	/* The first write error is kept by the writer and reported at the end. */
+	if (r->writer)
+		tsprof_writer_tick(r->writer, now);
+	if (r->progress && r->sampler)
+		progress_line(r);
+}
+
+static void set_meta_u64(struct profile *p, const char *key, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	profile_set_meta(p, key, buf);
+}
+
+static void set_start_meta(struct run *r, bool attach, const char *what)
+{
+	struct cli_options *o = r->o;
+	struct profile *p = r->profile;
+	char buf[256];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	profile_set_meta(p, "trainsample_version", TRAINSAMPLE_VERSION);
+	profile_set_meta(p, "mode", attach ? "attach" : "record");
+	profile_set_meta(p, "command", what);
+	snprintf(buf, sizeof(buf), "%g", o->rate_hz);
+	profile_set_meta(p, "rate_hz", buf);
+	set_meta_u64(p, "period_ns", (uint64_t)(1e9 / o->rate_hz));
+	set_meta_u64(p, "stack_bytes", o->stack_bytes);
+	profile_set_meta(p, "idle", o->idle ? "1" : "0");
+	gmtime_r(&now, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	profile_set_meta(p, "start_time", buf);
+	if (gethostname(buf, sizeof(buf)) == 0) {
+		buf[sizeof(buf) - 1] = '\0';
+		profile_set_meta(p, "hostname", buf);
+	}
+}
+
+static void set_end_meta(struct run *r, const struct sampler_stats *st, const char *why)
+{
+	struct profile *p = r->profile;
+
+	set_meta_u64(p, "pid", (uint64_t)sampler_pid(r->sampler));
+	set_meta_u64(p, "duration_ns", st->elapsed_ns);
+	set_meta_u64(p, "samples", st->samples);
+	set_meta_u64(p, "missed_ticks", st->missed_ticks);
+	set_meta_u64(p, "errors", st->errors);
+	profile_set_meta(p, "end", why);
+}
+
+static void print_stats(const struct sampler_stats *st)
+{
+	double secs = (double)st->elapsed_ns / 1e9;
+
+	fprintf(stderr,
+		"trainsample: stats\n"
+		"  duration         %.2f s\n"
+		"  ticks            %" PRIu64 " (missed %" PRIu64 ")\n"
+		"  samples          %" PRIu64 " (idle %" PRIu64 ", truncated %" PRIu64 ")\n"
+		"  threads          %" PRIu64 " seen, %u live at the end\n"
+		"  errors           %" PRIu64 "\n"
+		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
+		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on\n"
+		"  trainsample cpu  %.3f s (%.1f%% of one core)\n",
+		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
+		st->threads_seen, st->threads_live, st->errors,
+		(double)st->pause_p50_ns / 1e3, (double)st->pause_p99_ns / 1e3,
+		(double)st->pause_max_ns / 1e3, st->stops, st->syscalls_restarted,
+		st->signals_forwarded, (double)st->cpu_ns / 1e9,
+		secs > 0 ? 100.0 * (double)st->cpu_ns / 1e9 / secs : 0.0);
+}
+
+static char *join_args(char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (char **a = argv; *a; a++)
+		len += strlen(*a) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (char **a = argv; *a; a++) {
+		if (a != argv)
+			strcat(s, " ");
+		strcat(s, *a);
+	}
+	return s;
+}
+
+static void target_name(const struct cli_options *o, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	if (o->command) {
+		char *copy = strdup(o->command[0]);
+
+		snprintf(buf, len, "%s", copy ? basename(copy) : "trainsample");
+		free(copy);
+		return;
+	}
+	snprintf(buf, len, "pid%d", (int)o->pid);
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)o->pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(buf, (int)len, f))
+			buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+	for (char *c = buf; *c; c++)
+		if (*c == '/' || *c == ' ')
+			*c = '_';
+}
+
+/* Files created for a run that never started are removed again. */
+static void discard_outputs(struct cli_options *o)
+{
+	for (int i = 0; i < o->noutputs; i++) {
+		struct output *out = &o->outputs[i];
+
+		if (out->file && out->file != stdout) {
+			fclose(out->file);
+			out->file = NULL;
+		}
+		if (out->created)
+			unlink(out->path);
+	}
+}
+
+static int open_writer(struct run *r)
+{
+	char err[256];
+
+	for (int i = 0; i < r->o->noutputs; i++) {
+		struct output *out = &r->o->outputs[i];
+
+		if (out->format != OUTPUT_TSPROF)
+			continue;
+		if (tsprof_writer_open(&r->writer, out->path, r->profile, err, sizeof(err)) < 0) {
+			cli_error("%s", err);
+			return -1;
+		}
+		out->created = true;
+	}
+	return 0;
+}
+
+static int start(struct run *r, const struct sampler_options *so)
+{
+	struct cli_options *o = r->o;
+	char err[512] = "";
+	int ret;
+
+	if (o->command)
+		ret = sampler_spawn(&r->sampler, o->command, r->profile, so, err, sizeof(err));
+	else
+		ret = sampler_attach(&r->sampler, o->pid, r->profile, so, err, sizeof(err));
+	if (ret < 0) {
+		cli_error("%s", err[0] ? err : strerror(-ret));
+		if (o->command)
+			return ret == -ENOENT ? 127 : 126;
+		return 1;
+	}
+	return 0;
+}
+
+static const char *end_reason(enum sampler_end end)
+{
+	switch (end) {
+	case SAMPLER_END_DURATION:
+		return "duration";
+	case SAMPLER_END_SIGNAL:
+		return "signal";
+	case SAMPLER_END_EXITED:
+		return "exited";
+	}
+	return "?";
+}
+
+static int finish(struct run *r, enum sampler_end end)
+{
+	struct cli_options *o = r->o;
+	struct sampler_stats st;
+	int ret = 0;
+
+	sampler_get_stats(r->sampler, &st);
+	if (r->progress)
+		fputs("\r\033[K", stderr);
+	set_end_meta(r, &st, end_reason(end));
+	if (outputs_write(o, r->profile) < 0)
+		ret = 1;
+	if (r->writer) {
+		int wret = tsprof_writer_close(r->writer);
+
+		r->writer = NULL;
+		for (int i = 0; i < o->noutputs; i++) {
+			if (o->outputs[i].format != OUTPUT_TSPROF)
+				continue;
+			if (wret < 0) {
+				cli_error("writing %s: %s", o->outputs[i].path, strerror(-wret));
+				ret = 1;
+			} else {
+				outputs_announce(&o->outputs[i], r->profile, o->quiet);
+			}
+		}
+	}
+	if (o->stats)
+		print_stats(&st);
+	if (!st.samples && !o->quiet)
+		cli_warn("no samples were taken%s", o->idle ? "" :
+			 " (the process was never on a CPU at a tick; --idle keeps blocked threads)");
+	return ret;
+}
+
+int cmd_record(int argc, char **argv, bool attach)
+{
+	struct cli_options o;
+	struct run r = { .o = &o };
+	struct sampler_options so = { 0 };
+	enum sampler_end end;
+	char name[64], err[256];
+	char *what = NULL;
+	int ret, signo, code = 0;
+
+	ret = options_parse_record(argc, argv, attach, &o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	if (o.pid) {
+		pid_t tgid;
+
+		if (sampler_resolve_pid(o.pid, &tgid, err, sizeof(err)) < 0) {
+			cli_error("%s", err);
+			return 1;
+		}
+		o.pid = tgid;
+	}
+	target_name(&o, name, sizeof(name));
+	if (outputs_resolve(&o, name, true) < 0)
+		return 2;
+	r.profile = profile_new();
+	if (o.command)
+		what = join_args(o.command);
+	else if (asprintf(&what, "pid %d (%s)", (int)o.pid, name) < 0)
+		what = NULL;
+	if (!r.profile || !what) {
+		cli_error("out of memory");
+		return 1;
+	}
+	set_start_meta(&r, attach, what);
+	free(what);
+	so = (struct sampler_options){
+		.rate_hz = o.rate_hz,
+		.duration_s = o.duration_s,
+		.stack_bytes = o.stack_bytes,
+		.idle = o.idle,
+		.periodic = periodic,
+		.periodic_ctx = &r,
+	};
+	r.progress = !o.quiet && isatty(STDERR_FILENO);
+	/*
+	 * A command is started only once its outputs can be written; a running
+	 * process is attached first, since permission is what usually fails
+	 * there, and then the outputs are opened (before the first sample).
+	 */
+	if (o.command && (outputs_open(&o) < 0 || open_writer(&r) < 0)) {
+		ret = 1;
+		goto discard;
+	}
+	ret = start(&r, &so);
+	if (ret)
+		goto discard;
+	if (!o.command && (outputs_open(&o) < 0 || open_writer(&r) < 0)) {
+		ret = 1;
+		sampler_free(r.sampler);
+		goto discard;
+	}
+	sampler_run(r.sampler, &end, &signo, err, sizeof(err));
+	if (end == SAMPLER_END_EXITED && !o.command && !o.quiet) {
+		if (r.progress)
+			fputs("\r\033[K", stderr);
+		fprintf(stderr, "trainsample: PID %d exited\n", (int)o.pid);
+	}
+	ret = finish(&r, end);
+	if (o.command) {
+		if (end != SAMPLER_END_EXITED && !o.quiet)
+			fprintf(stderr, "trainsample: sampling stopped; waiting for %s (PID %d) to exit\n",
+				name, (int)sampler_pid(r.sampler));
+		if (sampler_wait_command(r.sampler, &code) == 0)
+			ret = code;
+	}
+	sampler_free(r.sampler);
+	outputs_free(&o);
+	profile_free(r.profile);
+	return ret;
+discard:
+	if (r.writer)
+		tsprof_writer_close(r.writer);
+	discard_outputs(&o);
+	outputs_free(&o);
+	profile_free(r.profile);
+	return ret;
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+/* report: render a saved .tsprof recording again. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "formats/formats.h"
+
+int cmd_report(int argc, char **argv)
+{
+	struct cli_options o;
+	struct tsprof_read_info info;
+	struct tsprof_writer *w = NULL;
+	struct profile *p;
+	char err[512] = "";
+	int ret;
+
+	ret = options_parse_report(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	if (outputs_resolve(&o, "report", false) < 0)
+		return 2;
+	p = profile_new();
+	if (!p) {
+		cli_error("out of memory");
+		return 1;
+	}
+	if (outputs_open(&o) < 0) {
+		ret = 1;
+		goto out;
+	}
+	/* A .tsprof output re-encodes the recording (repairing a damaged one). */
+	for (int i = 0; i < o.noutputs; i++) {
+		if (o.outputs[i].format != OUTPUT_TSPROF)
+			continue;
+		if (tsprof_writer_open(&w, o.outputs[i].path, p, err, sizeof(err)) < 0) {
+			cli_error("%s", err);
+			ret = 1;
+			goto out;
+		}
+	}
+	ret = tsprof_read(o.input, p, &info, err, sizeof(err));
+	if (ret < 0) {
+		cli_error("%s", err[0] ? err : strerror(-ret));
+		ret = 1;
+		goto out;
+	}
+	if (info.damaged)
+		cli_warn("%s: %s; writing what was read", o.input, info.note);
+	else if (!info.complete)
+		cli_warn("%s: the recording has no end mark (was trainsample killed?); writing what was read",
+			 o.input);
+	ret = outputs_write(&o, p) < 0 ? 1 : 0;
+	if (w) {
+		int wret = tsprof_writer_close(w);
+
+		w = NULL;
+		for (int i = 0; i < o.noutputs; i++) {
+			if (o.outputs[i].format != OUTPUT_TSPROF)
+				continue;
+			if (wret < 0) {
+				cli_error("writing %s: %s", o.outputs[i].path, strerror(-wret));
+				ret = 1;
+			} else {
+				outputs_announce(&o.outputs[i], p, o.quiet);
+			}
+		}
+	}
+out:
+	if (w)
+		tsprof_writer_close(w);
+	outputs_free(&o);
+	profile_free(p);
+	return ret;
+}

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Folded stacks ("root;...;leaf COUNT", one line per distinct stack), the
+ * input of flamegraph.pl, inferno and speedscope's importer.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/errbuf.h"
+#include "formats/formats.h"
+
+struct folded_line {
+	char *text;
+	uint64_t weight_ns;
+	uint64_t count;
+};
+
+struct text {
+	char *s; /* NUL-terminated */
+	size_t len, cap;
+};
+
+struct folded_builder {
+	const struct profile *p;
+	const struct folded_options *o;
+	struct folded_line *lines;
+	size_t count, cap;
+	uint32_t *path; /* frame ids, outermost first */
+	size_t path_cap;
+	struct text text;
+};
+
+static int text_reserve(struct text *t, size_t more)
+{
+	size_t cap = t->cap ? t->cap : 256;
+	char *grown;
+
+	if (t->len + more + 1 <= t->cap)
+		return 0;
+	while (cap < t->len + more + 1)
+		cap *= 2;
+	grown = realloc(t->s, cap);
+	if (!grown)
+		return -ENOMEM;
+	t->s = grown;
+	t->cap = cap;
+	return 0;
+}
+
+static int text_put(struct text *t, const char *s, size_t n)
+{
+	if (text_reserve(t, n))
+		return -ENOMEM;
+	memcpy(t->s + t->len, s, n);
+	t->len += n;
+	t->s[t->len] = '\0';
+	return 0;
+}
+
+/* A name inside a frame: ';' separates frames and '\n' lines. */
+static int text_put_name(struct text *t, const char *s)
+{
+	size_t start = t->len;
+
+	if (text_put(t, s, strlen(s)))
+		return -ENOMEM;
+	for (char *c = t->s + start; *c; c++) {
+		if (*c == ';')
+			*c = ':';
+		else if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	}
+	return 0;
+}
+
+static int text_put_number(struct text *t, uint32_t v)
+{
+	char digits[16];
+	int n = snprintf(digits, sizeof(digits), "%" PRIu32, v);
+
+	return text_put(t, digits, (size_t)n);
+}
+
+static int put_frame(struct text *t, const struct profile *p, uint32_t id)
+{
+	const struct frame *f = profile_frame(p, id);
+	int err;
+
+	err = text_put_name(t, profile_string(p, f->name));
+	if (err || f->kind != FRAME_PYTHON || !f->module)
+		return err;
+	err = text_put(t, " (", 2);
+	if (!err)
+		err = text_put_name(t, profile_string(p, f->module));
+	if (!err && f->line) {
+		err = text_put(t, ":", 1);
+		if (!err)
+			err = text_put_number(t, f->line);
+	}
+	return err ? err : text_put(t, ")", 1);
+}
+
+static int put_thread(struct text *t, const struct profile *p,
+		      const struct profile_aggregate *row)
+{
+	const char *name = profile_thread_name(p, row->pid, row->tid);
+	int err;
+
+	err = text_put(t, "thread ", 7);
+	if (!err)
+		err = text_put_number(t, row->tid);
+	if (!err && name && *name) {
+		err = text_put(t, " (", 2);
+		if (!err)
+			err = text_put_name(t, name);
+		if (!err)
+			err = text_put(t, ")", 1);
+	}
+	return err ? err : text_put(t, ";", 1);
+}
+
+static int put_stack(struct folded_builder *b, uint32_t stack)
+{
+	const struct stack_node *n = profile_stack(b->p, stack);
+	uint32_t depth = n->depth;
+	int err = 0;
+
+	if (!depth)
+		return text_put(&b->text, "[unknown]", 9);
+	if (depth > b->path_cap) {
+		uint32_t *grown = realloc(b->path, depth * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		b->path = grown;
+		b->path_cap = depth;
+	}
+	for (uint32_t i = depth; i > 0; n = profile_stack(b->p, n->parent))
+		b->path[--i] = n->frame;
+	for (uint32_t i = 0; i < depth && !err; i++) {
+		if (i)
+			err = text_put(&b->text, ";", 1);
+		if (!err)
+			err = put_frame(&b->text, b->p, b->path[i]);
+	}
+	return err;
+}
+
+static int add_line(const struct profile_aggregate *row, void *ctx)
+{
+	struct folded_builder *b = ctx;
+	struct folded_line *line;
+	int err = 0;
+
+	if (row->flags & SAMPLE_IDLE && !b->o->include_idle)
+		return 0;
+	b->text.len = 0;
+	if (b->o->threads)
+		err = put_thread(&b->text, b->p, row);
+	if (!err)
+		err = put_stack(b, row->stack);
+	if (err)
+		return err;
+	if (b->count == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		struct folded_line *grown = realloc(b->lines,
+						    cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		b->lines = grown;
+		b->cap = cap;
+	}
+	line = &b->lines[b->count];
+	line->text = strdup(b->text.s);
+	if (!line->text)
+		return -ENOMEM;
+	line->weight_ns = row->weight_ns;
+	line->count = row->count;
+	b->count++;
+	return 0;
+}
+
+static int compare_lines(const void *a, const void *b)
+{
+	const struct folded_line *x = a, *y = b;
+
+	return strcmp(x->text, y->text);
+}
+
+/* The sampling period from meta "period_ns"; 0 when there is none. */
+static int parse_period(const struct profile *p, uint64_t *period,
+			char *err, size_t errlen)
+{
+	const char *s = profile_meta(p, "period_ns");
+	char *end;
+
+	*period = 0;
+	if (!s)
+		return 0;
+	errno = 0;
+	*period = strtoull(s, &end, 10);
+	if (!isdigit((unsigned char)*s) || *end || errno || !*period)
+		return errbuf_set(err, errlen, -EINVAL,
+				  "folded: meta period_ns \"%.40s\" is not a "
+				  "positive integer",
+				  s);
+	return 0;
+}
+
+/* round(weight / period), halves up, never below 1; the plain count when
+ * there is no period. */
+static uint64_t weighted_count(const struct folded_line *l, uint64_t period)
+{
+	uint64_t q, r;
+
+	if (!period)
+		return l->count;
+	q = l->weight_ns / period;
+	r = l->weight_ns % period;
+	if (r >= period - r)
+		q++;
+	return q ? q : 1;
+}
+
+static int print_lines(struct folded_builder *b, FILE *out, uint64_t period)
+{
+	for (size_t i = 0; i < b->count;) {
+		struct folded_line sum = b->lines[i];
+		size_t j = i + 1;
+
+		for (; j < b->count && !strcmp(b->lines[j].text, sum.text);
+		     j++) {
+			sum.weight_ns += b->lines[j].weight_ns;
+			sum.count += b->lines[j].count;
+		}
+		if (fprintf(out, "%s %" PRIu64 "\n", sum.text,
+			    weighted_count(&sum, period)) < 0)
+			return -EIO;
+		i = j;
+	}
+	return fflush(out) || ferror(out) ? -EIO : 0;
+}
+
+static void builder_free(struct folded_builder *b)
+{
+	for (size_t i = 0; i < b->count; i++)
+		free(b->lines[i].text);
+	free(b->lines);
+	free(b->path);
+	free(b->text.s);
+}
+
+int folded_write(const struct profile *p, FILE *out,
+		 const struct folded_options *o, char *err, size_t errlen)
+{
+	static const struct folded_options defaults = { 0 };
+	struct folded_builder b = { .p = p, .o = o ? o : &defaults };
+	uint64_t period;
+	int ret;
+
+	if (!p || !out)
+		return errbuf_set(err, errlen, -EINVAL,
+				  "folded: bad arguments");
+	ret = parse_period(p, &period, err, errlen);
+	if (ret)
+		return ret;
+	ret = profile_for_each_aggregate(p, add_line, &b);
+	if (ret) {
+		builder_free(&b);
+		return errbuf_set(err, errlen, ret, "folded: %s",
+				  strerror(-ret));
+	}
+	if (b.count)
+		qsort(b.lines, b.count, sizeof(*b.lines), compare_lines);
+	ret = print_lines(&b, out, period);
+	builder_free(&b);
+	if (ret)
+		return errbuf_set(err, errlen, ret,
+				  "folded: cannot write the output");
+	return 0;
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * formats/ — the profile model and every serialization of it.
+ *
+ * The model interns strings, frames and stacks (a trie: each stack is one
+ * frame called from a parent stack) and aggregates samples per (pid, tid,
+ * stack, flags). Samples themselves are not kept: a .tsprof writer attached
+ * to the profile streams every definition and sample as it is added, so
+ * memory stays bounded by the number of distinct stacks on long runs.
+ *
+ * Ids are dense and start at 0. String 0 is "" and stack 0 is the empty
+ * stack (the trie's root); frame ids have no reserved value.
+ *
+ * Every function returns 0 or a negative errno; details go to the caller's
+ * error buffer where one is taken.
+ */
+#ifndef TRAINSAMPLE_FORMATS_H
+#define TRAINSAMPLE_FORMATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum frame_kind {
+	FRAME_NATIVE = 0,
+	FRAME_PYTHON = 1,
+	FRAME_IDLE = 2, /* leaf of a blocked thread: "[idle: futex]" */
+	FRAME_GPU = 3,
+	FRAME_KIND_MAX = FRAME_GPU,
+};
+
+struct frame {
+	uint32_t kind;   /* enum frame_kind */
+	uint32_t name;   /* string id: function, or "0xADDR (module)" */
+	uint32_t module; /* string id: module (native) or file (python); 0 none */
+	uint32_t line;   /* 0 when unknown */
+};
+
+struct stack_node {
+	uint32_t parent; /* stack id of the caller's stack; root's parent is 0 */
+	uint32_t frame;  /* innermost frame of this stack (unused for root) */
+	uint32_t depth;  /* frames in this stack; 0 for the root */
+};
+
+enum sample_flag {
+	SAMPLE_IDLE = 1u << 0,      /* blocked thread, not on CPU */
+	SAMPLE_TRUNCATED = 1u << 1, /* unwinding stopped short of the outermost frame */
+};
+
+struct sample {
+	uint64_t time_ns;   /* CLOCK_MONOTONIC */
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t stack;     /* stack id, outermost frame at the root */
+	uint64_t weight_ns; /* the interval this sample stands for */
+	uint32_t flags;     /* enum sample_flag */
+};
+
+/* One row of the per-(pid, tid, stack, flags) aggregate. */
+struct profile_aggregate {
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t stack;
+	uint32_t flags;
+	uint64_t weight_ns;
+	uint64_t count;
+};
+
+struct profile;
+
+struct profile *profile_new(void);
+void profile_free(struct profile *p);
+
+int profile_intern_string(struct profile *p, const char *s, uint32_t *id);
+int profile_intern_frame(struct profile *p, const struct frame *f, uint32_t *id);
+/* The stack that is `frame` called from stack `parent`. */
+int profile_intern_stack(struct profile *p, uint32_t parent, uint32_t frame,
+			 uint32_t *id);
+/* Records (or renames) a thread; the latest name wins. */
+int profile_set_thread(struct profile *p, uint32_t pid, uint32_t tid,
+		       const char *name);
+/* Key/value metadata; setting a key again replaces its value. */
+int profile_set_meta(struct profile *p, const char *key, const char *value);
+int profile_add_sample(struct profile *p, const struct sample *s);
+
+uint32_t profile_string_count(const struct profile *p);
+const char *profile_string(const struct profile *p, uint32_t id);
+uint32_t profile_frame_count(const struct profile *p);
+const struct frame *profile_frame(const struct profile *p, uint32_t id);
+uint32_t profile_stack_count(const struct profile *p);
+const struct stack_node *profile_stack(const struct profile *p, uint32_t id);
+/* NULL when absent. */
+const char *profile_meta(const struct profile *p, const char *key);
+const char *profile_thread_name(const struct profile *p, uint32_t pid,
+				uint32_t tid);
+uint64_t profile_sample_count(const struct profile *p);
+
+/* Calls fn for every aggregate row, in no particular order; stops at and
+ * returns fn's first non-zero result. */
+int profile_for_each_aggregate(const struct profile *p,
+			       int (*fn)(const struct profile_aggregate *row,
+					 void *ctx),
+			       void *ctx);
+
+/* ---- outputs ---- */
+
+enum output_format {
+	OUTPUT_UNKNOWN = 0,
+	OUTPUT_FOLDED,
+	OUTPUT_TSPROF,
+};
+
+/* "folded"/"txt"/"collapsed" -> OUTPUT_FOLDED, "tsprof"/"raw" -> OUTPUT_TSPROF. */
+enum output_format output_format_parse(const char *name);
+/* From a file name's extension (".folded", ".txt", ".tsprof"). */
+enum output_format output_format_from_path(const char *path);
+const char *output_format_name(enum output_format f);
+const char *output_format_extension(enum output_format f);
+
+/* ---- .tsprof: the raw, streamed recording ---- */
+
+/*
+ * Opening a writer attaches it to the profile: everything the profile holds
+ * now and everything added later is appended, definitions before their
+ * first use. Records are buffered and written (one write per chunk, each
+ * with its length and CRC) when tsprof_writer_tick finds the buffer a
+ * second old or large, on tsprof_writer_flush, and on close.
+ */
+struct tsprof_writer;
+
+int tsprof_writer_open(struct tsprof_writer **out, const char *path,
+		       struct profile *p, char *err, size_t errlen);
+int tsprof_writer_flush(struct tsprof_writer *w);
+int tsprof_writer_tick(struct tsprof_writer *w, uint64_t now_ns);
+/* Flushes, writes the end chunk, detaches from the profile and frees w,
+ * whatever the result. */
+int tsprof_writer_close(struct tsprof_writer *w);
+
+struct tsprof_read_info {
+	uint64_t chunks;      /* valid chunks read */
+	uint64_t samples;     /* samples replayed */
+	bool complete;        /* the end chunk was reached */
+	bool damaged;         /* stopped early at a truncated or corrupt chunk */
+	char note[256];       /* why it stopped early, for the user */
+};
+
+/*
+ * Replays a recording into `into` (a fresh profile). A file that is not a
+ * .tsprof, or cannot be read, is an error. A truncated or corrupt chunk is
+ * not: reading stops cleanly before it, info->damaged is set and
+ * info->note says where and why.
+ */
+int tsprof_read(const char *path, struct profile *into,
+		struct tsprof_read_info *info, char *err, size_t errlen);
+
+/* ---- folded stacks ---- */
+
+struct folded_options {
+	bool threads;      /* a "thread TID (name)" root frame per thread */
+	bool include_idle; /* keep SAMPLE_IDLE samples */
+};
+
+/*
+ * Writes "root;...;leaf COUNT" lines, sorted. COUNT is the weighted number
+ * of samples: the sum of the samples' weights divided by the sampling
+ * period (meta "period_ns"), rounded, at least 1; without a period it is the
+ * plain sample count. ';' and newlines inside names are replaced.
+ */
+int folded_write(const struct profile *p, FILE *out,
+		 const struct folded_options *o, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "formats/intern_table.h"
+
+#define INITIAL_SLOTS 64u
+
+void intern_table_free(struct intern_table *t)
+{
+	free(t->slots);
+	t->slots = NULL;
+	t->mask = 0;
+	t->used = 0;
+}
+
+static void place(struct intern_slot *slots, uint32_t mask,
+		  struct intern_slot item)
+{
+	uint32_t i = item.hash & mask;
+
+	while (slots[i].ref)
+		i = (i + 1) & mask;
+	slots[i] = item;
+}
+
+int intern_table_reserve(struct intern_table *t)
+{
+	uint64_t cap = t->slots ? (uint64_t)t->mask + 1 : 0;
+	uint64_t new_cap;
+	struct intern_slot *slots;
+
+	/* Keep the load under 3/4 so probe sequences stay short. */
+	if (cap && ((uint64_t)t->used + 1) * 4 <= cap * 3)
+		return 0;
+	new_cap = cap ? cap * 2 : INITIAL_SLOTS;
+	if (new_cap > (1ull << 32))
+		return -ENOMEM;
+	slots = calloc(new_cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < cap; i++)
+		if (t->slots[i].ref)
+			place(slots, (uint32_t)(new_cap - 1), t->slots[i]);
+	free(t->slots);
+	t->slots = slots;
+	t->mask = (uint32_t)(new_cap - 1);
+	return 0;
+}
+
+struct intern_slot *
+intern_table_find(const struct intern_table *t, uint32_t hash,
+		  bool (*same)(const void *key, uint32_t id), const void *key)
+{
+	uint32_t i = hash & t->mask;
+
+	for (;; i = (i + 1) & t->mask) {
+		struct intern_slot *s = &t->slots[i];
+
+		if (!s->ref)
+			return s;
+		if (s->hash == hash && same(key, s->ref - 1))
+			return s;
+	}
+}
+
+void intern_table_fill(struct intern_table *t, struct intern_slot *slot,
+		       uint32_t hash, uint32_t id)
+{
+	slot->hash = hash;
+	slot->ref = id + 1;
+	t->used++;
+}
+
+void *intern_array_grow(void *items, uint32_t *cap, uint32_t count,
+			size_t item_size)
+{
+	uint64_t new_cap;
+	void *grown;
+
+	if (count < *cap)
+		return items;
+	if (count >= UINT32_MAX - 1)
+		return NULL;
+	new_cap = *cap ? (uint64_t)*cap * 2 : 16;
+	if (new_cap > UINT32_MAX - 1)
+		new_cap = UINT32_MAX - 1;
+	if (new_cap > SIZE_MAX / item_size)
+		return NULL;
+	grown = realloc(items, new_cap * item_size);
+	if (grown)
+		*cap = (uint32_t)new_cap;
+	return grown;
+}
+
+/* FNV-1a, folded to 32 bits. */
+uint32_t intern_hash_bytes(const void *data, size_t len)
+{
+	const unsigned char *b = data;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* A multiply-xorshift mix per word, so nearby ids spread over the table. */
+uint32_t intern_hash_words(const uint32_t *words, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= words[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 33;
+	}
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return (uint32_t)(h ^ (h >> 32));
+}

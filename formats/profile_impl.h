@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* The model's layout; only model*.c include this. */
+#ifndef TRAINSAMPLE_FORMATS_PROFILE_IMPL_H
+#define TRAINSAMPLE_FORMATS_PROFILE_IMPL_H
+
+#include "formats/intern_table.h"
+#include "formats/profile_hooks.h"
+
+struct string_entry {
+	char *text;
+	uint32_t len;
+};
+
+struct thread_entry {
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t name; /* string id */
+};
+
+struct meta_entry {
+	char *key;
+	char *value;
+};
+
+struct profile {
+	struct string_entry *strings;
+	uint32_t string_count, string_cap;
+	struct intern_table string_index;
+
+	struct frame *frames;
+	uint32_t frame_count, frame_cap;
+	struct intern_table frame_index;
+
+	struct stack_node *stacks; /* stack 0, the root, is not indexed */
+	uint32_t stack_count, stack_cap;
+	struct intern_table stack_index;
+
+	struct thread_entry *threads;
+	uint32_t thread_count, thread_cap;
+	struct intern_table thread_index;
+
+	/* A handful of keys: a linear search is enough. */
+	struct meta_entry *meta;
+	uint32_t meta_count, meta_cap;
+
+	struct profile_aggregate *aggregates;
+	uint32_t aggregate_count, aggregate_cap;
+	struct intern_table aggregate_index;
+
+	uint64_t sample_count;
+
+	const struct profile_listener *listener;
+	void *listener_ctx;
+};
+
+/* model_samples.c: frees threads, metadata and aggregates. */
+void profile_free_samples(struct profile *p);
+
+#endif

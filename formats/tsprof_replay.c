@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Decodes the records of a .tsprof chunk and replays them into a profile
+ * through its public interning functions. The payload passed its CRC, but
+ * a file is still untrusted input: every varint, length, tag and id is
+ * checked before anything is applied.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/errbuf.h"
+#include "formats/profile_hooks.h"
+#include "formats/tsprof_layout.h"
+#include "formats/tsprof_replay.h"
+
+#define MAX_NUMBERS 6
+
+/* A record's fields: `numbers` varints, then `texts` length-prefixed texts. */
+struct record_shape {
+	const char *name;
+	unsigned numbers;
+	unsigned texts;
+	unsigned wide; /* bit i: number i may use 64 bits, not just 32 */
+};
+
+static const struct record_shape shapes[TSPROF_REC_LAST + 1] = {
+	[TSPROF_REC_STRING] = { "string", 1, 1, 0 },
+	[TSPROF_REC_FRAME] = { "frame", 5, 0, 0 },
+	[TSPROF_REC_STACK] = { "stack", 3, 0, 0 },
+	[TSPROF_REC_THREAD] = { "thread", 3, 0, 0 },
+	[TSPROF_REC_META] = { "meta", 0, 2, 0 },
+	[TSPROF_REC_SAMPLE] = { "sample", 6, 0, 1u << 0 | 1u << 4 },
+	[TSPROF_REC_AGGREGATE] = { "aggregate", 6, 0, 1u << 4 | 1u << 5 },
+};
+
+struct record {
+	unsigned tag;
+	uint64_t n[MAX_NUMBERS];
+	const char *text[2];
+	size_t text_len[2];
+};
+
+/* How many of each definition exist, as the check pass goes. */
+struct defined {
+	uint32_t strings, frames, stacks;
+};
+
+static int get_number(const uint8_t **p, const uint8_t *end, uint64_t *v,
+		      char *why, size_t len)
+{
+	int err = tsprof_get_varint(p, end, v);
+
+	if (err == -EOVERFLOW)
+		return errbuf_set(why, len, -EBADMSG,
+				  "a varint overflows 64 bits");
+	if (err)
+		return errbuf_set(why, len, -EBADMSG, "the record ends early");
+	return 0;
+}
+
+static int get_text(const uint8_t **p, const uint8_t *end, const char **text,
+		    size_t *text_len, char *why, size_t len)
+{
+	uint64_t n;
+	int err = get_number(p, end, &n, why, len);
+
+	if (err)
+		return err;
+	if (n > PROFILE_MAX_STRING)
+		return errbuf_set(why, len, -EBADMSG,
+				  "a text of %" PRIu64
+				  " bytes is over the %u limit", n,
+				  PROFILE_MAX_STRING);
+	if (n > (uint64_t)(end - *p))
+		return errbuf_set(why, len, -EBADMSG, "the record ends early");
+	if (memchr(*p, '\0', n))
+		return errbuf_set(why, len, -EBADMSG,
+				  "a text contains a NUL byte");
+	*text = (const char *)*p;
+	*text_len = n;
+	*p += n;
+	return 0;
+}
+
+static int decode(const uint8_t **p, const uint8_t *end, struct record *r,
+		  char *why, size_t len)
+{
+	const struct record_shape *shape;
+	uint64_t tag;
+	int err;
+
+	err = get_number(p, end, &tag, why, len);
+	if (err)
+		return err;
+	if (tag == 0 || tag > TSPROF_REC_LAST)
+		return errbuf_set(why, len, -EBADMSG,
+				  "unknown record tag %" PRIu64, tag);
+	r->tag = (unsigned)tag;
+	shape = &shapes[tag];
+	for (unsigned i = 0; i < shape->numbers; i++) {
+		err = get_number(p, end, &r->n[i], why, len);
+		if (err)
+			return err;
+		if (!(shape->wide & 1u << i) && r->n[i] > UINT32_MAX)
+			return errbuf_set(why, len, -EBADMSG,
+					  "%s field %u (%" PRIu64
+					  ") is over 32 bits", shape->name, i,
+					  r->n[i]);
+	}
+	for (unsigned i = 0; i < shape->texts; i++) {
+		err = get_text(p, end, &r->text[i], &r->text_len[i], why, len);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int check_definition(const char *what, uint64_t id, uint32_t *count,
+			    char *why, size_t len)
+{
+	if (id != *count)
+		return errbuf_set(why, len, -EBADMSG,
+				  "%s %" PRIu64
+				  " is defined out of order (expected %u)",
+				  what, id, *count);
+	(*count)++;
+	return 0;
+}
+
+static int check_ref(const char *what, uint64_t id, uint32_t count, char *why,
+		     size_t len)
+{
+	if (id >= count)
+		return errbuf_set(why, len, -EBADMSG,
+				  "%s %" PRIu64
+				  " is used before its definition", what, id);
+	return 0;
+}
+
+static int check_frame(const uint64_t *n, struct defined *d, char *why,
+		       size_t len)
+{
+	if (n[1] > FRAME_KIND_MAX)
+		return errbuf_set(why, len, -EBADMSG,
+				  "frame %" PRIu64 " has unknown kind %" PRIu64,
+				  n[0], n[1]);
+	if (check_ref("string", n[2], d->strings, why, len) ||
+	    check_ref("string", n[3], d->strings, why, len))
+		return -EBADMSG;
+	return check_definition("frame", n[0], &d->frames, why, len);
+}
+
+static int check_stack(const uint64_t *n, struct defined *d, char *why,
+		       size_t len)
+{
+	if (check_ref("stack", n[1], d->stacks, why, len) ||
+	    check_ref("frame", n[2], d->frames, why, len))
+		return -EBADMSG;
+	return check_definition("stack", n[0], &d->stacks, why, len);
+}
+
+static int check(const struct record *r, struct defined *d, char *why,
+		 size_t len)
+{
+	const uint64_t *n = r->n;
+
+	switch (r->tag) {
+	case TSPROF_REC_STRING:
+		return check_definition("string", n[0], &d->strings, why, len);
+	case TSPROF_REC_FRAME:
+		return check_frame(n, d, why, len);
+	case TSPROF_REC_STACK:
+		return check_stack(n, d, why, len);
+	case TSPROF_REC_THREAD:
+		return check_ref("string", n[2], d->strings, why, len);
+	case TSPROF_REC_META:
+		if (!r->text_len[0])
+			return errbuf_set(why, len, -EBADMSG,
+					  "a meta record has an empty key");
+		return 0;
+	case TSPROF_REC_SAMPLE:
+		return check_ref("stack", n[3], d->stacks, why, len);
+	case TSPROF_REC_AGGREGATE:
+		if (!n[5])
+			return errbuf_set(why, len, -EBADMSG,
+					  "an aggregate row counts no samples");
+		return check_ref("stack", n[2], d->stacks, why, len);
+	}
+	return errbuf_set(why, len, -EBADMSG, "unknown record tag %u", r->tag);
+}
+
+/* NUL-terminated copies of a record's texts, one after the other. */
+static int copy_texts(struct tsprof_replay *rp, const struct record *r,
+		      char **texts)
+{
+	size_t need = r->text_len[0] + r->text_len[1] + 2;
+	char *q;
+
+	if (need > rp->scratch_cap) {
+		char *grown = realloc(rp->scratch, need);
+
+		if (!grown)
+			return -ENOMEM;
+		rp->scratch = grown;
+		rp->scratch_cap = need;
+	}
+	q = rp->scratch;
+	for (unsigned i = 0; i < 2; i++) {
+		texts[i] = q;
+		memcpy(q, r->text[i] ? r->text[i] : "", r->text_len[i]);
+		q[r->text_len[i]] = '\0';
+		q += r->text_len[i] + 1;
+	}
+	return 0;
+}
+
+static int apply_definition(struct tsprof_replay *rp, const struct record *r,
+			    char *why, size_t len)
+{
+	struct profile *p = rp->profile;
+	const uint64_t *n = r->n;
+	const char *what;
+	char *texts[2];
+	uint32_t id;
+	int err;
+
+	switch (r->tag) {
+	case TSPROF_REC_STRING:
+		what = "string";
+		err = copy_texts(rp, r, texts);
+		if (!err)
+			err = profile_intern_string(p, texts[0], &id);
+		break;
+	case TSPROF_REC_FRAME: {
+		struct frame f = {
+			.kind = (uint32_t)n[1], .name = (uint32_t)n[2],
+			.module = (uint32_t)n[3], .line = (uint32_t)n[4],
+		};
+
+		what = "frame";
+		err = profile_intern_frame(p, &f, &id);
+		break;
+	}
+	case TSPROF_REC_STACK:
+		what = "stack";
+		err = profile_intern_stack(p, (uint32_t)n[1], (uint32_t)n[2],
+					   &id);
+		break;
+	default:
+		return errbuf_set(why, len, -EBADMSG, "unknown record tag %u",
+				  r->tag);
+	}
+	if (err)
+		return err;
+	/* Interning must hand back the id the file gave; a repeated
+	 * definition gets the earlier id instead. */
+	if (n[0] != id)
+		return errbuf_set(why, len, -EBADMSG,
+				  "%s %" PRIu64 " repeats %s %u", what, n[0],
+				  what, id);
+	return 0;
+}
+
+static int apply(struct tsprof_replay *rp, const struct record *r, char *why,
+		 size_t len)
+{
+	struct profile *p = rp->profile;
+	const uint64_t *n = r->n;
+	char *texts[2];
+	int err;
+
+	switch (r->tag) {
+	case TSPROF_REC_THREAD:
+		return profile_set_thread(p, (uint32_t)n[0], (uint32_t)n[1],
+					  profile_string(p, (uint32_t)n[2]));
+	case TSPROF_REC_META:
+		err = copy_texts(rp, r, texts);
+		return err ? err : profile_set_meta(p, texts[0], texts[1]);
+	case TSPROF_REC_SAMPLE: {
+		uint64_t delta = (uint64_t)tsprof_unzigzag(n[0]);
+		struct sample s = {
+			.time_ns = rp->prev_time_ns + delta,
+			.pid = (uint32_t)n[1], .tid = (uint32_t)n[2],
+			.stack = (uint32_t)n[3], .weight_ns = n[4],
+			.flags = (uint32_t)n[5],
+		};
+
+		err = profile_add_sample(p, &s);
+		if (!err) {
+			rp->prev_time_ns = s.time_ns;
+			rp->samples++;
+		}
+		return err;
+	}
+	case TSPROF_REC_AGGREGATE: {
+		struct profile_aggregate row = {
+			.pid = (uint32_t)n[0], .tid = (uint32_t)n[1],
+			.stack = (uint32_t)n[2], .flags = (uint32_t)n[3],
+			.weight_ns = n[4], .count = n[5],
+		};
+
+		err = profile_merge_aggregate(p, &row);
+		if (!err)
+			rp->samples += row.count;
+		return err;
+	}
+	}
+	return apply_definition(rp, r, why, len);
+}
+
+static int where(char *why, size_t len, uint64_t index, size_t offset,
+		 const char *reason)
+{
+	return errbuf_set(why, len, -EBADMSG,
+			  "record %" PRIu64 " at payload byte %zu: %s", index,
+			  offset, reason);
+}
+
+static int check_all(struct tsprof_replay *rp, const uint8_t *payload,
+		     size_t size, char *why, size_t len)
+{
+	const struct profile *p = rp->profile;
+	struct defined d = {
+		.strings = profile_string_count(p),
+		.frames = profile_frame_count(p),
+		.stacks = profile_stack_count(p),
+	};
+	const uint8_t *q = payload, *end = payload + size;
+	char reason[160];
+
+	for (uint64_t i = 0; q < end; i++) {
+		const uint8_t *at = q;
+		struct record r = { 0 };
+
+		if (decode(&q, end, &r, reason, sizeof(reason)) ||
+		    check(&r, &d, reason, sizeof(reason)))
+			return where(why, len, i, (size_t)(at - payload),
+				     reason);
+	}
+	return 0;
+}
+
+int tsprof_replay_chunk(struct tsprof_replay *rp, const uint8_t *payload,
+			size_t size, char *why, size_t len)
+{
+	const uint8_t *q = payload, *end = payload + size;
+	char reason[160];
+	int err;
+
+	err = check_all(rp, payload, size, why, len);
+	if (err)
+		return err;
+	for (uint64_t i = 0; q < end; i++) {
+		const uint8_t *at = q;
+		struct record r = { 0 };
+
+		err = decode(&q, end, &r, reason, sizeof(reason));
+		if (!err)
+			err = apply(rp, &r, reason, sizeof(reason));
+		if (err == -ENOMEM || err == -ENOSPC)
+			return err;
+		if (err == -EBADMSG)
+			return where(why, len, i, (size_t)(at - payload),
+				     reason);
+		if (err)
+			return where(why, len, i, (size_t)(at - payload),
+				     strerror(-err));
+	}
+	return 0;
+}
+
+void tsprof_replay_release(struct tsprof_replay *rp)
+{
+	free(rp->scratch);
+	rp->scratch = NULL;
+	rp->scratch_cap = 0;
+}

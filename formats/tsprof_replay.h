@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Decoding a .tsprof chunk's records into a profile (tsprof_replay.c). */
+#ifndef TRAINSAMPLE_FORMATS_TSPROF_REPLAY_H
+#define TRAINSAMPLE_FORMATS_TSPROF_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/formats.h"
+
+struct tsprof_replay {
+	struct profile *profile;
+	uint64_t prev_time_ns; /* the last sample's time: samples are deltas */
+	uint64_t samples;      /* replayed so far, aggregates by their count */
+	char *scratch;         /* NUL-terminated copies of record text */
+	size_t scratch_cap;
+};
+
+/*
+ * Checks every record of one chunk's payload, then applies them all, so a
+ * bad record leaves the profile as it was before the chunk. -EBADMSG with
+ * the reason in `why` for a bad record; another negative errno (-ENOMEM)
+ * when the profile cannot take it.
+ */
+int tsprof_replay_chunk(struct tsprof_replay *r, const uint8_t *payload,
+			size_t len, char *why, size_t whylen);
+void tsprof_replay_release(struct tsprof_replay *r);
+
+#endif

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared between the files of sampler/ only. */
+#ifndef TRAINSAMPLE_SAMPLER_INTERNAL_H
+#define TRAINSAMPLE_SAMPLER_INTERNAL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "sampler/sampler.h"
+
+struct profile;
+struct sym_process;
+
+/* What trainsample last did to a thread, as far as ptrace is concerned. */
+struct thread {
+	pid_t tid;
+	int stat_fd;          /* /proc/PID/task/TID/stat, kept open */
+	int syscall_fd;       /* /proc/PID/task/TID/syscall, opened on demand */
+	bool listening;       /* in a group stop, resumed with PTRACE_LISTEN */
+	bool interrupt_sent;  /* PTRACE_INTERRUPT sent, its trap not yet seen */
+	bool want_copy;       /* copy registers and stack at that trap */
+	bool detaching;       /* detach at its next stop */
+	bool gone;            /* exited or detached; removed after the pass */
+	uint64_t interrupt_ns;/* when the interrupt was sent (pause figure) */
+	uint64_t name_tick;   /* tick at which the name was last read; 0 never */
+	uint64_t stack_lo, stack_hi; /* the mapping its sp was last seen in */
+	/* Blocked-thread cache: the stack of the last idle sample. */
+	bool blocked_valid;
+	int64_t blocked_nr;
+	uint64_t blocked_sp, blocked_pc;
+	uint32_t blocked_stack;
+	uint32_t blocked_flags;
+};
+
+/* A running thread's registers and stack, copied at the tick. */
+struct stack_sample {
+	pid_t tid;
+	struct user_regs_struct regs;
+	uint8_t *data;        /* from sp upwards */
+	size_t len;
+	bool ok;
+};
+
+/* A blocked thread as /proc/PID/task/TID/syscall shows it. */
+struct blocked_state {
+	int64_t nr;           /* syscall number, -1 when not in a syscall */
+	uint64_t sp, pc;
+};
+
+/* Fixed-bucket histogram of pause times: 1 us buckets to 2 ms, then one. */
+#define PAUSE_BUCKETS 2049
+
+struct addr_cache;
+
+struct sampler {
+	pid_t pid;
+	bool spawned;         /* we started it: it is our child */
+	bool exited;          /* the whole process is gone */
+	int exit_status;      /* wait status of the spawned child, if reaped */
+	bool exit_reaped;
+	struct sampler_options opt;
+	uint64_t period_ns;
+	struct profile *profile;
+	struct sym_process *sym;
+	struct addr_cache *addrs;
+
+	struct thread **threads;
+	size_t nthreads, cap_threads;
+
+	sigset_t old_mask;    /* the caller's mask, restored on free */
+	int sigfd;
+	int timerfd;
+	bool stop_requested;
+	int stop_signo;
+	bool stop_from_user;  /* sent by kill(), not by the terminal */
+	uint64_t target_signal_ns[65]; /* when the target last got each signal */
+	bool tstp_requested;  /* Ctrl-Z: detach, stop ourselves, re-attach */
+	bool detaching_all;   /* threads that show up now are let go at once */
+
+	/* Copies of the current tick. */
+	struct stack_sample *copies;
+	size_t ncopies, cap_copies;
+	int pending_traps;    /* interrupts of this pass not yet trapped */
+	struct thread **blocked; /* blocked threads of this tick */
+	size_t cap_blocked;
+	uint8_t *blocked_buf; /* stack copy of one blocked thread */
+
+	uint64_t tick;
+	uint64_t last_tick_ns;
+	uint64_t start_ns, end_ns;
+	uint64_t rng;
+	struct sampler_stats st;
+	uint32_t pause_hist[PAUSE_BUCKETS];
+};
+
+/* threads.c */
+struct thread *thread_find(struct sampler *s, pid_t tid);
+struct thread *thread_add(struct sampler *s, pid_t tid);
+void thread_remove(struct sampler *s, struct thread *t);
+void threads_sweep(struct sampler *s);
+void threads_free(struct sampler *s);
+/* State letter from /proc/PID/task/TID/stat ('R', 'S', ...), 0 if gone. */
+char thread_state(struct sampler *s, struct thread *t);
+/* -EAGAIN when the thread is running rather than blocked. */
+int thread_blocked_state(struct sampler *s, struct thread *t,
+			 struct blocked_state *b);
+int thread_read_name(struct sampler *s, pid_t tid, char *buf, size_t len);
+int proc_tids(pid_t pid, pid_t **tids, size_t *n);
+int proc_status_field(pid_t pid, const char *field, char *buf, size_t len);
+
+/* remote.c */
+ssize_t remote_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+int regs_get(pid_t tid, struct user_regs_struct *regs);
+int regs_set(pid_t tid, const struct user_regs_struct *regs);
+uint64_t monotonic_ns(void);
+
+/* stops.c: the ptrace state machine */
+/* Waits up to timeout_ms (-1 forever, 0 poll) for stops and handles each. */
+int stops_wait(struct sampler *s, int timeout_ms);
+void stops_handle(struct sampler *s, pid_t tid, int status);
+void signals_drain(struct sampler *s);
+/* Undoes an EINTR the interrupt caused in a non-restarting syscall. */
+void syscall_undo_eintr(struct sampler *s, pid_t tid,
+			struct user_regs_struct *regs);
+
+/* attach.c */
+int attach_threads(struct sampler *s, char *err, size_t errlen);
+void detach_threads(struct sampler *s);
+int attach_explain_failure(pid_t pid, int error, char *err, size_t errlen);
+
+/* tick.c */
+void tick_sample(struct sampler *s, uint64_t now);
+void tick_copy_stopped(struct sampler *s, struct thread *t);
+
+/* stacks.c: copies to profile stacks */
+int addr_cache_new(struct addr_cache **out);
+void addr_cache_free(struct addr_cache *c);
+int stacks_add_running(struct sampler *s, const struct stack_sample *c,
+		       uint64_t now, uint64_t weight);
+int stacks_add_blocked(struct sampler *s, struct thread *t,
+		       const struct blocked_state *b, const uint8_t *data,
+		       size_t len, uint64_t now, uint64_t weight);
+void stacks_name_thread(struct sampler *s, struct thread *t);
+
+#endif

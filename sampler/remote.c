@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+/* Reading the target: memory without stopping it, registers of a stopped thread. */
+#include <elf.h>
+#include <errno.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "sampler/internal.h"
+
+/* One syscall for the whole range; a short read at the end of a mapping is
+ * normal and returns the bytes read. */
+ssize_t remote_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	return n < 0 ? -errno : n;
+}
+
+int regs_get(pid_t tid, struct user_regs_struct *regs)
+{
+	struct iovec iov = { .iov_base = regs, .iov_len = sizeof(*regs) };
+
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
+		return -errno;
+	return 0;
+}
+
+int regs_set(pid_t tid, const struct user_regs_struct *regs)
+{
+	struct iovec iov = { .iov_base = (void *)regs, .iov_len = sizeof(*regs) };
+
+	if (ptrace(PTRACE_SETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
+		return -errno;
+	return 0;
+}
+
+uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

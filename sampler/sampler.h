@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sampler/ — attaching to a process with ptrace and sampling every thread's
+ * stack at a steady rate into a profile model.
+ *
+ * Rules it keeps (see ../shared/DESIGN.md): every thread is seized once; a
+ * tick reads each thread's state from /proc first and interrupts only the
+ * running ones, just long enough to copy registers and stack; blocked
+ * threads are never stopped; every stop is resumed as the kernel expects
+ * (signals re-injected, group stops respected); every exit path detaches.
+ *
+ * The sampler blocks SIGCHLD, SIGINT, SIGTERM, SIGHUP and SIGTSTP in the
+ * calling thread while it exists and reads them from a signalfd: Ctrl-C,
+ * SIGTERM and SIGHUP end sampling; SIGTSTP detaches, stops trainsample, and
+ * re-attaches when it is continued. A started command gets the signal mask
+ * trainsample had.
+ */
+#ifndef TRAINSAMPLE_SAMPLER_H
+#define TRAINSAMPLE_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct profile;
+
+struct sampler_options {
+	double rate_hz;       /* samples per second per thread; default 100 */
+	double duration_s;    /* 0: until a signal or the target's exit */
+	size_t stack_bytes;   /* cap of each stack copy; default 64 KiB */
+	bool idle;            /* keep samples of blocked threads */
+	/* Called from the sampling loop about every 100 ms, between ticks. */
+	void (*periodic)(void *ctx, uint64_t now_ns);
+	void *periodic_ctx;
+};
+
+struct sampler_stats {
+	uint64_t elapsed_ns;       /* first tick to end of sampling */
+	uint64_t ticks;
+	uint64_t missed_ticks;     /* deadlines that passed without a tick */
+	uint64_t samples;          /* samples added to the profile */
+	uint64_t idle_samples;
+	uint64_t errors;           /* failed reads, unwinds or ptrace calls */
+	uint64_t truncated;        /* stacks that ended early */
+	uint64_t threads_seen;
+	uint32_t threads_live;
+	uint64_t stops;            /* threads interrupted to copy */
+	uint64_t pause_p50_ns;     /* time a thread stayed stopped per copy */
+	uint64_t pause_p99_ns;
+	uint64_t pause_max_ns;
+	uint64_t syscalls_restarted; /* EINTR undone after an interrupt */
+	uint64_t signals_forwarded;  /* signal-delivery stops re-injected */
+	uint64_t cpu_ns;           /* trainsample's own CPU time */
+};
+
+enum sampler_end {
+	SAMPLER_END_DURATION,
+	SAMPLER_END_SIGNAL,   /* Ctrl-C, SIGTERM or SIGHUP */
+	SAMPLER_END_EXITED,   /* the target exited */
+};
+
+struct sampler;
+
+/*
+ * Starts argv as a child, traced from before its exec. A command that
+ * cannot be executed is an error: -ENOENT, -EACCES, ... with a message.
+ */
+int sampler_spawn(struct sampler **out, char *const argv[],
+		  struct profile *p, const struct sampler_options *o,
+		  char *err, size_t errlen);
+/* Seizes every thread of a running process (pid may be any of its tids). */
+int sampler_attach(struct sampler **out, pid_t pid, struct profile *p,
+		   const struct sampler_options *o, char *err, size_t errlen);
+/*
+ * Samples until the duration passes, a stop signal arrives or the target
+ * exits; detaches from every thread before returning. `signo` receives the
+ * signal that ended it (0 if none).
+ */
+int sampler_run(struct sampler *s, enum sampler_end *end, int *signo,
+		char *err, size_t errlen);
+/*
+ * After sampler_run on a spawned command: waits for it to exit (SIGTERM and
+ * SIGHUP sent to trainsample are passed on to it) and returns its status as
+ * a shell would: the exit code, or 128 + N when killed by signal N.
+ */
+int sampler_wait_command(struct sampler *s, int *exit_code);
+void sampler_get_stats(const struct sampler *s, struct sampler_stats *st);
+pid_t sampler_pid(const struct sampler *s);
+void sampler_free(struct sampler *s);
+
+/* The process a pid or tid belongs to, with a clear error when none. */
+int sampler_resolve_pid(pid_t pid_or_tid, pid_t *tgid, char *err,
+			size_t errlen);
+
+#endif

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ptrace state machine: every stop a seized thread reports is handled
+ * here and resumed the way the kernel expects, so tracing is invisible to
+ * the target.
+ *
+ *   interrupt trap (ours)     copy if the tick asked, undo a caused EINTR, resume
+ *   new-thread / SIGCONT trap resume
+ *   group stop                PTRACE_LISTEN: stays stopped, SIGCONT still wakes it
+ *   signal-delivery stop      resume with the same signal (never lost)
+ *   clone event               adopt the new thread (or detach a new process)
+ *   exec event                every other thread is gone; new maps
+ *   exit                      drop quietly
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "formats/formats.h"
+#include "sampler/internal.h"
+#include "symbolize/symbolize.h"
+
+static bool is_group_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static void resume(struct sampler *s, struct thread *t, int sig)
+{
+	if (ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)sig) < 0 && errno != ESRCH)
+		s->st.errors++;
+}
+
+static void record_pause(struct sampler *s, uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+
+	s->pause_hist[us < PAUSE_BUCKETS - 1 ? us : PAUSE_BUCKETS - 1]++;
+	if (ns > s->st.pause_max_ns)
+		s->st.pause_max_ns = ns;
+	s->st.stops++;
+}
+
+/*
+ * Syscalls that answer a signal (here: our interrupt) with a plain EINTR
+ * instead of a restart code, and have done nothing when they do. The kernel
+ * restarts ERESTART* returns by itself once we resume; for these we do what
+ * it does for those, re-executing the syscall instruction. close() and
+ * connect() are left out on purpose: their EINTR comes after side effects.
+ */
+static bool restartable_on_eintr(long nr)
+{
+	switch (nr) {
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
+	case SYS_rt_sigtimedwait:
+	case SYS_semtimedop:
+	case SYS_semop:
+	case SYS_io_getevents:
+#ifdef SYS_io_pgetevents
+	case SYS_io_pgetevents:
+#endif
+	case SYS_msgrcv:
+	case SYS_msgsnd:
+	case SYS_mq_timedreceive:
+	case SYS_mq_timedsend:
+	case SYS_read:
+	case SYS_readv:
+	case SYS_recvfrom:
+	case SYS_recvmsg:
+	case SYS_recvmmsg:
+	case SYS_write:
+	case SYS_writev:
+	case SYS_sendto:
+	case SYS_sendmsg:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A signal queued for the thread or its process: then the EINTR is real. */
+static bool signal_pending(pid_t tid)
+{
+	siginfo_t si;
+	struct __ptrace_peeksiginfo_args a = { .off = 0, .flags = 0, .nr = 1 };
+
+	if (ptrace(PTRACE_PEEKSIGINFO, tid, &a, &si) != 0)
+		return true; /* error or a signal: do not touch it */
+	a.flags = PTRACE_PEEKSIGINFO_SHARED;
+	return ptrace(PTRACE_PEEKSIGINFO, tid, &a, &si) != 0;
+}
+
+void syscall_undo_eintr(struct sampler *s, pid_t tid,
+			struct user_regs_struct *regs)
+{
+	struct user_regs_struct r = *regs;
+	unsigned char insn[2];
+
+	if ((long)r.orig_rax < 0 || (long)r.rax != -EINTR ||
+	    !restartable_on_eintr((long)r.orig_rax))
+		return;
+	if (signal_pending(tid))
+		return;
+	/* Only where the instruction before pc really is the syscall. */
+	if (remote_read(tid, r.rip - 2, insn, 2) != 2)
+		return;
+	if (!((insn[0] == 0x0f && insn[1] == 0x05) || (insn[0] == 0xcd && insn[1] == 0x80)))
+		return;
+	r.rax = r.orig_rax;
+	r.rip -= 2;
+	if (regs_set(tid, &r) == 0)
+		s->st.syscalls_restarted++;
+	else
+		s->st.errors++;
+}
+
+/* Process-wide signal disposition bits from /proc/PID/status. */
+static bool signal_ignored(struct sampler *s, int sig)
+{
+	char buf[32];
+	unsigned long long ign, cgt, bit = 1ull << (sig - 1);
+
+	if (sig < 1 || sig > 64)
+		return false;
+	if (proc_status_field(s->pid, "SigIgn", buf, sizeof(buf)) < 0)
+		return false;
+	ign = strtoull(buf, NULL, 16);
+	if (ign & bit)
+		return true;
+	if (proc_status_field(s->pid, "SigCgt", buf, sizeof(buf)) < 0)
+		return false;
+	cgt = strtoull(buf, NULL, 16);
+	if (cgt & bit)
+		return false;
+	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
+}
+
+static void handle_signal(struct sampler *s, struct thread *t, int sig)
+{
+	/*
+	 * An untraced process discards a signal it ignores when it is sent; a
+	 * traced one is woken by it, so a blocked epoll_wait would fail with
+	 * EINTR only because we trace it. Undo that.
+	 */
+	if (signal_ignored(s, sig)) {
+		struct user_regs_struct regs;
+
+		if (regs_get(t->tid, &regs) == 0)
+			syscall_undo_eintr(s, t->tid, &regs);
+	}
+	if (sig > 0 && sig <= 64)
+		s->target_signal_ns[sig] = monotonic_ns();
+	s->st.signals_forwarded++;
+	resume(s, t, sig);
+}
+
+static void handle_event_stop(struct sampler *s, struct thread *t, int sig)
+{
+	if (is_group_stop_signal(sig)) {
+		if (t->interrupt_sent) {
+			t->interrupt_sent = t->want_copy = false;
+			s->pending_traps--;
+		}
+		t->listening = true;
+		if (ptrace(PTRACE_LISTEN, t->tid, NULL, NULL) < 0 && errno != ESRCH)
+			resume(s, t, 0);
+		return;
+	}
+	t->listening = false;
+	if (t->interrupt_sent) {
+		t->interrupt_sent = false;
+		s->pending_traps--;
+		if (t->want_copy) {
+			t->want_copy = false;
+			tick_copy_stopped(s, t);
+		} else {
+			struct user_regs_struct regs;
+
+			if (regs_get(t->tid, &regs) == 0)
+				syscall_undo_eintr(s, t->tid, &regs);
+		}
+		resume(s, t, 0);
+		record_pause(s, monotonic_ns() - t->interrupt_ns);
+		return;
+	}
+	resume(s, t, 0); /* a new thread's first stop, or the end of a group stop */
+}
+
+static pid_t tgid_of(pid_t tid)
+{
+	char buf[32];
+
+	if (proc_status_field(tid, "Tgid", buf, sizeof(buf)) < 0)
+		return -1;
+	return (pid_t)strtol(buf, NULL, 10);
+}
+
+/* clone() without CLONE_THREAD makes a process; TRACECLONE seized it anyway. */
+static struct thread *adopt(struct sampler *s, pid_t tid, bool *foreign)
+{
+	*foreign = tgid_of(tid) != s->pid;
+	if (*foreign)
+		return NULL;
+	return thread_add(s, tid);
+}
+
+static void handle_clone(struct sampler *s, struct thread *t)
+{
+	unsigned long msg = 0;
+	bool foreign;
+
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg) == 0 && msg) {
+		struct thread *n = thread_find(s, (pid_t)msg);
+
+		if (!n)
+			n = adopt(s, (pid_t)msg, &foreign);
+		else
+			foreign = false;
+		if (foreign) {
+			/* Not ours to trace: let it go at its first stop. */
+			n = thread_add(s, (pid_t)msg);
+			if (n)
+				n->detaching = true;
+		}
+	}
+	resume(s, t, 0);
+}
+
+static void handle_exec(struct sampler *s, struct thread *t)
+{
+	/* The exec'ing thread now has the process's id; all others are gone. */
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i] != t && !s->threads[i]->gone)
+			thread_remove(s, s->threads[i]);
+	if (t->tid != s->pid) {
+		thread_remove(s, t);
+		t = thread_add(s, s->pid);
+		if (!t)
+			return;
+	}
+	t->blocked_valid = false;
+	sym_process_reload(s->sym);
+	resume(s, t, 0);
+}
+
+static void handle_exit(struct sampler *s, pid_t tid, int status)
+{
+	struct thread *t = thread_find(s, tid);
+
+	if (t)
+		thread_remove(s, t);
+	if (tid == s->pid) {
+		/* A traced leader is reported only once the whole group is gone. */
+		s->exited = true;
+		if (s->spawned) {
+			s->exit_status = status;
+			s->exit_reaped = true;
+		}
+	}
+}
+
+static void detach_at_stop(struct sampler *s, struct thread *t, int sig, int event)
+{
+	int deliver = 0;
+
+	if (event == 0)
+		deliver = sig; /* a signal-delivery stop: hand the signal over */
+	else if (event == PTRACE_EVENT_STOP && !is_group_stop_signal(sig)) {
+		struct user_regs_struct regs;
+
+		if (regs_get(t->tid, &regs) == 0)
+			syscall_undo_eintr(s, t->tid, &regs);
+	}
+	if (event == PTRACE_EVENT_CLONE) {
+		unsigned long msg = 0;
+
+		/* Its child was seized too and must be let go as well. */
+		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg) == 0 && msg) {
+			struct thread *n = thread_add(s, (pid_t)msg);
+
+			if (n)
+				n->detaching = true;
+		}
+	}
+	if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)deliver) < 0 && errno != ESRCH)
+		s->st.errors++;
+	thread_remove(s, t);
+}
+
+void stops_handle(struct sampler *s, pid_t tid, int status)
+{
+	struct thread *t;
+	int sig, event;
+
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		handle_exit(s, tid, status);
+		return;
+	}
+	if (!WIFSTOPPED(status))
+		return;
+	sig = WSTOPSIG(status);
+	event = (unsigned)status >> 16;
+	t = thread_find(s, tid);
+	if (!t) {
+		bool foreign;
+
+		t = adopt(s, tid, &foreign);
+		if (!t) {
+			if (ptrace(PTRACE_DETACH, tid, NULL, NULL) < 0 && errno != ESRCH)
+				s->st.errors++;
+			return;
+		}
+		if (s->detaching_all)
+			t->detaching = true;
+	}
+	if (t->detaching) {
+		detach_at_stop(s, t, sig, event);
+		return;
+	}
+	switch (event) {
+	case PTRACE_EVENT_STOP:
+		handle_event_stop(s, t, sig);
+		break;
+	case PTRACE_EVENT_CLONE:
+		handle_clone(s, t);
+		break;
+	case PTRACE_EVENT_EXEC:
+		handle_exec(s, t);
+		break;
+	case 0:
+		handle_signal(s, t, sig);
+		break;
+	default:
+		resume(s, t, 0);
+		break;
+	}
+}
+
+/* Reads every queued signal; remembers the ones that end or pause sampling. */
+void signals_drain(struct sampler *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGINT:
+		case SIGTERM:
+		case SIGHUP:
+			if (!s->stop_requested) {
+				s->stop_requested = true;
+				s->stop_signo = (int)si.ssi_signo;
+				s->stop_from_user = si.ssi_code != SI_KERNEL;
+			}
+			break;
+		case SIGTSTP:
+			s->tstp_requested = true;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+int stops_wait(struct sampler *s, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms > 0 ? monotonic_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
+	int handled = 0;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+		int status, wait_ms;
+		pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+
+		if (tid > 0) {
+			stops_handle(s, tid, status);
+			handled++;
+			continue;
+		}
+		if (tid < 0 && errno == EINTR)
+			continue;
+		if (tid < 0 && errno == ECHILD) {
+			/* Nothing traced is left. */
+			for (size_t i = 0; i < s->nthreads; i++)
+				thread_remove(s, s->threads[i]);
+			if (!s->detaching_all)
+				s->exited = true;
+			return handled;
+		}
+		if (handled || timeout_ms == 0)
+			return handled;
+		wait_ms = -1;
+		if (timeout_ms > 0) {
+			uint64_t now = monotonic_ns();
+
+			if (now >= deadline)
+				return 0;
+			wait_ms = (int)((deadline - now + 999999) / 1000000);
+		}
+		if (poll(&pfd, 1, wait_ms) > 0)
+			signals_drain(s);
+	}
+}

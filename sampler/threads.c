@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The table of seized threads and what /proc says about them. A thread's
+ * stat file stays open between ticks: one pread per thread per tick is the
+ * whole cost of deciding whether it needs to be stopped.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sampler/internal.h"
+
+static int open_task_file(pid_t pid, pid_t tid, const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+struct thread *thread_find(struct sampler *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i]->tid == tid && !s->threads[i]->gone)
+			return s->threads[i];
+	return NULL;
+}
+
+struct thread *thread_add(struct sampler *s, pid_t tid)
+{
+	struct thread *t = thread_find(s, tid);
+
+	if (t)
+		return t;
+	if (s->nthreads == s->cap_threads) {
+		size_t cap = s->cap_threads ? s->cap_threads * 2 : 16;
+		struct thread **n = realloc(s->threads, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->threads = n;
+		s->cap_threads = cap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->syscall_fd = -1;
+	/* Running out of descriptors only costs an open per read. */
+	t->stat_fd = open_task_file(s->pid, tid, "stat");
+	s->threads[s->nthreads++] = t;
+	s->st.threads_seen++;
+	return t;
+}
+
+static void thread_close(struct thread *t)
+{
+	if (t->stat_fd >= 0)
+		close(t->stat_fd);
+	if (t->syscall_fd >= 0)
+		close(t->syscall_fd);
+	t->stat_fd = t->syscall_fd = -1;
+}
+
+void thread_remove(struct sampler *s, struct thread *t)
+{
+	if (t->gone)
+		return;
+	if (t->interrupt_sent && s->pending_traps > 0)
+		s->pending_traps--;
+	t->interrupt_sent = t->want_copy = false;
+	t->gone = true;
+	thread_close(t);
+}
+
+/* Frees removed threads; never called while a pass iterates the table. */
+void threads_sweep(struct sampler *s)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < s->nthreads; i++) {
+		if (s->threads[i]->gone)
+			free(s->threads[i]);
+		else
+			s->threads[j++] = s->threads[i];
+	}
+	s->nthreads = j;
+}
+
+void threads_free(struct sampler *s)
+{
+	for (size_t i = 0; i < s->nthreads; i++) {
+		thread_close(s->threads[i]);
+		free(s->threads[i]);
+	}
+	free(s->threads);
+	s->threads = NULL;
+	s->nthreads = s->cap_threads = 0;
+}
+
+static ssize_t read_task_file(struct sampler *s, pid_t tid, int *fd,
+			      const char *name, char *buf, size_t len)
+{
+	ssize_t n;
+	int f = *fd;
+
+	if (f < 0)
+		f = open_task_file(s->pid, tid, name);
+	if (f < 0)
+		return -errno;
+	n = pread(f, buf, len - 1, 0);
+	if (n < 0)
+		n = -errno;
+	else
+		buf[n] = '\0';
+	if (*fd < 0)
+		close(f);
+	return n;
+}
+
+char thread_state(struct sampler *s, struct thread *t)
+{
+	char buf[512];
+	char *p;
+
+	if (read_task_file(s, t->tid, &t->stat_fd, "stat", buf, sizeof(buf)) <= 0)
+		return 0;
+	/* The command name may hold spaces and parentheses: skip to the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+int thread_blocked_state(struct sampler *s, struct thread *t,
+			 struct blocked_state *b)
+{
+	char buf[256];
+	char *tok[10];
+	int ntok = 0;
+	ssize_t n;
+
+	if (t->syscall_fd < 0)
+		t->syscall_fd = open_task_file(s->pid, t->tid, "syscall");
+	n = read_task_file(s, t->tid, &t->syscall_fd, "syscall", buf, sizeof(buf));
+	if (n <= 0)
+		return n < 0 ? (int)n : -EIO;
+	if (strncmp(buf, "running", 7) == 0)
+		return -EAGAIN;
+	/* "NR arg1..arg6 SP PC", or "-1 SP PC" when blocked outside a syscall. */
+	for (char *save = NULL, *p = strtok_r(buf, " \n", &save); p && ntok < 10;
+	     p = strtok_r(NULL, " \n", &save))
+		tok[ntok++] = p;
+	if (ntok != 3 && ntok != 9)
+		return -EIO;
+	b->nr = strtoll(tok[0], NULL, 10);
+	b->sp = strtoull(tok[ntok - 2], NULL, 16);
+	b->pc = strtoull(tok[ntok - 1], NULL, 16);
+	return 0;
+}
+
+int thread_read_name(struct sampler *s, pid_t tid, char *buf, size_t len)
+{
+	int fd = -1;
+	ssize_t n = read_task_file(s, tid, &fd, "comm", buf, len);
+
+	if (n < 0)
+		return (int)n;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	return 0;
+}
+
+int proc_tids(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+	struct dirent *e;
+	pid_t *v = NULL;
+	size_t cnt = 0, cap = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		if (cnt == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			pid_t *nv = realloc(v, c * sizeof(*nv));
+
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+			cap = c;
+		}
+		v[cnt++] = (pid_t)strtol(e->d_name, NULL, 10);
+	}
+	closedir(d);
+	*tids = v;
+	*n = cnt;
+	return 0;
+}
+
+/* The value of "Field:" in /proc/PID/status, trimmed. */
+int proc_status_field(pid_t pid, const char *field, char *buf, size_t len)
+{
+	char path[64], line[512];
+	size_t flen = strlen(field);
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *v;
+
+		if (strncmp(line, field, flen) != 0 || line[flen] != ':')
+			continue;
+		v = line + flen + 1;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		v[strcspn(v, "\n")] = '\0';
+		snprintf(buf, len, "%s", v);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A process: its maps, and the ELF modules they map, cached by device and
+ * inode so a re-read of the maps (after dlopen or exec) keeps them. Modules
+ * are loaded on the first address that needs them; a file that cannot be
+ * opened or is not ELF is remembered as having no symbols.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "symbolize/internal.h"
+
+/* Re-read the maps for an unknown address at most this often. */
+#define MAPS_REREAD_NS (100 * 1000 * 1000ULL)
+
+struct module_entry {
+	uint64_t inode;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	char *path; /* the key where inode is 0 */
+	bool loaded;
+	struct sym_module *module; /* NULL: no symbols */
+};
+
+/* What was worked out for one mapping of the current maps. */
+struct mapping_state {
+	struct module_entry *entry; /* NULL unless a file is mapped */
+	uint64_t bias;
+	bool bias_known;
+	bool bias_done;
+};
+
+struct sym_process {
+	int pid;
+	struct sym_maps *maps;
+	struct mapping_state *states; /* parallel to maps */
+	struct module_entry **entries;
+	size_t entry_count;
+	size_t entry_cap;
+	uint64_t generation;
+	uint64_t read_ns; /* last (attempted) read of the maps */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Paths of files start with '/'; "[vdso]", "anon_inode:..." do not. */
+static bool maps_a_file(const struct sym_mapping *m)
+{
+	return m->path[0] == '/';
+}
+
+static bool entry_matches(const struct module_entry *e,
+			  const struct sym_mapping *m)
+{
+	if (e->inode != m->inode || e->dev_major != m->dev_major ||
+	    e->dev_minor != m->dev_minor)
+		return false;
+	return m->inode != 0 || !strcmp(e->path, m->path);
+}
+
+static struct module_entry *add_entry(struct sym_process *p,
+				      const struct sym_mapping *m)
+{
+	struct module_entry *e;
+
+	if (p->entry_count == p->entry_cap) {
+		size_t cap = p->entry_cap ? p->entry_cap * 2 : 64;
+		struct module_entry **bigger =
+			realloc(p->entries, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return NULL;
+		p->entries = bigger;
+		p->entry_cap = cap;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->path = strdup(m->path);
+	if (!e->path) {
+		free(e);
+		return NULL;
+	}
+	e->inode = m->inode;
+	e->dev_major = m->dev_major;
+	e->dev_minor = m->dev_minor;
+	p->entries[p->entry_count++] = e;
+	return e;
+}
+
+/* The mappings of one file come in a row: try the last entry first. */
+static struct module_entry *find_entry(struct sym_process *p,
+				       const struct sym_mapping *m,
+				       struct module_entry *last)
+{
+	if (last && entry_matches(last, m))
+		return last;
+	for (size_t i = 0; i < p->entry_count; i++)
+		if (entry_matches(p->entries[i], m))
+			return p->entries[i];
+	return add_entry(p, m);
+}
+
+/* Takes ownership of maps, also on failure. */
+static int install_maps(struct sym_process *p, struct sym_maps *maps)
+{
+	size_t n = sym_maps_count(maps);
+	struct mapping_state *states = calloc(n ? n : 1, sizeof(*states));
+	struct module_entry *last = NULL;
+
+	if (!states) {
+		sym_maps_free(maps);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_mapping *m = sym_maps_at(maps, i);
+
+		if (!maps_a_file(m))
+			continue;
+		last = find_entry(p, m, last);
+		if (!last) {
+			free(states);
+			sym_maps_free(maps);
+			return -ENOMEM;
+		}
+		states[i].entry = last;
+	}
+	sym_maps_free(p->maps);
+	free(p->states);
+	p->maps = maps;
+	p->states = states;
+	p->generation++;
+	return 0;
+}
+
+static int read_maps(struct sym_process *p, char *err, size_t errlen)
+{
+	struct sym_maps *maps;
+	int ret;
+
+	p->read_ns = now_ns();
+	ret = sym_maps_read(p->pid, &maps, err, errlen);
+	if (ret)
+		return ret;
+	ret = install_maps(p, maps);
+	if (ret)
+		sym_errorf(err, errlen, "maps of %d: %s", p->pid,
+			   strerror(-ret));
+	return ret;
+}
+
+int sym_process_open(int pid, struct sym_process **out, char *err,
+		     size_t errlen)
+{
+	struct sym_process *p;
+	int ret;
+
+	if (!out || pid <= 0)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	ret = read_maps(p, err, errlen);
+	if (ret) {
+		sym_process_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
+void sym_process_free(struct sym_process *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->entry_count; i++) {
+		sym_module_free(p->entries[i]->module);
+		free(p->entries[i]->path);
+		free(p->entries[i]);
+	}
+	free(p->entries);
+	free(p->states);
+	sym_maps_free(p->maps);
+	free(p);
+}
+
+int sym_process_reload(struct sym_process *p)
+{
+	if (!p)
+		return -EINVAL;
+	return read_maps(p, NULL, 0);
+}
+
+uint64_t sym_process_generation(const struct sym_process *p)
+{
+	return p ? p->generation : 0;
+}
+
+const struct sym_mapping *sym_process_mapping(struct sym_process *p,
+					      uint64_t addr)
+{
+	const struct sym_mapping *m;
+
+	if (!p)
+		return NULL;
+	m = sym_maps_find(p->maps, addr);
+	if (m || now_ns() - p->read_ns < MAPS_REREAD_NS)
+		return m;
+	if (sym_process_reload(p))
+		return NULL;
+	return sym_maps_find(p->maps, addr);
+}
+
+/* Through the process's own root (containers), or its map_files link
+ * when the file was deleted. */
+static void load_entry(struct sym_process *p, struct module_entry *e,
+		       const struct sym_mapping *m)
+{
+	char path[PATH_MAX + 64], root[64];
+	int n;
+
+	e->loaded = true;
+	snprintf(root, sizeof(root), "/proc/%d/root", p->pid);
+	if (m->deleted)
+		n = snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx",
+			     p->pid, (unsigned long long)m->start,
+			     (unsigned long long)m->end);
+	else
+		n = snprintf(path, sizeof(path), "%s%s", root, m->path);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return;
+	if (sym_module_open_in(root, m->path, path, &e->module, NULL, 0))
+		e->module = NULL;
+}
+
+/*
+ * Biases of every mapping of one file, in address order, each mapping
+ * hinted by the one before it (see sym_module_bias_hint).
+ */
+static void assign_biases(struct sym_process *p, struct module_entry *e)
+{
+	size_t n = sym_maps_count(p->maps);
+	const uint64_t *hint = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_mapping *m = sym_maps_at(p->maps, i);
+		struct mapping_state *s = &p->states[i];
+
+		if (s->entry != e)
+			continue;
+		s->bias_done = true;
+		s->bias_known = e->module &&
+				!sym_module_bias_hint(e->module, m->start,
+						      m->pgoff, m->exec, hint,
+						      &s->bias);
+		if (s->bias_known)
+			hint = &s->bias;
+	}
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static void resolve_in_file(struct sym_process *p,
+			    const struct sym_mapping *m, uint64_t addr,
+			    struct sym_location *out)
+{
+	struct mapping_state *s = &p->states[m - sym_maps_at(p->maps, 0)];
+	struct module_entry *e = s->entry;
+
+	out->module = base_name(m->path);
+	if (!e->loaded)
+		load_entry(p, e, m);
+	if (!s->bias_done)
+		assign_biases(p, e);
+	if (!s->bias_known) {
+		/* Not ELF, or no segment fits: the offset in the file. */
+		out->vaddr = addr - m->start + m->pgoff;
+		return;
+	}
+	out->vaddr = addr - s->bias;
+	out->function = sym_module_function(e->module, out->vaddr,
+					    &out->offset);
+	if (!out->function)
+		out->offset = 0;
+}
+
+int sym_process_resolve(struct sym_process *p, uint64_t addr,
+			struct sym_location *out)
+{
+	const struct sym_mapping *m;
+
+	if (!p || !out)
+		return -EINVAL;
+	*out = (struct sym_location){
+		.module = "[unknown]",
+		.vaddr = addr,
+	};
+	m = sym_process_mapping(p, addr);
+	if (!m)
+		return 0;
+	if (!m->path[0])
+		out->module = "[anon]";
+	else if (!maps_a_file(m))
+		out->module = m->path;
+	else
+		resolve_in_file(p, m, addr, out);
+	return 0;
+}

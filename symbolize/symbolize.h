@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbolize/ — addresses of a target process to module and function names,
+ * and unwinding of a copied stack. Knows nothing of ptrace: it reads
+ * /proc/PID/maps and the ELF files a process maps (through /proc/PID/root
+ * and /proc/PID/map_files, so containers and deleted files work).
+ *
+ * Every function returns 0 or a negative errno (or a count, where said).
+ */
+#ifndef TRAINSAMPLE_SYMBOLIZE_H
+#define TRAINSAMPLE_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- /proc/PID/maps ---- */
+
+struct sym_mapping {
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	uint64_t inode;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	bool read, write, exec, shared;
+	bool deleted;     /* path ended in " (deleted)"; suffix removed */
+	const char *path; /* "" when anonymous; "[stack]", "[vdso]", ... */
+};
+
+struct sym_maps;
+
+/* Parses the text of a maps file; mappings come out sorted by start. */
+int sym_maps_parse(const char *text, size_t len, struct sym_maps **out);
+int sym_maps_read(int pid, struct sym_maps **out, char *err, size_t errlen);
+void sym_maps_free(struct sym_maps *m);
+size_t sym_maps_count(const struct sym_maps *m);
+const struct sym_mapping *sym_maps_at(const struct sym_maps *m, size_t i);
+/* The mapping that contains addr, or NULL. */
+const struct sym_mapping *sym_maps_find(const struct sym_maps *m,
+					uint64_t addr);
+
+/* ---- one ELF file ---- */
+
+struct sym_module;
+
+/* Reads the function symbols of .symtab, or .dynsym where there is none. */
+int sym_module_open(const char *path, struct sym_module **out, char *err,
+		    size_t errlen);
+void sym_module_free(struct sym_module *m);
+/*
+ * The load bias of a mapping of this file: the PT_LOAD whose page-aligned
+ * file offset equals pgoff (the executable one when several share that
+ * page, as lld lays them out), bias = start - pgoff - (p_vaddr - p_offset).
+ * runtime address = bias + file address.
+ */
+int sym_module_bias(const struct sym_module *m, uint64_t map_start,
+		    uint64_t pgoff, bool exec, uint64_t *bias);
+/* The function whose [st_value, st_value + st_size) holds vaddr, or NULL;
+ * *offset is vaddr - st_value. Names may carry a version ("@@GLIBC_2.2.5"),
+ * which is dropped. */
+const char *sym_module_function(const struct sym_module *m, uint64_t vaddr,
+				uint64_t *offset);
+size_t sym_module_symbol_count(const struct sym_module *m);
+
+/* ---- a process: its maps and the modules they map ---- */
+
+struct sym_location {
+	const char *module;   /* basename of the mapped file, "[vdso]", "[anon]", "[unknown]" */
+	const char *function; /* NULL when no symbol covers the address */
+	uint64_t vaddr;       /* file address (address - bias); the address itself without a module */
+	uint64_t offset;      /* from the function's start */
+};
+
+struct sym_process;
+
+int sym_process_open(int pid, struct sym_process **out, char *err,
+		     size_t errlen);
+void sym_process_free(struct sym_process *p);
+/* Re-reads /proc/PID/maps now (after exec, say). Modules stay cached by
+ * device and inode. */
+int sym_process_reload(struct sym_process *p);
+/* Number of times the maps were (re-)read; changes tell callers to drop
+ * their own caches of resolved addresses. */
+uint64_t sym_process_generation(const struct sym_process *p);
+/*
+ * The mapping holding addr. When addr is outside every known mapping the
+ * maps are re-read once (at most every 100 ms) before giving up with NULL.
+ * The pointer is valid until the maps are re-read.
+ */
+const struct sym_mapping *sym_process_mapping(struct sym_process *p,
+					      uint64_t addr);
+/* Strings in *out live until the maps are re-read or p is freed. */
+int sym_process_resolve(struct sym_process *p, uint64_t addr,
+			struct sym_location *out);
+
+/* ---- unwinding a copy of a stack ---- */
+
+struct sym_stack_copy {
+	uint64_t base;       /* target address of data[0] (the stack pointer) */
+	const uint8_t *data;
+	size_t len;
+};
+
+/*
+ * Frame-pointer unwinding of a copied stack from the registers taken with
+ * it. ips[0] = ip; ips[1..] are return addresses (symbolize them at ra - 1).
+ * Returns the number of addresses stored (at least 1). *truncated is set
+ * when the chain broke (a frame pointer outside the copy, not increasing,
+ * or a return address outside executable code) rather than ending at a
+ * zero frame pointer or the end of the stack.
+ */
+int sym_unwind_fp(struct sym_process *p, uint64_t ip, uint64_t sp,
+		  uint64_t bp, const struct sym_stack_copy *stack,
+		  uint64_t *ips, int max_ips, bool *truncated);
+
+/*
+ * The same for a thread known only by ip and sp (blocked in a syscall and
+ * read without stopping it): the caller's return address and frame-pointer
+ * chain are found by scanning the copy for the first frame record whose
+ * chain is consistent. Frames that cannot be found this way are left out
+ * and *truncated is set.
+ */
+int sym_unwind_fp_scan(struct sym_process *p, uint64_t ip, uint64_t sp,
+		       const struct sym_stack_copy *stack, uint64_t *ips,
+		       int max_ips, bool *truncated);
+
+#endif

@@ -1,0 +1,65 @@
+# Helpers for the integration scripts: TAP lines, temp files, folded-stack
+# arithmetic. Sourced; POSIX sh.
+TS=${TS:-build/trainsample}
+T=build/tests/targets
+TMP=$(mktemp -d /tmp/trainsample-test.XXXXXX)
+chmod 755 "$TMP"
+cleanup_pids=""
+cleanup() {
+	for p in $cleanup_pids; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+ok() { echo "ok - $1"; }
+not_ok() { echo "not ok - $1${2:+: $2}"; }
+skip() { echo "ok - $1 # SKIP $2"; }
+# expect NAME CONDITION-COMMAND... [reason on failure in $why]
+expect() {
+	name=$1
+	shift
+	why=""
+	if "$@"; then ok "$name"; else not_ok "$name" "$why"; fi
+}
+reap_later() { cleanup_pids="$cleanup_pids $1"; }
+
+# Sum of all counts in a folded file.
+folded_total() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
+# Sum of counts of stacks that contain frame $2 (exact frame match).
+folded_with() {
+	awk -v f="$2" '{
+		c = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		k = split(s, fr, ";")
+		for (i = 1; i <= k; i++) if (fr[i] == f) { n += c; break }
+	} END { print n + 0 }' "$1"
+}
+# Sum of counts of stacks with an unresolved native frame ("0x... (").
+folded_unresolved() {
+	awk '{
+		c = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		k = split(s, fr, ";")
+		for (i = 1; i <= k; i++) if (fr[i] ~ /^0x[0-9a-f]+ \(/) { n += c; break }
+	} END { print n + 0 }' "$1"
+}
+# 100 * a / b, with one decimal.
+percent() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "0.0"; else printf "%.1f\n", 100 * a / b }'; }
+# |a - b| <= tol (decimals allowed)
+within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
+at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+
+# The state letter of a process or thread.
+proc_state() { sed -n 's/^[0-9]* (.*) \([A-Za-z]\) .*/\1/p' "/proc/$1/stat" 2>/dev/null; }
+tracer_of() { awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+# Waits up to $2 seconds (default 5) for a file to exist and be non-empty.
+wait_file() {
+	i=0
+	while [ ! -s "$1" ] && [ $i -lt $(( ${2:-5} * 20 )) ]; do sleep 0.05; i=$((i + 1)); done
+	[ -s "$1" ]
+}
+# Waits up to $3 seconds for the tracer of PID $1 to become $2.
+wait_tracer() {
+	i=0
+	while [ "$(tracer_of "$1")" != "$2" ] && [ $i -lt $(( ${3:-5} * 20 )) ]; do sleep 0.05; i=$((i + 1)); done
+	[ "$(tracer_of "$1")" = "$2" ]
+}

@@ -1,0 +1,140 @@
+# Command line: options, outputs, exit statuses, report.
+. tests/integration/lib.sh
+
+if $TS --version | grep -Eq '^trainsample [0-9]+\.[0-9]+\.[0-9]+$'; then ok "--version"; else not_ok "--version"; fi
+
+help=$($TS --help)
+missing=""
+for opt in --output --format --rate --duration --threads --idle --no-idle --stats --quiet \
+	--stack-bytes --pid --help --version "attach PID" "report IN.tsprof"; do
+	echo "$help" | grep -q -- "$opt" || missing="$missing $opt"
+done
+if [ -z "$missing" ]; then ok "--help names every option"; else not_ok "--help names every option" "missing$missing"; fi
+
+# Usage errors: exit 2 and one line.
+for args in "record" "record -r 0 -- true" "record -r abc -- true" "record --bogus -- true" \
+	"attach" "attach 1 2" "record -d -1 -- true" "frobnicate" "record -o x.unknownext -- true"; do
+	# shellcheck disable=SC2086
+	$TS $args >/dev/null 2>"$TMP/err"
+	rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ]; then ok "usage error: $args"
+	else not_ok "usage error: $args" "exit $rc, $(wc -l <"$TMP/err") lines"; fi
+done
+
+$TS record -q -o "$TMP/x.folded" -- sh -c 'exit 7'
+rc=$?
+if [ $rc -eq 7 ]; then ok "record passes the exit status on"; else not_ok "record passes the exit status on" "got $rc"; fi
+
+$TS record -q -o "$TMP/x.folded" -- sh -c 'kill -TERM $$'
+rc=$?
+if [ $rc -eq 143 ]; then ok "record gives 128+N for a command killed by signal N"; else not_ok "record gives 128+N for a command killed by signal N" "got $rc"; fi
+
+$TS record -o "$TMP/x.folded" -- /no/such/command 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 127 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "cannot run '/no/such/command'" "$TMP/err" \
+	&& [ ! -e "$TMP/x.folded" ]; then
+	ok "a command that does not exist: one line, exit 127, no output left"
+else
+	not_ok "a command that does not exist: one line, exit 127, no output left" "exit $rc: $(cat "$TMP/err")"
+fi
+
+$TS record -o /nonexistent/dir/x.folded -- sh -c "touch $TMP/ran" 2>"$TMP/err"
+rc=$?
+if [ $rc -ne 0 ] && [ ! -e "$TMP/ran" ] && grep -q "cannot write" "$TMP/err"; then
+	ok "an unwritable output fails before the command starts"
+else
+	not_ok "an unwritable output fails before the command starts" "exit $rc"
+fi
+
+# Default outputs: NAME-YYYYmmdd-HHMMSS.tsprof and .folded in the current directory.
+mkdir -p "$TMP/defaults"
+top=$PWD
+(cd "$TMP/defaults" && "$top/$TS" record -- "$top/$T/cpu_shares" 0.5 >/dev/null 2>"$TMP/err")
+ts_file=$(ls "$TMP/defaults"/cpu_shares-*.tsprof 2>/dev/null)
+fo_file=$(ls "$TMP/defaults"/cpu_shares-*.folded 2>/dev/null)
+if [ -n "$ts_file" ] && [ -n "$fo_file" ] && echo "$ts_file" | grep -Eq 'cpu_shares-[0-9]{8}-[0-9]{6}\.tsprof$' \
+	&& grep -q "wrote cpu_shares-.*\.tsprof" "$TMP/err" && grep -q "wrote cpu_shares-.*\.folded" "$TMP/err"; then
+	ok "no -o: NAME-date.tsprof and .folded written and named"
+else
+	not_ok "no -o: NAME-date.tsprof and .folded written and named" "$(ls "$TMP/defaults") / $(cat "$TMP/err")"
+fi
+
+# A recording re-renders to the same folded stacks.
+$TS record -q -r 500 -t -o "$TMP/a.tsprof" -o "$TMP/a.folded" -- "$T/cpu_shares" 1 >/dev/null
+$TS report -q -t "$TMP/a.tsprof" -o "$TMP/b.folded"
+if [ -s "$TMP/a.folded" ] && cmp -s "$TMP/a.folded" "$TMP/b.folded"; then ok "report re-renders a recording identically"
+else not_ok "report re-renders a recording identically"; fi
+
+$TS report "$TMP/a.tsprof" >"$TMP/c.folded"
+$TS report -q "$TMP/a.tsprof" -o "$TMP/d.folded"
+if [ -s "$TMP/c.folded" ] && cmp -s "$TMP/c.folded" "$TMP/d.folded"; then ok "report writes folded stacks to stdout by default"
+else not_ok "report writes folded stacks to stdout by default"; fi
+
+if grep -Eq '^thread [0-9]+ \(cpu_shares\);' "$TMP/a.folded"; then ok "-t adds a 'thread TID (name)' root frame"
+else not_ok "-t adds a 'thread TID (name)' root frame"; fi
+
+$TS report -q -f folded "$TMP/a.tsprof" -o "$TMP/noext"
+if cmp -s "$TMP/noext" "$TMP/d.folded"; then ok "-f names the format of an output without extension"
+else not_ok "-f names the format of an output without extension"; fi
+
+# Damaged recordings: what is intact is rendered, with a warning. A 2.5 s
+# recording is flushed in several chunks; the cut lands in the last ones.
+$TS record -q -r 500 -o "$TMP/long.tsprof" -o "$TMP/long.folded" -- "$T/cpu_shares" 2.5 >/dev/null
+size=$(wc -c <"$TMP/long.tsprof")
+head -c $((size * 3 / 4)) "$TMP/long.tsprof" >"$TMP/cut.tsprof"
+$TS report "$TMP/cut.tsprof" -o "$TMP/cut.folded" 2>"$TMP/err"
+rc=$?
+n_cut=$(folded_total "$TMP/cut.folded")
+n_all=$(folded_total "$TMP/long.folded")
+if [ $rc -eq 0 ] && grep -q "warning.*truncated" "$TMP/err" && [ "$n_cut" -gt 0 ] && [ "$n_cut" -lt "$n_all" ]; then
+	ok "report renders a truncated recording with a warning ($n_cut of $n_all samples)"
+else
+	not_ok "report renders a truncated recording with a warning" "exit $rc, $n_cut of $n_all: $(cat "$TMP/err")"
+fi
+# One flipped byte inside the recording: the chunk's CRC catches it.
+cp "$TMP/long.tsprof" "$TMP/flip.tsprof"
+printf '\377' | dd of="$TMP/flip.tsprof" bs=1 seek=$((size * 3 / 4)) conv=notrunc 2>/dev/null
+$TS report "$TMP/flip.tsprof" -o "$TMP/flip.folded" 2>"$TMP/err"
+rc=$?
+n_flip=$(folded_total "$TMP/flip.folded")
+if [ $rc -eq 0 ] && grep -q "warning" "$TMP/err" && [ "$n_flip" -lt "$n_all" ]; then
+	ok "report stops at a corrupt chunk with a warning ($n_flip of $n_all samples)"
+else
+	not_ok "report stops at a corrupt chunk with a warning" "exit $rc, $n_flip of $n_all: $(cat "$TMP/err")"
+fi
+
+head -c 4000 /dev/urandom >"$TMP/junk.tsprof"
+$TS report "$TMP/junk.tsprof" -o "$TMP/junk.folded" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ]; then ok "report refuses a file that is not a recording, in one line"
+else not_ok "report refuses a file that is not a recording, in one line" "exit $rc: $(cat "$TMP/err")"; fi
+
+$TS report "$TMP/none.tsprof" 2>"$TMP/err" >/dev/null
+rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ]; then ok "report of a missing file: one line, exit 1"
+else not_ok "report of a missing file: one line, exit 1" "exit $rc"; fi
+
+# --stats
+$TS record -q --stats -o "$TMP/s.folded" -- "$T/cpu_shares" 0.5 >/dev/null 2>"$TMP/err"
+if grep -Eq 'target pause +p50 [0-9.]+ us, p99 [0-9.]+ us' "$TMP/err" && grep -Eq 'samples +[1-9]' "$TMP/err" \
+	&& grep -q 'trainsample cpu' "$TMP/err" && grep -Eq 'ticks +[0-9]+ \(missed [0-9]+\)' "$TMP/err"; then
+	ok "--stats prints samples, missed ticks, pause p50/p99 and CPU time"
+else
+	not_ok "--stats prints samples, missed ticks, pause p50/p99 and CPU time" "$(cat "$TMP/err")"
+fi
+
+# kill -9 of trainsample loses at most about a second of a streamed recording.
+$TS record -q -r 1000 -o "$TMP/k.tsprof" -- "$T/cpu_shares" 3.5 >/dev/null &
+tspid=$!
+sleep 2.5
+kill -9 $tspid
+wait $tspid 2>/dev/null
+$TS report "$TMP/k.tsprof" -o "$TMP/k.folded" 2>"$TMP/err"
+rc=$?
+n=$(folded_total "$TMP/k.folded")
+if [ $rc -eq 0 ] && at_least "$n" 1000 && grep -q "warning" "$TMP/err"; then
+	ok "after kill -9 the recording holds all but the last second ($n samples of ~2500)"
+else
+	not_ok "after kill -9 the recording holds all but the last second" "exit $rc, $n samples: $(cat "$TMP/err")"
+fi
+sleep 1.2 # the orphaned command finishes on its own

@@ -1,0 +1,199 @@
+# The target must not notice it is sampled: no EINTR, no lost signal, no
+# change in output or exit status, nothing left stopped or traced.
+. tests/integration/lib.sh
+
+not_stopped() {
+	for task in /proc/$1/task/*; do
+		s=$(proc_state "$1/task/${task##*/}")
+		case "$s" in T|t) return 1 ;; esac
+	done
+	return 0
+}
+beats() { cat "$1" 2>/dev/null || echo 0; }
+
+# epoll_wait / sigtimedwait / semtimedop never see EINTR at 1 kHz.
+for mode in record attach; do
+	if [ $mode = record ]; then
+		$TS record -q -r 1000 --stats -o "$TMP/w.folded" -- "$T/waiters" 3 >"$TMP/w.out" 2>"$TMP/w.err"
+		rc=$?
+	else
+		"$T/waiters" 4 >"$TMP/w.out" &
+		pid=$!
+		sleep 0.2
+		$TS attach "$pid" -q -r 1000 -d 3 --stats -o "$TMP/w.folded" 2>"$TMP/w.err"
+		wait $pid
+		rc=$?
+	fi
+	grep 'kept intact' "$TMP/w.err"
+	if [ $rc -eq 0 ] && grep -Eq '^eintr epoll 0 sigtimedwait 0 semtimedop 0 loops [1-9]' "$TMP/w.out"; then
+		ok "$mode at 1 kHz: no EINTR in epoll_wait, sigtimedwait, semtimedop ($(cat "$TMP/w.out"))"
+	else
+		not_ok "$mode at 1 kHz: no EINTR in epoll_wait, sigtimedwait, semtimedop" "exit $rc: $(cat "$TMP/w.out")"
+	fi
+done
+
+# Real-time signals all arrive with their values; output and status unchanged.
+"$T/rtsignals" 3000 >"$TMP/alone.out"
+rc0=$?
+$TS record -q -r 1000 -o "$TMP/sig.folded" -- "$T/rtsignals" 3000 >"$TMP/traced.out"
+rc1=$?
+if [ $rc0 -eq 3 ] && [ $rc1 -eq 3 ] && cmp -s "$TMP/alone.out" "$TMP/traced.out"; then
+	ok "3000 sigqueue'd signals all delivered with their values; same output and status"
+else
+	not_ok "3000 sigqueue'd signals all delivered with their values; same output and status" \
+		"status $rc0/$rc1: $(cat "$TMP/traced.out")"
+fi
+
+# 200 threads started and joined.
+$TS record -q -t --stats -o "$TMP/th.folded" -- "$T/threads200" >"$TMP/th.out" 2>"$TMP/th.err"
+rc=$?
+seen=$(sed -n 's/^ *threads *\([0-9]*\) seen.*/\1/p' "$TMP/th.err")
+if [ $rc -eq 0 ] && grep -q 'joined 200 threads' "$TMP/th.out" && at_least "${seen:-0}" 201 \
+	&& [ "$(folded_with "$TMP/th.folded" worker_spin)" -gt 0 ]; then
+	ok "200 threads started and joined, all seized ($seen seen)"
+else
+	not_ok "200 threads started and joined, all seized" "exit $rc, seen ${seen:-?}"
+fi
+
+# fork, exec and posix_spawn children run untraced; the exec is followed.
+timeout 60 $TS record -q -r 500 -o "$TMP/fe.folded" -- "$T/forkexec" >"$TMP/fe.out"
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'children ok' "$TMP/fe.out" && grep -q stage2 "$TMP/fe.out"; then
+	ok "a target that forks, execs and spawns: children statuses intact"
+else
+	not_ok "a target that forks, execs and spawns: children statuses intact" "exit $rc"
+fi
+if [ "$(folded_with "$TMP/fe.folded" after_exec_spin)" -gt 0 ]; then ok "sampling follows the target's exec"
+else not_ok "sampling follows the target's exec"; fi
+
+# A target that exits mid-run ends sampling cleanly.
+"$T/heartbeat" "$TMP/hb0" 1.5 >/dev/null &
+pid=$!
+sleep 0.2
+start=$(date +%s)
+$TS attach "$pid" -r 200 -d 20 -o "$TMP/exit.folded" 2>"$TMP/err"
+rc=$?
+took=$(( $(date +%s) - start ))
+if [ $rc -eq 0 ] && [ $took -lt 8 ] && grep -q "exited" "$TMP/err" && [ -s "$TMP/exit.folded" ]; then
+	ok "a target that exits mid-run: outputs written, exit 0"
+else
+	not_ok "a target that exits mid-run: outputs written, exit 0" "exit $rc after ${took}s: $(cat "$TMP/err")"
+fi
+wait $pid
+
+# SIGKILL of trainsample leaves the attached target running, untraced.
+"$T/heartbeat" "$TMP/hb1" >/dev/null &
+pid=$!
+reap_later $pid
+sleep 0.2
+$TS attach "$pid" -q -r 1000 -o "$TMP/kill.folded" &
+tspid=$!
+wait_tracer "$pid" "$tspid"
+sleep 0.5
+kill -9 $tspid
+wait $tspid 2>/dev/null
+sleep 0.3
+b1=$(beats "$TMP/hb1")
+sleep 0.5
+b2=$(beats "$TMP/hb1")
+if not_stopped $pid && [ "$(tracer_of $pid)" = 0 ] && [ "$b2" -gt "$b1" ]; then
+	ok "SIGKILL of trainsample: target running, not stopped, untraced"
+else
+	not_ok "SIGKILL of trainsample: target running, not stopped, untraced" "state $(proc_state $pid), tracer $(tracer_of $pid), beats $b1 -> $b2"
+fi
+kill -9 $pid 2>/dev/null
+
+# Ctrl-C (SIGINT to the process group) under record: the command gets it
+# once, as it would alone; trainsample waits for it and writes its outputs.
+setsid $TS record -q -o "$TMP/int.folded" -- "$T/interrupted" >"$TMP/int.out" &
+tspid=$!
+sleep 0.5
+pgid=$(ps -o pgid= -p $tspid | tr -d ' ')
+[ -n "$pgid" ] && /bin/kill -s INT -- -"$pgid"
+wait $tspid
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^sigint 1 sigterm 0$' "$TMP/int.out" && [ -s "$TMP/int.folded" ]; then
+	ok "Ctrl-C under record: the command gets SIGINT once, outputs written"
+else
+	not_ok "Ctrl-C under record: the command gets SIGINT once, outputs written" "exit $rc: $(cat "$TMP/int.out")"
+fi
+
+# SIGTERM to trainsample alone is passed on to the command.
+$TS record -q -o "$TMP/term.folded" -- "$T/interrupted" >"$TMP/term.out" &
+tspid=$!
+sleep 0.5
+kill -TERM $tspid
+wait $tspid
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^sigint 0 sigterm 1$' "$TMP/term.out" && [ -s "$TMP/term.folded" ]; then
+	ok "SIGTERM to trainsample: sampling stops, outputs written, the command gets it once"
+else
+	not_ok "SIGTERM to trainsample: sampling stops, outputs written, the command gets it once" "exit $rc: $(cat "$TMP/term.out")"
+fi
+
+# SIGTSTP of trainsample: the target is let go first, taken again on SIGCONT.
+"$T/heartbeat" "$TMP/hb2" >/dev/null &
+pid=$!
+reap_later $pid
+sleep 0.2
+$TS attach "$pid" -q -r 500 -d 3 -o "$TMP/tstp.folded" &
+tspid=$!
+wait_tracer "$pid" "$tspid"
+sleep 0.3
+kill -TSTP $tspid
+sleep 0.5
+b1=$(beats "$TMP/hb2")
+sleep 0.4
+b2=$(beats "$TMP/hb2")
+if [ "$(proc_state $tspid)" = T ] && [ "$(tracer_of $pid)" = 0 ] && not_stopped $pid && [ "$b2" -gt "$b1" ]; then
+	ok "SIGTSTP of trainsample: the target is detached and keeps running"
+else
+	not_ok "SIGTSTP of trainsample: the target is detached and keeps running" \
+		"trainsample $(proc_state $tspid), tracer $(tracer_of $pid), beats $b1 -> $b2"
+fi
+kill -CONT $tspid
+if wait_tracer "$pid" "$tspid" 3; then ok "SIGCONT: trainsample attaches again"; else not_ok "SIGCONT: trainsample attaches again"; fi
+wait $tspid
+rc=$?
+if [ $rc -eq 0 ] && [ -s "$TMP/tstp.folded" ] && [ "$(tracer_of $pid)" = 0 ]; then ok "after SIGTSTP/SIGCONT the run ends normally"
+else not_ok "after SIGTSTP/SIGCONT the run ends normally" "exit $rc"; fi
+kill -9 $pid 2>/dev/null
+
+# Someone else's SIGSTOP/SIGCONT: the group stop holds while traced, and a
+# target stopped at the end stays stopped, untraced.
+"$T/heartbeat" "$TMP/hb3" >/dev/null &
+pid=$!
+reap_later $pid
+sleep 0.2
+$TS attach "$pid" -q -r 500 -d 2.5 -o "$TMP/stop.folded" &
+tspid=$!
+wait_tracer "$pid" "$tspid"
+kill -STOP $pid
+sleep 0.3
+b1=$(beats "$TMP/hb3")
+sleep 0.4
+b2=$(beats "$TMP/hb3")
+if [ "$b1" = "$b2" ] && [ "$(proc_state $tspid)" != T ]; then ok "SIGSTOP by someone else stops the target while sampled"
+else not_ok "SIGSTOP by someone else stops the target while sampled" "beats $b1 -> $b2"; fi
+kill -CONT $pid
+sleep 0.3
+b1=$(beats "$TMP/hb3")
+sleep 0.4
+b2=$(beats "$TMP/hb3")
+if [ "$b2" -gt "$b1" ]; then ok "SIGCONT resumes it while sampled"; else not_ok "SIGCONT resumes it while sampled" "beats $b1 -> $b2"; fi
+kill -STOP $pid
+wait $tspid
+rc=$?
+sleep 0.2
+if [ $rc -eq 0 ] && [ "$(tracer_of $pid)" = 0 ] && [ "$(proc_state $pid)" = T ]; then
+	ok "detaching leaves a job-control-stopped target stopped"
+else
+	not_ok "detaching leaves a job-control-stopped target stopped" "exit $rc, state $(proc_state $pid), tracer $(tracer_of $pid)"
+fi
+kill -CONT $pid
+sleep 0.3
+b1=$(beats "$TMP/hb3")
+sleep 0.4
+b2=$(beats "$TMP/hb3")
+if [ "$b2" -gt "$b1" ] && not_stopped $pid; then ok "and SIGCONT resumes it afterwards"; else not_ok "and SIGCONT resumes it afterwards"; fi
+kill -9 $pid 2>/dev/null

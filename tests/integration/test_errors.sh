@@ -1,0 +1,57 @@
+# Bad input: one line saying what is wrong and what to do, non-zero exit.
+. tests/integration/lib.sh
+
+one_line_error() {
+	name=$1 pattern=$2
+	shift 2
+	"$@" >/dev/null 2>"$TMP/err"
+	rc=$?
+	if [ $rc -ne 0 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -Eq "$pattern" "$TMP/err"; then
+		ok "$name (exit $rc)"
+	else
+		not_ok "$name" "exit $rc: $(cat "$TMP/err")"
+	fi
+}
+
+max=$(cat /proc/sys/kernel/pid_max)
+nopid=$((max - 1))
+while [ -e /proc/$nopid ]; do nopid=$((nopid - 1)); done
+one_line_error "attach to a PID that does not exist" "no process with PID $nopid" $TS attach $nopid -o "$TMP/x.folded"
+one_line_error "record --pid of a PID that does not exist" "no process with PID" $TS record --pid $nopid -o "$TMP/x.folded"
+one_line_error "a command that does not exist" "cannot run" $TS record -o "$TMP/x.folded" -- no-such-command-xyz
+
+"$T/heartbeat" "$TMP/hb" >/dev/null &
+pid=$!
+reap_later $pid
+sleep 0.2
+
+if command -v strace >/dev/null; then
+	strace -p $pid -o /dev/null &
+	spid=$!
+	reap_later $spid
+	if wait_tracer "$pid" "$spid" 5; then
+		one_line_error "a process already traced names its tracer" "already traced by PID $spid \(strace\)" \
+			$TS attach $pid -d 1 -o "$TMP/x.folded"
+	else
+		not_ok "a process already traced names its tracer" "strace did not attach"
+	fi
+	kill $spid 2>/dev/null
+	wait $spid 2>/dev/null
+else
+	skip "a process already traced names its tracer" "strace not installed"
+fi
+wait_tracer "$pid" 0 5
+
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	cp "$TS" "$TMP/trainsample"
+	chmod 755 "$TMP/trainsample"
+	mkdir -p "$TMP/out" && chmod 777 "$TMP/out"
+	one_line_error "a process of another user: why and what to do" "permission denied.*uid 0.*run trainsample as that user or as root" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/trainsample" attach $pid -d 1 -o "$TMP/out/x.folded"
+	if [ ! -e "$TMP/out/x.folded" ]; then ok "no output file left by a refused attach"; else not_ok "no output file left by a refused attach"; fi
+else
+	skip "a process of another user: why and what to do" "needs root and setpriv"
+fi
+if [ "$(tracer_of $pid)" = 0 ] && [ "$(proc_state $pid)" != T ]; then ok "the refused target runs on untouched"
+else not_ok "the refused target runs on untouched"; fi
+kill -9 $pid 2>/dev/null

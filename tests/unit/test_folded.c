@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+/* Folded stacks output and the output format names. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/formats.h"
+
+static uint32_t str(struct profile *p, const char *s)
+{
+	uint32_t id;
+
+	cr_assert_eq(profile_intern_string(p, s, &id), 0);
+	return id;
+}
+
+static uint32_t frame(struct profile *p, uint32_t kind, const char *name,
+		      const char *module, uint32_t line)
+{
+	struct frame f = { kind, str(p, name), str(p, module), line };
+	uint32_t id;
+
+	cr_assert_eq(profile_intern_frame(p, &f, &id), 0);
+	return id;
+}
+
+/* The stack of frames f[0] (outermost) .. f[n - 1]. */
+static uint32_t stack(struct profile *p, const uint32_t *f, int n)
+{
+	uint32_t id = 0;
+
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(profile_intern_stack(p, id, f[i], &id), 0);
+	return id;
+}
+
+static void samples(struct profile *p, uint32_t tid, uint32_t stack_id,
+		    int n, uint64_t weight, uint32_t flags)
+{
+	for (int i = 0; i < n; i++) {
+		struct sample s = {
+			.time_ns = (uint64_t)i, .pid = 100, .tid = tid,
+			.stack = stack_id, .weight_ns = weight, .flags = flags,
+		};
+
+		cr_assert_eq(profile_add_sample(p, &s), 0);
+	}
+}
+
+/* folded_write's output as a string the caller frees. */
+static char *folded(const struct profile *p, bool threads, bool idle)
+{
+	struct folded_options o = { .threads = threads, .include_idle = idle };
+	char err[128] = "", *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	int ret;
+
+	cr_assert_not_null(out);
+	ret = folded_write(p, out, &o, err, sizeof(err));
+	cr_assert_eq(ret, 0, "folded_write: %d %s", ret, err);
+	cr_assert_eq(fclose(out), 0);
+	return text;
+}
+
+static void expect(const struct profile *p, bool threads, bool idle,
+		   const char *want)
+{
+	char *got = folded(p, threads, idle);
+
+	cr_assert_str_eq(got, want);
+	free(got);
+}
+
+/*
+ * Thread 100 "python" runs main;compute 3 times and a Python step once;
+ * thread 101 (no name) runs main;compute twice and blocks in a futex 4 times.
+ */
+static struct profile *small_profile(void)
+{
+	struct profile *p = profile_new();
+	uint32_t main_f = frame(p, FRAME_NATIVE, "main", "train", 0);
+	uint32_t compute = frame(p, FRAME_NATIVE, "compute", "libtorch.so", 0);
+	uint32_t train = frame(p, FRAME_PYTHON, "train", "train.py", 10);
+	uint32_t step = frame(p, FRAME_PYTHON, "step", "model.py", 0);
+	uint32_t futex = frame(p, FRAME_IDLE, "[idle: futex]", "", 0);
+	uint32_t a[] = { main_f, compute }, b[] = { main_f, train, step };
+	uint32_t c[] = { main_f, futex };
+
+	cr_assert_eq(profile_set_thread(p, 100, 100, "python"), 0);
+	samples(p, 100, stack(p, a, 2), 3, 1000, 0);
+	samples(p, 101, stack(p, a, 2), 2, 1000, 0);
+	samples(p, 100, stack(p, b, 3), 1, 1000, 0);
+	samples(p, 101, stack(p, c, 2), 4, 1000, SAMPLE_IDLE);
+	return p;
+}
+
+Test(folded, merged_threads_without_idle)
+{
+	struct profile *p = small_profile();
+
+	expect(p, false, false,
+	       "main;compute 5\n"
+	       "main;train (train.py:10);step (model.py) 1\n");
+	profile_free(p);
+}
+
+Test(folded, merged_threads_with_idle)
+{
+	struct profile *p = small_profile();
+
+	expect(p, false, true,
+	       "main;[idle: futex] 4\n"
+	       "main;compute 5\n"
+	       "main;train (train.py:10);step (model.py) 1\n");
+	profile_free(p);
+}
+
+Test(folded, per_thread_roots)
+{
+	struct profile *p = small_profile();
+
+	expect(p, true, true,
+	       "thread 100 (python);main;compute 3\n"
+	       "thread 100 (python);main;train (train.py:10);step (model.py) 1\n"
+	       "thread 101;main;[idle: futex] 4\n"
+	       "thread 101;main;compute 2\n");
+	expect(p, true, false,
+	       "thread 100 (python);main;compute 3\n"
+	       "thread 100 (python);main;train (train.py:10);step (model.py) 1\n"
+	       "thread 101;main;compute 2\n");
+	profile_free(p);
+}
+
+Test(folded, gpu_frames_and_empty_stacks)
+{
+	struct profile *p = profile_new();
+	uint32_t f[] = {
+		frame(p, FRAME_NATIVE, "launch", "libcuda.so", 0),
+		frame(p, FRAME_GPU, "gemm_kernel", "", 0),
+	};
+
+	samples(p, 1, stack(p, f, 2), 2, 1, 0);
+	samples(p, 1, 0, 1, 1, SAMPLE_TRUNCATED);
+	expect(p, false, false, "[unknown] 1\nlaunch;gemm_kernel 2\n");
+	profile_free(p);
+}
+
+Test(folded, separators_in_names_are_replaced)
+{
+	struct profile *p = profile_new();
+	uint32_t f[] = {
+		frame(p, FRAME_NATIVE, "std::map<a;b>::at", "", 0),
+		frame(p, FRAME_PYTHON, "line\nbreak", "dir;x/f.py", 3),
+	};
+
+	cr_assert_eq(profile_set_thread(p, 100, 7, "w;1\n"), 0);
+	samples(p, 7, stack(p, f, 2), 1, 1, 0);
+	expect(p, true, false,
+	       "thread 7 (w:1 );std::map<a:b>::at;line break (dir:x/f.py:3) 1\n");
+	profile_free(p);
+}
+
+Test(folded, counts_are_weights_over_the_period_rounded)
+{
+	struct profile *p = profile_new();
+	uint32_t a = frame(p, FRAME_NATIVE, "a", "", 0);
+	uint32_t b = frame(p, FRAME_NATIVE, "b", "", 0);
+	uint32_t c = frame(p, FRAME_NATIVE, "c", "", 0);
+	uint32_t d = frame(p, FRAME_NATIVE, "d", "", 0);
+
+	cr_assert_eq(profile_set_meta(p, "period_ns", "1000000"), 0);
+	samples(p, 1, stack(p, &a, 1), 2, 1300000, 0); /* 2.6 periods */
+	samples(p, 1, stack(p, &b, 1), 1, 200000, 0);  /* 0.2: at least 1 */
+	samples(p, 1, stack(p, &c, 1), 1, 2500000, 0); /* halves round up */
+	samples(p, 1, stack(p, &d, 1), 3, 800000, 0);  /* 2.4 */
+	expect(p, false, false, "a 3\nb 1\nc 3\nd 2\n");
+	profile_free(p);
+}
+
+Test(folded, identical_lines_are_merged_before_rounding)
+{
+	struct profile *p = profile_new();
+	/* Native frames print only their name: these two read the same. */
+	uint32_t x = frame(p, FRAME_NATIVE, "f", "liba.so", 0);
+	uint32_t y = frame(p, FRAME_NATIVE, "f", "libb.so", 0);
+
+	cr_assert_neq(x, y);
+	samples(p, 1, stack(p, &x, 1), 1, 300, 0);
+	samples(p, 2, stack(p, &y, 1), 2, 300, 0);
+	expect(p, false, false, "f 3\n");
+	/* 0.9 periods in all: one line of 1, not 1 + 1. */
+	cr_assert_eq(profile_set_meta(p, "period_ns", "1000"), 0);
+	expect(p, false, false, "f 1\n");
+	/* 2.25 periods: 2, where rounding each row would give 1 + 2. */
+	cr_assert_eq(profile_set_meta(p, "period_ns", "400"), 0);
+	expect(p, false, false, "f 2\n");
+	profile_free(p);
+}
+
+Test(folded, empty_profile_and_bad_period)
+{
+	struct profile *p = profile_new();
+	char err[128] = "";
+	FILE *out = fopen("/dev/null", "w");
+
+	expect(p, true, true, "");
+	cr_assert_eq(profile_set_meta(p, "period_ns", "10ms"), 0);
+	cr_assert_eq(folded_write(p, out, NULL, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "period_ns"));
+	fclose(out);
+	profile_free(p);
+}
+
+Test(output_format, names_and_aliases)
+{
+	cr_assert_eq(output_format_parse("folded"), OUTPUT_FOLDED);
+	cr_assert_eq(output_format_parse("txt"), OUTPUT_FOLDED);
+	cr_assert_eq(output_format_parse("collapsed"), OUTPUT_FOLDED);
+	cr_assert_eq(output_format_parse("tsprof"), OUTPUT_TSPROF);
+	cr_assert_eq(output_format_parse("raw"), OUTPUT_TSPROF);
+	cr_assert_eq(output_format_parse("svg-ish"), OUTPUT_UNKNOWN);
+	cr_assert_eq(output_format_parse(""), OUTPUT_UNKNOWN);
+	cr_assert_str_eq(output_format_name(OUTPUT_FOLDED), "folded");
+	cr_assert_str_eq(output_format_name(OUTPUT_TSPROF), "tsprof");
+	cr_assert_str_eq(output_format_extension(OUTPUT_FOLDED), "folded");
+	cr_assert_str_eq(output_format_extension(OUTPUT_TSPROF), "tsprof");
+}
+
+Test(output_format, from_path)
+{
+	cr_assert_eq(output_format_from_path("out.folded"), OUTPUT_FOLDED);
+	cr_assert_eq(output_format_from_path("/tmp/a.b/out.txt"), OUTPUT_FOLDED);
+	cr_assert_eq(output_format_from_path("run.tsprof"), OUTPUT_TSPROF);
+	cr_assert_eq(output_format_from_path("run.tsprof.bak"), OUTPUT_UNKNOWN);
+	cr_assert_eq(output_format_from_path("/tmp/a.folded/out"), OUTPUT_UNKNOWN);
+	cr_assert_eq(output_format_from_path("noext"), OUTPUT_UNKNOWN);
+}
