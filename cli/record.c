@@ -294,6 +294,7 @@ int cmd_record(int argc, char **argv, bool attach)
 		.duration_s = o.duration_s,
 		.stack_bytes = o.stack_bytes,
 		.idle = o.idle,
+		.trace_stops = getenv("TRAINSAMPLE_TRACE_STOPS") != NULL,
 		.periodic = periodic,
 		.periodic_ctx = &r,
 	};

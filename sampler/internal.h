@@ -27,12 +27,12 @@ struct thread {
 	uint64_t interrupt_ns;/* when the interrupt was sent (pause figure) */
 	uint64_t name_tick;   /* tick at which the name was last read; 0 never */
 	uint64_t stack_lo, stack_hi; /* the mapping its sp was last seen in */
+	int cpu;              /* where it last ran, from its stat */
 	/* Blocked-thread cache: the stack of the last idle sample. */
 	bool blocked_valid;
 	int64_t blocked_nr;
 	uint64_t blocked_sp, blocked_pc;
 	uint32_t blocked_stack;
-	uint32_t blocked_flags;
 };
 
 /* A running thread's registers and stack, copied at the tick. */
@@ -84,9 +84,11 @@ struct sampler {
 	struct stack_sample *copies;
 	size_t ncopies, cap_copies;
 	int pending_traps;    /* interrupts of this pass not yet trapped */
+	bool trap_on_our_cpu; /* an interrupted thread shares our CPU */
+	int our_cpu;          /* where this tick runs */
 	struct thread **blocked; /* blocked threads of this tick */
 	size_t cap_blocked;
-	uint8_t *blocked_buf; /* stack copy of one blocked thread */
+	uint64_t maps_reread_tick; /* the last tick a leaf made us re-read maps */
 
 	uint64_t tick;
 	uint64_t last_tick_ns;
@@ -118,6 +120,8 @@ int regs_set(pid_t tid, const struct user_regs_struct *regs);
 uint64_t monotonic_ns(void);
 
 /* stops.c: the ptrace state machine */
+void stops_log(const struct sampler *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Waits up to timeout_ms (-1 forever, 0 poll) for stops and handles each. */
 int stops_wait(struct sampler *s, int timeout_ms);
 void stops_handle(struct sampler *s, pid_t tid, int status);
@@ -141,8 +145,7 @@ void addr_cache_free(struct addr_cache *c);
 int stacks_add_running(struct sampler *s, const struct stack_sample *c,
 		       uint64_t now, uint64_t weight);
 int stacks_add_blocked(struct sampler *s, struct thread *t,
-		       const struct blocked_state *b, const uint8_t *data,
-		       size_t len, uint64_t now, uint64_t weight);
+		       const struct blocked_state *b, uint64_t now, uint64_t weight);
 void stacks_name_thread(struct sampler *s, struct thread *t);
 
 #endif

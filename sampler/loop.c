@@ -484,7 +484,6 @@ void sampler_free(struct sampler *s)
 		free(s->copies[i].data);
 	free(s->copies);
 	free(s->blocked);
-	free(s->blocked_buf);
 	addr_cache_free(s->addrs);
 	sym_process_free(s->sym);
 	if (s->sigfd >= 0)

@@ -223,6 +223,18 @@ static size_t trim_to_stack(struct sampler *s, struct thread *t, uint64_t sp, si
 	return t->stack_hi - sp < len ? (size_t)(t->stack_hi - sp) : len;
 }
 
+/*
+ * A thread executes only mapped code: a leaf outside the maps means they
+ * changed (a library loaded just now); read them again, once a tick.
+ */
+static void leaf_maps_current(struct sampler *s, uint64_t pc)
+{
+	if (sym_process_find(s->sym, pc) || s->maps_reread_tick == s->tick)
+		return;
+	s->maps_reread_tick = s->tick;
+	sym_process_reload(s->sym);
+}
+
 int stacks_add_running(struct sampler *s, const struct stack_sample *c,
 		       uint64_t now, uint64_t weight)
 {
@@ -233,6 +245,7 @@ int stacks_add_running(struct sampler *s, const struct stack_sample *c,
 	bool truncated = false;
 	int n, ret;
 
+	leaf_maps_current(s, c->regs.rip);
 	copy.len = trim_to_stack(s, t, c->regs.rsp, c->len);
 	n = sym_unwind_fp(s->sym, c->regs.rip, c->regs.rsp, c->regs.rbp, &copy,
 			  ips, MAX_FRAMES, &truncated);
@@ -276,40 +289,29 @@ static int intern_idle_leaf(struct sampler *s, int64_t nr, uint32_t parent,
 	return ret;
 }
 
-/* data == NULL: unchanged since the last sample, reuse its stack. */
+/* The stack is interned again only when (syscall, sp, pc) changed. */
 int stacks_add_blocked(struct sampler *s, struct thread *t,
-		       const struct blocked_state *b, const uint8_t *data,
-		       size_t len, uint64_t now, uint64_t weight)
+		       const struct blocked_state *b, uint64_t now, uint64_t weight)
 {
-	struct sym_stack_copy copy = { .base = b->sp, .data = data, .len = len };
-	uint64_t ips[MAX_FRAMES];
-	uint32_t stack, flags = SAMPLE_IDLE;
-	bool truncated = false;
-	int n, ret;
+	uint32_t stack;
+	int ret;
 
-	if (data) {
-		n = sym_unwind_fp_scan(s->sym, b->pc, b->sp, &copy, ips, MAX_FRAMES, &truncated);
-		if (n <= 0) {
-			ips[0] = b->pc;
-			n = 1;
-			truncated = true;
-		}
-		ret = stack_from_ips(s, ips, n, &stack);
+	if (!t->blocked_valid || t->blocked_nr != b->nr || t->blocked_sp != b->sp ||
+	    t->blocked_pc != b->pc) {
+		leaf_maps_current(s, b->pc);
+		ret = stack_from_ips(s, &b->pc, 1, &stack);
 		if (!ret)
 			ret = intern_idle_leaf(s, b->nr, stack, &stack);
 		if (ret < 0) {
 			s->st.errors++;
 			return ret;
 		}
-		if (truncated)
-			flags |= SAMPLE_TRUNCATED;
 		t->blocked_valid = true;
 		t->blocked_nr = b->nr;
 		t->blocked_sp = b->sp;
 		t->blocked_pc = b->pc;
 		t->blocked_stack = stack;
-		t->blocked_flags = flags;
 	}
 	stacks_name_thread(s, t);
-	return add_sample(s, t->tid, t->blocked_stack, t->blocked_flags, now, weight);
+	return add_sample(s, t->tid, t->blocked_stack, SAMPLE_IDLE | SAMPLE_TRUNCATED, now, weight);
 }

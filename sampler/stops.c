@@ -13,7 +13,9 @@
  *   exit                      drop quietly
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,22 @@
 #include "formats/formats.h"
 #include "sampler/internal.h"
 #include "symbolize/symbolize.h"
+
+void stops_log(const struct sampler *s, const char *fmt, ...)
+{
+	va_list ap;
+	uint64_t now;
+
+	if (!s->opt.trace_stops)
+		return;
+	now = monotonic_ns();
+	fprintf(stderr, "trainsample: [%" PRIu64 ".%06" PRIu64 "] ", now / 1000000000u,
+		now / 1000u % 1000000u);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
 
 static bool is_group_stop_signal(int sig)
 {
@@ -238,21 +256,22 @@ static void handle_clone(struct sampler *s, struct thread *t)
 	resume(s, t, 0);
 }
 
-static void handle_exec(struct sampler *s, struct thread *t)
+/*
+ * The exec'ing thread now has the process's id and every other thread is
+ * gone, the old leader included: what we knew about the task behind this
+ * id (an interrupt sent to the old leader, its stack, its files) no longer
+ * holds, so the entry starts afresh.
+ */
+static void handle_exec(struct sampler *s)
 {
-	/* The exec'ing thread now has the process's id; all others are gone. */
 	for (size_t i = 0; i < s->nthreads; i++)
-		if (s->threads[i] != t && !s->threads[i]->gone)
+		if (!s->threads[i]->gone)
 			thread_remove(s, s->threads[i]);
-	if (t->tid != s->pid) {
-		thread_remove(s, t);
-		t = thread_add(s, s->pid);
-		if (!t)
-			return;
-	}
-	t->blocked_valid = false;
+	if (!thread_add(s, s->pid))
+		s->st.errors++;
 	sym_process_reload(s->sym);
-	resume(s, t, 0);
+	if (ptrace(PTRACE_CONT, s->pid, NULL, NULL) < 0 && errno != ESRCH)
+		s->st.errors++;
 }
 
 static void handle_exit(struct sampler *s, pid_t tid, int status)
@@ -305,6 +324,7 @@ void stops_handle(struct sampler *s, pid_t tid, int status)
 	int sig, event;
 
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		stops_log(s, "exit tid %d status 0x%x", (int)tid, status);
 		handle_exit(s, tid, status);
 		return;
 	}
@@ -313,6 +333,8 @@ void stops_handle(struct sampler *s, pid_t tid, int status)
 	sig = WSTOPSIG(status);
 	event = (unsigned)status >> 16;
 	t = thread_find(s, tid);
+	stops_log(s, "stop tid %d sig %d event %d%s%s%s", (int)tid, sig, event, t ? "" : " (new)",
+		  t && t->interrupt_sent ? " interrupted" : "", t && t->detaching ? " detaching" : "");
 	if (!t) {
 		bool foreign;
 
@@ -337,7 +359,7 @@ void stops_handle(struct sampler *s, pid_t tid, int status)
 		handle_clone(s, t);
 		break;
 	case PTRACE_EVENT_EXEC:
-		handle_exec(s, t);
+		handle_exec(s);
 		break;
 	case 0:
 		handle_signal(s, t, sig);

@@ -135,6 +135,13 @@ char thread_state(struct sampler *s, struct thread *t)
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ')
 		return 0;
+	/* Field 39 is the CPU it last ran on; each strchr finds the space before field N. */
+	t->cpu = -1;
+	for (int field = 3; field <= 39 && (p = strchr(p + 1, ' ')); field++)
+		;
+	if (p)
+		t->cpu = (int)strtol(p + 1, NULL, 10);
+	p = strrchr(buf, ')');
 	return p[2];
 }
 

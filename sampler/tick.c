@@ -5,6 +5,7 @@
  * without stopping them; unwind and symbolize after everyone runs again.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -15,6 +16,7 @@
 /* How long a tick waits for interrupted threads before checking on them. */
 #define TRAP_WAIT_MS 20
 #define TRAP_GIVE_UP_NS 1000000000ull
+#define TRAP_SPIN_NS 100000ull
 
 static struct stack_sample *copy_slot(struct sampler *s)
 {
@@ -87,6 +89,7 @@ void tick_copy_stopped(struct sampler *s, struct thread *t)
 
 static void interrupt(struct sampler *s, struct thread *t)
 {
+	stops_log(s, "interrupt tid %d", (int)t->tid);
 	t->interrupt_ns = monotonic_ns();
 	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) < 0) {
 		if (errno != ESRCH)
@@ -96,6 +99,8 @@ static void interrupt(struct sampler *s, struct thread *t)
 	t->interrupt_sent = true;
 	t->want_copy = true;
 	s->pending_traps++;
+	if (t->cpu == s->our_cpu)
+		s->trap_on_our_cpu = true;
 }
 
 /* Threads that died between the interrupt and the trap never trap. */
@@ -110,6 +115,7 @@ static void forget_dead_traps(struct sampler *s, uint64_t since)
 		if (t->gone || !t->interrupt_sent)
 			continue;
 		c = thread_state(s, t);
+		stops_log(s, "tid %d has not trapped; state %c", (int)t->tid, c ? c : '-');
 		if (c == 0 || c == 'Z' || c == 'X') {
 			thread_remove(s, t);
 		} else if (give_up) {
@@ -121,10 +127,27 @@ static void forget_dead_traps(struct sampler *s, uint64_t since)
 	}
 }
 
+/*
+ * An interrupted thread traps within microseconds, but waking a sleeping
+ * tracer can take tens (more on a VM): poll without sleeping for a short
+ * while first, so the target is not kept stopped while we wake up. Not
+ * when a thread we wait for last ran on our CPU: it needs that CPU to
+ * reach its trap, and our sleeping gives it at once.
+ */
+static void spin_for_traps(struct sampler *s, uint64_t since)
+{
+	if (s->trap_on_our_cpu)
+		return;
+	while (s->pending_traps > 0 && !s->exited &&
+	       monotonic_ns() - since < TRAP_SPIN_NS)
+		stops_wait(s, 0);
+}
+
 static void collect_traps(struct sampler *s)
 {
 	uint64_t since = monotonic_ns();
 
+	spin_for_traps(s, since);
 	while (s->pending_traps > 0 && !s->exited) {
 		if (stops_wait(s, TRAP_WAIT_MS) == 0)
 			forget_dead_traps(s, since);
@@ -132,47 +155,25 @@ static void collect_traps(struct sampler *s)
 	s->pending_traps = 0;
 }
 
-static bool same_blocked(const struct thread *t, const struct blocked_state *b)
-{
-	return t->blocked_valid && t->blocked_nr == b->nr &&
-	       t->blocked_sp == b->sp && t->blocked_pc == b->pc;
-}
-
 /*
- * A blocked thread's user stack cannot change while it sleeps: read it
- * without stopping it, then check it still sleeps in the same place. If it
- * woke meanwhile, the copy may be torn: it goes to the running ones.
+ * A blocked thread is sampled from /proc without stopping it: its syscall,
+ * sp and pc. Frame pointers cannot be followed from sp and pc alone (the
+ * syscall wrapper keeps no frame record and rbp is not readable without a
+ * stop), so the stack is the function it blocks in under an idle leaf;
+ * a guess from scanning the stack would show frames that are not there.
+ * Returns false when the thread turned out to be running.
  */
-static bool sample_blocked(struct sampler *s, struct thread *t, uint8_t *buf,
-			   uint64_t now, uint64_t weight)
+static bool sample_blocked(struct sampler *s, struct thread *t, uint64_t now,
+			   uint64_t weight)
 {
-	struct blocked_state b, again;
-	const struct sym_mapping *m;
-	size_t len = s->opt.stack_bytes;
-	ssize_t n;
-	int ret;
+	struct blocked_state b;
+	int ret = thread_blocked_state(s, t, &b);
 
-	ret = thread_blocked_state(s, t, &b);
 	if (ret == -EAGAIN)
 		return false;
 	if (ret < 0)
 		return true; /* gone */
-	if (same_blocked(t, &b)) {
-		stacks_add_blocked(s, t, &b, NULL, 0, now, weight);
-		return true;
-	}
-	m = sym_process_mapping(s->sym, b.sp);
-	if (m && m->end - b.sp < len)
-		len = (size_t)(m->end - b.sp);
-	n = remote_read(s->pid, b.sp, buf, len);
-	if (n < 0)
-		n = 0;
-	ret = thread_blocked_state(s, t, &again);
-	if (ret == -EAGAIN || (ret == 0 && (again.nr != b.nr || again.sp != b.sp || again.pc != b.pc)))
-		return false;
-	if (ret < 0)
-		return true;
-	stacks_add_blocked(s, t, &b, buf, (size_t)n, now, weight);
+	stacks_add_blocked(s, t, &b, now, weight);
 	return true;
 }
 
@@ -199,6 +200,8 @@ void tick_sample(struct sampler *s, uint64_t now)
 	s->tick++;
 	s->st.ticks++;
 	s->ncopies = 0;
+	s->our_cpu = sched_getcpu();
+	s->trap_on_our_cpu = false;
 	if (grow_list(&s->blocked, &s->cap_blocked, s->nthreads) < 0) {
 		s->st.errors++;
 		return;
@@ -218,16 +221,15 @@ void tick_sample(struct sampler *s, uint64_t now)
 	collect_traps(s);
 
 	/* Everyone runs again; now the threads that never stopped. */
-	if (nblocked && !s->blocked_buf)
-		s->blocked_buf = malloc(s->opt.stack_bytes);
-	for (size_t i = 0; i < nblocked && s->blocked_buf; i++) {
+	for (size_t i = 0; i < nblocked; i++) {
 		struct thread *t = s->blocked[i];
 
-		if (!t->gone && !sample_blocked(s, t, s->blocked_buf, now, weight))
+		if (!t->gone && !sample_blocked(s, t, now, weight))
 			s->blocked[nlate++] = t;
 	}
+	s->trap_on_our_cpu = false;
 	for (size_t i = 0; i < nlate; i++)
-		if (!s->blocked[i]->gone)
+		if (!s->blocked[i]->gone && thread_state(s, s->blocked[i]))
 			interrupt(s, s->blocked[i]);
 	if (nlate)
 		collect_traps(s);

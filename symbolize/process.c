@@ -14,8 +14,14 @@
 
 #include "symbolize/internal.h"
 
-/* Re-read the maps for an unknown address at most this often. */
+/*
+ * Re-read the maps for an unknown address at most this often; more often
+ * while they keep changing (ld.so loading libraries after an exec), so
+ * early samples do not stop at a library the maps do not show yet.
+ */
 #define MAPS_REREAD_NS (100 * 1000 * 1000ULL)
+#define MAPS_REREAD_CHANGING_NS (5 * 1000 * 1000ULL)
+#define MAPS_CHANGING_FOR_NS (1000 * 1000 * 1000ULL)
 
 struct module_entry {
 	uint64_t inode;
@@ -42,7 +48,8 @@ struct sym_process {
 	size_t entry_count;
 	size_t entry_cap;
 	uint64_t generation;
-	uint64_t read_ns; /* last (attempted) read of the maps */
+	uint64_t read_ns;    /* last (attempted) read of the maps */
+	uint64_t changed_ns; /* last read that found them changed */
 };
 
 static uint64_t now_ns(void)
@@ -111,13 +118,36 @@ static struct module_entry *find_entry(struct sym_process *p,
 	return add_entry(p, m);
 }
 
-/* Takes ownership of maps, also on failure. */
+static bool same_mappings(const struct sym_maps *a, const struct sym_maps *b)
+{
+	size_t n = sym_maps_count(a);
+
+	if (!a || !b || n != sym_maps_count(b))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_mapping *x = sym_maps_at(a, i), *y = sym_maps_at(b, i);
+
+		if (x->start != y->start || x->end != y->end || x->pgoff != y->pgoff ||
+		    x->inode != y->inode || x->exec != y->exec || strcmp(x->path, y->path))
+			return false;
+	}
+	return true;
+}
+
+/* Takes ownership of maps, also on failure. Unchanged maps keep their
+ * generation, so callers' caches of resolved addresses stay valid. */
 static int install_maps(struct sym_process *p, struct sym_maps *maps)
 {
 	size_t n = sym_maps_count(maps);
 	struct mapping_state *states = calloc(n ? n : 1, sizeof(*states));
 	struct module_entry *last = NULL;
 
+	if (same_mappings(p->maps, maps)) {
+		free(states);
+		sym_maps_free(maps);
+		return 0;
+	}
+	p->changed_ns = p->read_ns;
 	if (!states) {
 		sym_maps_free(maps);
 		return -ENOMEM;
@@ -207,16 +237,26 @@ uint64_t sym_process_generation(const struct sym_process *p)
 	return p ? p->generation : 0;
 }
 
+const struct sym_mapping *sym_process_find(struct sym_process *p, uint64_t addr)
+{
+	return p ? sym_maps_find(p->maps, addr) : NULL;
+}
+
 const struct sym_mapping *sym_process_mapping(struct sym_process *p,
 					      uint64_t addr)
 {
 	const struct sym_mapping *m;
+	uint64_t now, interval;
 
 	if (!p)
 		return NULL;
 	m = sym_maps_find(p->maps, addr);
-	if (m || now_ns() - p->read_ns < MAPS_REREAD_NS)
+	if (m)
 		return m;
+	now = now_ns();
+	interval = now - p->changed_ns < MAPS_CHANGING_FOR_NS ? MAPS_REREAD_CHANGING_NS : MAPS_REREAD_NS;
+	if (now - p->read_ns < interval)
+		return NULL;
 	if (sym_process_reload(p))
 		return NULL;
 	return sym_maps_find(p->maps, addr);

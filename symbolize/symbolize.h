@@ -80,16 +80,19 @@ void sym_process_free(struct sym_process *p);
 /* Re-reads /proc/PID/maps now (after exec, say). Modules stay cached by
  * device and inode. */
 int sym_process_reload(struct sym_process *p);
-/* Number of times the maps were (re-)read; changes tell callers to drop
- * their own caches of resolved addresses. */
+/* Changes whenever a (re-)read found the maps different: callers drop
+ * their own caches of resolved addresses then. */
 uint64_t sym_process_generation(const struct sym_process *p);
 /*
  * The mapping holding addr. When addr is outside every known mapping the
- * maps are re-read once (at most every 100 ms) before giving up with NULL.
+ * maps are re-read once (at most every 100 ms, or 5 ms while they keep
+ * changing, as after an exec) before giving up with NULL.
  * The pointer is valid until the maps are re-read.
  */
 const struct sym_mapping *sym_process_mapping(struct sym_process *p,
 					      uint64_t addr);
+/* The mapping holding addr as the maps were last read; never re-reads. */
+const struct sym_mapping *sym_process_find(struct sym_process *p, uint64_t addr);
 /* Strings in *out live until the maps are re-read or p is freed. */
 int sym_process_resolve(struct sym_process *p, uint64_t addr,
 			struct sym_location *out);
@@ -113,16 +116,5 @@ struct sym_stack_copy {
 int sym_unwind_fp(struct sym_process *p, uint64_t ip, uint64_t sp,
 		  uint64_t bp, const struct sym_stack_copy *stack,
 		  uint64_t *ips, int max_ips, bool *truncated);
-
-/*
- * The same for a thread known only by ip and sp (blocked in a syscall and
- * read without stopping it): the caller's return address and frame-pointer
- * chain are found by scanning the copy for the first frame record whose
- * chain is consistent. Frames that cannot be found this way are left out
- * and *truncated is set.
- */
-int sym_unwind_fp_scan(struct sym_process *p, uint64_t ip, uint64_t sp,
-		       const struct sym_stack_copy *stack, uint64_t *ips,
-		       int max_ips, bool *truncated);
 
 #endif

@@ -138,3 +138,51 @@ else
 	not_ok "after kill -9 the recording holds all but the last second" "exit $rc, $n samples: $(cat "$TMP/err")"
 fi
 sleep 1.2 # the orphaned command finishes on its own
+
+# A thread id given as PID names its process.
+"$T/heartbeat" "$TMP/hb" 3 >/dev/null &
+pid=$!
+sleep 0.3
+tid=$(ls /proc/$pid/task | grep -v "^$pid\$" | head -1)
+$TS attach "$tid" -d 0.5 -o "$TMP/tid.folded" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 0 ] && [ -n "$tid" ] && [ "$(folded_with "$TMP/tid.folded" beat_work)" -gt 0 ]; then
+	ok "attach TID profiles the whole process"
+else
+	not_ok "attach TID profiles the whole process" "exit $rc: $(cat "$TMP/err")"
+fi
+
+# Idle samples: blocked threads show as [idle: SYSCALL] leaves only with --idle.
+$TS attach "$pid" -t --idle -d 0.5 -o "$TMP/idle.folded" 2>/dev/null
+$TS attach "$pid" -t -d 0.5 -o "$TMP/busy.folded" 2>/dev/null
+if grep -q '^thread [0-9]* (heartbeat);epoll_wait;\[idle: epoll_wait\] ' "$TMP/idle.folded" \
+	&& ! grep -q 'idle' "$TMP/busy.folded" && [ "$(folded_with "$TMP/busy.folded" beat_work)" -gt 0 ]; then
+	ok "--idle keeps blocked threads as [idle: epoll_wait]; the default drops them"
+else
+	not_ok "--idle keeps blocked threads as [idle: epoll_wait]; the default drops them" "$(head -3 "$TMP/idle.folded")"
+fi
+wait $pid
+
+# Progress on a terminal, silent with -q.
+if command -v script >/dev/null; then
+	script -qec "$TS record -r 200 -o $TMP/tty.folded -- $T/cpu_shares 0.8" /dev/null >"$TMP/tty.out" 2>&1
+	script -qec "$TS record -q -r 200 -o $TMP/tty.folded -- $T/cpu_shares 0.8" /dev/null >"$TMP/tty-q.out" 2>&1
+	if grep -Eq '[0-9.]+ s \| [0-9]+ samples \| [0-9]+ threads \| [0-9]+ errors \| [0-9]+ missed' "$TMP/tty.out" \
+		&& ! grep -q 'samples |' "$TMP/tty-q.out"; then
+		ok "a progress line on a terminal, none with -q"
+	else
+		not_ok "a progress line on a terminal, none with -q" "$(tr '\r' '\n' <"$TMP/tty.out" | head -5)"
+	fi
+else
+	skip "a progress line on a terminal, none with -q" "script(1) not installed"
+fi
+if [ -s "$TMP/s.folded" ] && ! grep -q 'samples |' "$TMP/err"; then ok "no progress line when stderr is not a terminal"
+else not_ok "no progress line when stderr is not a terminal"; fi
+
+# Libraries loaded after the exec are known from the first samples on.
+$TS record -q -r 2000 -o "$TMP/start.folded" -- "$T/cpu_shares" 0.3 >/dev/null
+if [ -s "$TMP/start.folded" ] && ! grep -q '(\[unknown\])' "$TMP/start.folded"; then
+	ok "no [unknown] frames while the dynamic loader maps libraries"
+else
+	not_ok "no [unknown] frames while the dynamic loader maps libraries" "$(grep -c unknown "$TMP/start.folded")"
+fi

@@ -58,13 +58,15 @@ fi
 # fork, exec and posix_spawn children run untraced; the exec is followed.
 timeout 60 $TS record -q -r 500 -o "$TMP/fe.folded" -- "$T/forkexec" >"$TMP/fe.out"
 rc=$?
-if [ $rc -eq 0 ] && grep -q 'children ok' "$TMP/fe.out" && grep -q stage2 "$TMP/fe.out"; then
+if [ $rc -eq 0 ] && grep -q 'children ok' "$TMP/fe.out" && grep -q stage3 "$TMP/fe.out"; then
 	ok "a target that forks, execs and spawns: children statuses intact"
 else
 	not_ok "a target that forks, execs and spawns: children statuses intact" "exit $rc"
 fi
-if [ "$(folded_with "$TMP/fe.folded" after_exec_spin)" -gt 0 ]; then ok "sampling follows the target's exec"
+if [ "$(folded_with "$TMP/fe.folded" stage2_spin)" -gt 0 ]; then ok "sampling follows the target's exec"
 else not_ok "sampling follows the target's exec"; fi
+if [ "$(folded_with "$TMP/fe.folded" after_exec_spin)" -gt 0 ]; then ok "sampling follows an exec from a second thread"
+else not_ok "sampling follows an exec from a second thread"; fi
 
 # A target that exits mid-run ends sampling cleanly.
 "$T/heartbeat" "$TMP/hb0" 1.5 >/dev/null &

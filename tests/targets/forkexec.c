@@ -2,9 +2,13 @@
 /*
  * Forks, execs and spawns children (none of which the profiler follows, and
  * none of which may be left traced or stopped), checks their statuses, then
- * execs itself into a second stage that spins in after_exec_spin, so a
- * profile shows whether the exec was followed.
+ * execs itself from the main thread into stage 2 (spins in stage2_spin),
+ * which execs from a second thread (the exec'ing thread takes over the
+ * process id) into stage 3 (spins in after_exec_spin): a profile shows
+ * whether both execs were followed.
  */
+#define _GNU_SOURCE
+#include <pthread.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +43,20 @@ __attribute__((noinline)) static uint64_t after_exec_spin(void)
 	return spin_for(1.0);
 }
 
+__attribute__((noinline)) static uint64_t stage2_spin(void)
+{
+	return spin_for(0.5);
+}
+
+static void *exec_from_thread(void *arg)
+{
+	const char *self = arg;
+
+	execl("/proc/self/exe", self, "stage3", (char *)NULL);
+	perror("exec from thread");
+	exit(1);
+}
+
 static int status_of(pid_t pid)
 {
 	int st;
@@ -55,9 +73,18 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int st;
 
-	if (argc > 1 && !strcmp(argv[1], "stage2")) {
-		printf("stage2 %llu\n", (unsigned long long)(after_exec_spin() & 0));
+	if (argc > 1 && !strcmp(argv[1], "stage3")) {
+		printf("stage3 %llu\n", (unsigned long long)(after_exec_spin() & 0));
 		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "stage2")) {
+		pthread_t th;
+
+		printf("stage2 %llu\n", (unsigned long long)(stage2_spin() & 0));
+		fflush(stdout);
+		pthread_create(&th, NULL, exec_from_thread, argv[0]);
+		pthread_join(th, NULL); /* never returns: the exec replaces us */
+		return 1;
 	}
 	spin_for(0.3);
 	pid = fork();

@@ -36,7 +36,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 
 __attribute__((noinline)) static uint64_t compute(uint64_t n)
 {
-	uint64_t x = 12345;
+	volatile uint64_t x = 12345;
 
 	for (uint64_t i = 0; i < n; i++)
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -65,8 +65,7 @@ int main(int argc, char **argv)
 			/* A full queue (EAGAIN) is retried, never dropped. */
 			while (sigqueue(parent, SIGRTMIN, v) < 0)
 				usleep(100);
-			if (i % 16 == 0)
-				usleep(200);
+			usleep(100); /* spread over ~0.5 s of sampling */
 		}
 		_exit(0);
 	}

@@ -173,59 +173,6 @@ Test(unwind_fp, capped_copy_and_max_ips)
 	sym_process_free(s.p);
 }
 
-/* A thread blocked in a syscall: the leaf (libc) keeps no frame record;
- * its caller's return address sits a few words above sp. */
-static void blocked_stack(struct fake_stack *s)
-{
-	fake_init(s);
-	s->words[0] = 5;
-	s->words[1] = (uint64_t)(uintptr_t)s; /* a data pointer */
-	s->words[2] = ra(code_a);             /* the leaf's caller */
-	s->words[3] = 0x123;
-	/* A decoy: [small number, code] is no consistent record. */
-	record(s, 4, 0x1234, ra(code_c));
-	record(s, 8, at(s, 16), ra(code_b)); /* the caller's record */
-	record(s, 16, 0, ra(code_c));
-}
-
-static int scan(struct fake_stack *s, int max)
-{
-	return sym_unwind_fp_scan(s->p, 0x4242, s->copy.base, &s->copy,
-				  s->ips, max, &s->truncated);
-}
-
-Test(unwind_fp, scan_blocked_thread)
-{
-	struct fake_stack s = { 0 };
-	uint64_t want[] = { 0x4242, ra(code_a), ra(code_b), ra(code_c) };
-
-	blocked_stack(&s);
-	check_ips(&s, scan(&s, MAX_IPS), want, 4, false);
-	/* sp unaligned: the scan starts at the next word. */
-	cr_assert_eq(sym_unwind_fp_scan(s.p, 0x4242, s.copy.base + 3, &s.copy,
-					s.ips, MAX_IPS, &s.truncated), 4);
-	cr_assert_eq(s.ips[1], ra(code_a));
-	sym_process_free(s.p);
-}
-
-Test(unwind_fp, scan_finds_nothing)
-{
-	struct fake_stack s = { 0 };
-	uint64_t none[] = { 0x4242 };
-	uint64_t caller[] = { 0x4242, ra(code_a) };
-
-	fake_init(&s); /* no code addresses at all */
-	for (int i = 0; i < WORDS; i++)
-		s.words[i] = (uint64_t)i * 3;
-	check_ips(&s, scan(&s, MAX_IPS), none, 1, true);
-
-	blocked_stack(&s); /* a caller, but the chain above it is broken */
-	s.words[8] = at(&s, 4);
-	s.words[17] = 0x10;
-	check_ips(&s, scan(&s, MAX_IPS), caller, 2, true);
-	sym_process_free(s.p);
-}
-
 /* ---- a real stack: this test's own ---- */
 
 #define REAL_COPY_MAX (64 * 1024)

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/*
+ * How much slower a CPU-bound target runs while trainsample samples it.
+ *
+ *   overhead TRAINSAMPLE SPIN [PAIRS] [ROUNDS]
+ *
+ * For 100 Hz and 1 kHz: PAIRS alternating runs of SPIN alone and under
+ * `trainsample attach`, target pinned to CPU 1 and trainsample to CPU 0.
+ * Wall time is measured from the start signal to the target's exit, CPU
+ * time from wait4's rusage of the target. Prints the ratio of the fastest
+ * runs and the median of the per-pair ratios, and the medians of
+ * trainsample's own --stats figures. Figures only: nothing is asserted.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_PAIRS 100
+
+struct run {
+	double wall, cpu;
+	double samples, missed, errors, p50, p99, sampler_cpu;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static long tracer_of(pid_t pid)
+{
+	char path[64], line[256];
+	long t = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %ld", &t) == 1)
+			break;
+	fclose(f);
+	return t;
+}
+
+/* The nth number after key in trainsample's --stats text. */
+static double stat_after(const char *text, const char *key, int nth)
+{
+	const char *p = strstr(text, key);
+	char *end;
+	double v = -1;
+
+	if (!p)
+		return -1;
+	p += strlen(key);
+	for (int i = 0; i <= nth; i++) {
+		while (*p && !(*p >= '0' && *p <= '9'))
+			p++;
+		v = strtod(p, &end);
+		p = end;
+	}
+	return v;
+}
+
+static void parse_stats(const char *path, struct run *r)
+{
+	char text[8192] = "";
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		size_t n = fread(text, 1, sizeof(text) - 1, f);
+
+		text[n] = '\0';
+		fclose(f);
+	}
+	r->samples = stat_after(text, "  samples", 0);
+	r->missed = stat_after(text, "  ticks", 1);
+	r->errors = stat_after(text, "  errors", 0);
+	r->p50 = stat_after(text, "target pause", 1);
+	r->p99 = stat_after(text, "target pause", 3);
+	r->sampler_cpu = stat_after(text, "trainsample cpu", 0);
+}
+
+static pid_t start_profiler(const char *ts, pid_t target, double rate, int stats_fd)
+{
+	char rate_s[32], pid_s[32];
+	pid_t prof;
+
+	snprintf(rate_s, sizeof(rate_s), "%g", rate);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)target);
+	prof = fork();
+	if (prof == 0) {
+		dup2(stats_fd, 2);
+		pin(0);
+		execl(ts, ts, "attach", pid_s, "-q", "--stats", "-r", rate_s, "-f", "folded", "-o",
+		      "/dev/null", (char *)NULL);
+		_exit(127);
+	}
+	/* Start the clock only once every thread is seized. */
+	for (int i = 0; i < 5000 && tracer_of(target) != prof; i++)
+		usleep(1000);
+	return prof;
+}
+
+static int run_once(const char *ts, const char *spin, const char *rounds, double rate,
+		    struct run *r)
+{
+	char stats[] = "/tmp/trainsample-bench.XXXXXX";
+	int go[2], status, fd = -1;
+	struct rusage ru;
+	pid_t target, prof = 0;
+	double t0;
+
+	if (pipe(go) < 0)
+		return -1;
+	target = fork();
+	if (target == 0) {
+		dup2(go[0], 0);
+		close(go[1]);
+		pin(1);
+		execl(spin, spin, rounds, (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	if (rate > 0) {
+		fd = mkstemp(stats);
+		if (fd < 0)
+			return -1;
+		prof = start_profiler(ts, target, rate, fd);
+		close(fd);
+	}
+	t0 = now();
+	if (write(go[1], "g", 1) != 1)
+		return -1;
+	close(go[1]);
+	if (wait4(target, &status, 0, &ru) != target || !WIFEXITED(status) || WEXITSTATUS(status))
+		return -1;
+	r->wall = now() - t0;
+	r->cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	if (prof) {
+		waitpid(prof, &status, 0);
+		parse_stats(stats, r);
+		unlink(stats);
+	}
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double min_of(const double *v, int n)
+{
+	double m = v[0];
+
+	for (int i = 1; i < n; i++)
+		if (v[i] < m)
+			m = v[i];
+	return m;
+}
+
+struct series {
+	double alone_wall[MAX_PAIRS], alone_cpu[MAX_PAIRS];
+	double prof_wall[MAX_PAIRS], prof_cpu[MAX_PAIRS];
+	double wall_ratio[MAX_PAIRS], cpu_ratio[MAX_PAIRS];
+	double samples[MAX_PAIRS], missed[MAX_PAIRS], errors[MAX_PAIRS];
+	double p50[MAX_PAIRS], p99[MAX_PAIRS], sampler_cpu[MAX_PAIRS];
+};
+
+static int measure(char **argv, const char *rounds, double rate, int pairs, struct series *s)
+{
+	for (int i = 0; i < pairs; i++) {
+		struct run alone = { 0 }, prof = { 0 };
+		int ok;
+
+		/* Alternate the order so drift hits both sides alike. */
+		if (i % 2 == 0)
+			ok = !run_once(argv[1], argv[2], rounds, 0, &alone) &&
+			     !run_once(argv[1], argv[2], rounds, rate, &prof);
+		else
+			ok = !run_once(argv[1], argv[2], rounds, rate, &prof) &&
+			     !run_once(argv[1], argv[2], rounds, 0, &alone);
+		if (!ok)
+			return -1;
+		s->alone_wall[i] = alone.wall;
+		s->alone_cpu[i] = alone.cpu;
+		s->prof_wall[i] = prof.wall;
+		s->prof_cpu[i] = prof.cpu;
+		s->wall_ratio[i] = prof.wall / alone.wall;
+		s->cpu_ratio[i] = prof.cpu / alone.cpu;
+		s->samples[i] = prof.samples;
+		s->missed[i] = prof.missed;
+		s->errors[i] = prof.errors;
+		s->p50[i] = prof.p50;
+		s->p99[i] = prof.p99;
+		s->sampler_cpu[i] = prof.sampler_cpu;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const double rates[] = { 100, 1000 };
+	static struct series s;
+	const char *rounds = argc > 4 ? argv[4] : "240";
+	int pairs = argc > 3 ? atoi(argv[3]) : 10;
+
+	if (argc < 3 || pairs < 1 || pairs > MAX_PAIRS) {
+		fprintf(stderr, "usage: overhead TRAINSAMPLE SPIN [PAIRS] [ROUNDS]\n");
+		return 2;
+	}
+	printf("trainsample overhead: CPU-bound target on CPU 1, trainsample attach on CPU 0,\n"
+	       "%d alternating pairs per rate. Ratios are profiled / alone (1.000 = no overhead):\n"
+	       "'fast' compares the fastest runs, 'median' is the median of the pairs' ratios.\n"
+	       "The rest are medians of trainsample --stats; pause = the target's stop per sample.\n\n",
+	       pairs);
+	printf("%-7s %9s %9s %9s %9s %8s %7s %7s %10s %10s %12s\n", "rate", "wall-fast", "wall-med",
+	       "cpu-fast", "cpu-med", "samples", "missed", "errors", "pause-p50", "pause-p99",
+	       "sampler-cpu");
+	for (size_t k = 0; k < sizeof(rates) / sizeof(rates[0]); k++) {
+		double alone;
+
+		if (measure(argv, rounds, rates[k], pairs, &s) < 0) {
+			fprintf(stderr, "overhead: a run failed\n");
+			return 1;
+		}
+		alone = median(s.alone_wall, pairs);
+		printf("%-7s %9.4f %9.4f %9.4f %9.4f %8.0f %7.0f %7.0f %8.1fus %8.1fus %10.3fs\n",
+		       rates[k] >= 1000 ? "1 kHz" : "100 Hz",
+		       min_of(s.prof_wall, pairs) / min_of(s.alone_wall, pairs),
+		       median(s.wall_ratio, pairs),
+		       min_of(s.prof_cpu, pairs) / min_of(s.alone_cpu, pairs),
+		       median(s.cpu_ratio, pairs), median(s.samples, pairs), median(s.missed, pairs),
+		       median(s.errors, pairs), median(s.p50, pairs), median(s.p99, pairs),
+		       median(s.sampler_cpu, pairs));
+		printf("%-7s (target alone: %.3f s wall, median)\n", "", alone);
+	}
+	return 0;
+}
