@@ -115,8 +115,11 @@ $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -O2 -o $@ $<
 
+# -O0: gcc drops the frame record of leaf functions that need no stack
+# frame even with -fno-omit-frame-pointer, and the example should unwind
+# whole with frame pointers alone.
 $(BUILD)/examples/%: examples/%.c
 	@mkdir -p $(@D)
-	$(CC) $(TARGET_CFLAGS) -o $@ $< -lm
+	$(CC) $(TARGET_CFLAGS) -O0 -o $@ $< -lm
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
