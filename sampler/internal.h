@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/user.h>
 
@@ -71,6 +72,7 @@ struct sampler {
 	size_t nthreads, cap_threads;
 
 	sigset_t old_mask;    /* the caller's mask, restored on free */
+	struct rlimit old_nofile; /* the caller's descriptor limit, likewise */
 	int sigfd;
 	int timerfd;
 	bool stop_requested;

@@ -84,6 +84,14 @@ static int sampler_new(struct sampler **out, struct profile *p,
 	}
 	/* Default slack (50 us) would smear the deadlines at 1 kHz. */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	/* Two descriptors per thread: a process with a thousand threads would
+	 * exhaust the usual soft limit of 1024. A started command gets the
+	 * original limit back. */
+	if (getrlimit(RLIMIT_NOFILE, &s->old_nofile) == 0) {
+		struct rlimit raised = { s->old_nofile.rlim_max, s->old_nofile.rlim_max };
+
+		setrlimit(RLIMIT_NOFILE, &raised);
+	}
 	*out = s;
 	return 0;
 }
@@ -124,14 +132,15 @@ int sampler_attach(struct sampler **out, pid_t pid, struct profile *p,
 
 /* Between fork and exec: only async-signal-safe calls. */
 static void __attribute__((noreturn))
-child_exec(char *const argv[], int go_fd, int err_fd, const sigset_t *mask)
+child_exec(char *const argv[], int go_fd, int err_fd, const struct sampler *s)
 {
 	char c;
 	int e;
 
 	if (read(go_fd, &c, 1) != 1)
 		_exit(127); /* trainsample died before it could trace us */
-	sigprocmask(SIG_SETMASK, mask, NULL);
+	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+	setrlimit(RLIMIT_NOFILE, &s->old_nofile);
 	execvp(argv[0], argv);
 	e = errno;
 	if (write(err_fd, &e, sizeof(e)) < 0)
@@ -207,7 +216,7 @@ int sampler_spawn(struct sampler **out, char *const argv[], struct profile *p,
 	if (pid == 0) {
 		close(go[1]);
 		close(ep[0]);
-		child_exec(argv, go[0], ep[1], &s->old_mask);
+		child_exec(argv, go[0], ep[1], s);
 	}
 	close(go[0]);
 	close(ep[1]);
@@ -491,6 +500,8 @@ void sampler_free(struct sampler *s)
 	if (s->timerfd >= 0)
 		close(s->timerfd);
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+	if (s->old_nofile.rlim_cur)
+		setrlimit(RLIMIT_NOFILE, &s->old_nofile);
 	free(s);
 }
 

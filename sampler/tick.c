@@ -43,18 +43,25 @@ static struct stack_sample *copy_slot(struct sampler *s)
 }
 
 /*
- * The bytes from sp to the end of the thread's stack mapping, capped. The
- * mapping is the one seen last time; a thread seen for the first time gets
- * the whole cap (the read stops at the first unmapped page) and is trimmed
- * after it runs again, so the maps are never re-read while it is stopped.
+ * The bytes from sp to the end of the thread's stack mapping, capped: the
+ * mapping seen last time, or the one the maps read so far show. Never a
+ * re-read of the maps while the thread is stopped: a stack mapped since
+ * gets the whole cap (the read stops at the first unmapped page) and is
+ * trimmed once the thread runs again.
  */
 static size_t stack_copy_len(struct sampler *s, struct thread *t, uint64_t sp)
 {
 	size_t cap = s->opt.stack_bytes;
+	const struct sym_mapping *m;
 
-	if (sp >= t->stack_lo && sp < t->stack_hi && t->stack_hi - sp < cap)
-		return (size_t)(t->stack_hi - sp);
-	return cap;
+	if (sp < t->stack_lo || sp >= t->stack_hi) {
+		m = sym_process_find(s->sym, sp);
+		if (!m)
+			return cap;
+		t->stack_lo = m->start;
+		t->stack_hi = m->end;
+	}
+	return t->stack_hi - sp < cap ? (size_t)(t->stack_hi - sp) : cap;
 }
 
 /* Called by the stop handler while t sits in our interrupt trap. */
@@ -229,7 +236,7 @@ void tick_sample(struct sampler *s, uint64_t now)
 	}
 	s->trap_on_our_cpu = false;
 	for (size_t i = 0; i < nlate; i++)
-		if (!s->blocked[i]->gone && thread_state(s, s->blocked[i]))
+		if (!s->blocked[i]->gone && thread_state(s, s->blocked[i]) == 'R')
 			interrupt(s, s->blocked[i]);
 	if (nlate)
 		collect_traps(s);

@@ -45,7 +45,7 @@ else
 fi
 
 # 200 threads started and joined.
-$TS record -q -t --stats -o "$TMP/th.folded" -- "$T/threads200" >"$TMP/th.out" 2>"$TMP/th.err"
+$TS record -q -t -r 1000 --stats -o "$TMP/th.folded" -- "$T/threads200" >"$TMP/th.out" 2>"$TMP/th.err"
 rc=$?
 seen=$(sed -n 's/^ *threads *\([0-9]*\) seen.*/\1/p' "$TMP/th.err")
 if [ $rc -eq 0 ] && grep -q 'joined 200 threads' "$TMP/th.out" && at_least "${seen:-0}" 201 \
