@@ -100,6 +100,12 @@ struct sampler {
 	uint32_t pause_hist[PAUSE_BUCKETS];
 };
 
+/* sampler.c */
+int sampler_new(struct sampler **out, struct profile *p,
+		const struct sampler_options *o, char *err, size_t errlen);
+/* Opens the symbolizer; on failure detaches what was seized. */
+int sampler_open_symbols(struct sampler *s, char *err, size_t errlen);
+
 /* threads.c */
 struct thread *thread_find(struct sampler *s, pid_t tid);
 struct thread *thread_add(struct sampler *s, pid_t tid);

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A sampler's life outside the sampling loop: creating it (signals, timer,
+ * limits), attaching to a running process, its figures, and freeing it,
+ * which lets go of whatever is still traced.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "sampler/internal.h"
+#include "symbolize/symbolize.h"
+
+int sampler_new(struct sampler **out, struct profile *p,
+		       const struct sampler_options *o, char *err, size_t errlen)
+{
+	struct sampler *s;
+	sigset_t set;
+	int ret;
+
+	if (o->rate_hz <= 0 || o->rate_hz > 20000 || !isfinite(o->rate_hz)) {
+		snprintf(err, errlen, "rate must be between 0 and 20000 Hz");
+		return -EINVAL;
+	}
+	if (o->stack_bytes < 512 || o->stack_bytes > (64u << 20)) {
+		snprintf(err, errlen, "stack bytes must be between 512 and 64 MiB");
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->opt = *o;
+	s->period_ns = (uint64_t)(1e9 / o->rate_hz);
+	s->profile = p;
+	s->sigfd = s->timerfd = -1;
+	s->rng = monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	ret = addr_cache_new(&s->addrs);
+	if (ret < 0) {
+		free(s);
+		return ret;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTSTP);
+	sigprocmask(SIG_BLOCK, &set, &s->old_mask);
+	s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->sigfd < 0 || s->timerfd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "signalfd/timerfd: %s", strerror(errno));
+		sampler_free(s);
+		return ret;
+	}
+	/* Default slack (50 us) would smear the deadlines at 1 kHz. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	/* Two descriptors per thread: a process with a thousand threads would
+	 * exhaust the usual soft limit of 1024. A started command gets the
+	 * original limit back. */
+	if (getrlimit(RLIMIT_NOFILE, &s->old_nofile) == 0) {
+		struct rlimit raised = { s->old_nofile.rlim_max, s->old_nofile.rlim_max };
+
+		setrlimit(RLIMIT_NOFILE, &raised);
+	}
+	*out = s;
+	return 0;
+}
+
+int sampler_open_symbols(struct sampler *s, char *err, size_t errlen)
+{
+	int ret = sym_process_open(s->pid, &s->sym, err, errlen);
+
+	if (ret < 0)
+		detach_threads(s);
+	return ret;
+}
+
+int sampler_attach(struct sampler **out, pid_t pid, struct profile *p,
+		   const struct sampler_options *o, char *err, size_t errlen)
+{
+	struct sampler *s;
+	int ret = sampler_new(&s, p, o, err, errlen);
+
+	if (ret < 0)
+		return ret;
+	s->pid = pid;
+	ret = attach_threads(s, err, errlen);
+	if (ret < 0) {
+		detach_threads(s);
+		sampler_free(s);
+		return ret;
+	}
+	ret = sampler_open_symbols(s, err, errlen);
+	if (ret < 0) {
+		sampler_free(s);
+		return ret;
+	}
+	stops_wait(s, 0); /* first stops of threads seized by TRACECLONE */
+	*out = s;
+	return 0;
+}
+
+static uint64_t pause_percentile(const struct sampler *s, double q)
+{
+	uint64_t total = 0, want, seen = 0;
+
+	for (size_t i = 0; i < PAUSE_BUCKETS; i++)
+		total += s->pause_hist[i];
+	if (!total)
+		return 0;
+	want = (uint64_t)ceil(q * (double)total);
+	for (size_t i = 0; i < PAUSE_BUCKETS; i++) {
+		seen += s->pause_hist[i];
+		if (seen >= want)
+			return (uint64_t)i * 1000 + 500; /* bucket middle */
+	}
+	return s->st.pause_max_ns;
+}
+
+void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
+{
+	struct rusage ru;
+	uint32_t live = 0;
+
+	*st = s->st;
+	for (size_t i = 0; i < s->nthreads; i++)
+		live += !s->threads[i]->gone;
+	st->threads_live = live;
+	st->elapsed_ns = (s->end_ns ? s->end_ns : monotonic_ns()) - s->start_ns;
+	if (!s->start_ns)
+		st->elapsed_ns = 0;
+	st->pause_p50_ns = pause_percentile(s, 0.50);
+	st->pause_p99_ns = pause_percentile(s, 0.99);
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		st->cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+			     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
+pid_t sampler_pid(const struct sampler *s)
+{
+	return s->pid;
+}
+
+void sampler_free(struct sampler *s)
+{
+	if (!s)
+		return;
+	/* Whatever path got here, nothing stays traced. */
+	if (s->nthreads)
+		detach_threads(s);
+	threads_free(s);
+	for (size_t i = 0; i < s->cap_copies; i++)
+		free(s->copies[i].data);
+	free(s->copies);
+	free(s->blocked);
+	addr_cache_free(s->addrs);
+	sym_process_free(s->sym);
+	if (s->sigfd >= 0)
+		close(s->sigfd);
+	if (s->timerfd >= 0)
+		close(s->timerfd);
+	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+	if (s->old_nofile.rlim_cur)
+		setrlimit(RLIMIT_NOFILE, &s->old_nofile);
+	free(s);
+}
+
+int sampler_resolve_pid(pid_t pid_or_tid, pid_t *tgid, char *err, size_t errlen)
+{
+	char buf[32];
+
+	if (pid_or_tid <= 0) {
+		snprintf(err, errlen, "invalid PID %d", (int)pid_or_tid);
+		return -EINVAL;
+	}
+	if (proc_status_field(pid_or_tid, "Tgid", buf, sizeof(buf)) < 0) {
+		snprintf(err, errlen, "no process with PID %d", (int)pid_or_tid);
+		return -ESRCH;
+	}
+	*tgid = (pid_t)strtol(buf, NULL, 10);
+	if (*tgid == getpid()) {
+		snprintf(err, errlen, "PID %d is trainsample itself", (int)pid_or_tid);
+		return -EINVAL;
+	}
+	return 0;
+}

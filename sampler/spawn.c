@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Starting a command traced from its first instruction, and waiting for it
+ * at the end as a shell would.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sampler/internal.h"
+
+#define SEIZE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
+
+/* Between fork and exec: only async-signal-safe calls. */
+static void __attribute__((noreturn))
+child_exec(char *const argv[], int go_fd, int err_fd, const struct sampler *s)
+{
+	char c;
+	int e;
+
+	if (read(go_fd, &c, 1) != 1)
+		_exit(127); /* trainsample died before it could trace us */
+	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
+	setrlimit(RLIMIT_NOFILE, &s->old_nofile);
+	execvp(argv[0], argv);
+	e = errno;
+	if (write(err_fd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+/* Waits for the child's exec; an exec failure arrives through err_fd. */
+static int await_exec(struct sampler *s, char *const argv[], int err_fd,
+		      char *err, size_t errlen)
+{
+	for (;;) {
+		int status, e = 0;
+		pid_t r = waitpid(s->pid, &status, __WALL);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			s->exited = true;
+			s->exit_reaped = true;
+			s->exit_status = status;
+			if (read(err_fd, &e, sizeof(e)) == sizeof(e) && e > 0) {
+				snprintf(err, errlen, "cannot run '%s': %s", argv[0], strerror(e));
+				return -e;
+			}
+			snprintf(err, errlen, "'%s' exited before it started", argv[0]);
+			return -ECHILD;
+		}
+		if (WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_EXEC) {
+			struct thread *t = thread_find(s, s->pid);
+
+			if (t)
+				t->name_tick = 0;
+			ptrace(PTRACE_CONT, s->pid, NULL, NULL);
+			return 0;
+		}
+		stops_handle(s, r, status);
+	}
+}
+
+/* A child that has not exec'd yet exits as soon as its go pipe closes. */
+static void reap_unstarted(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, __WALL) == pid && !WIFEXITED(status) && !WIFSIGNALED(status))
+		ptrace(PTRACE_CONT, pid, NULL, NULL);
+}
+
+int sampler_spawn(struct sampler **out, char *const argv[], struct profile *p,
+		  const struct sampler_options *o, char *err, size_t errlen)
+{
+	struct sampler *s;
+	int go[2], ep[2], ret;
+	pid_t pid;
+
+	ret = sampler_new(&s, p, o, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		ret = -errno;
+		goto fail_free;
+	}
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		ret = -errno;
+		close(go[0]);
+		close(go[1]);
+		goto fail_free;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(ep[0]);
+		child_exec(argv, go[0], ep[1], s);
+	}
+	close(go[0]);
+	close(ep[1]);
+	if (pid < 0) {
+		ret = -errno;
+		close(go[1]);
+		close(ep[0]);
+		goto fail_free;
+	}
+	s->pid = pid;
+	s->spawned = true;
+	/* Seized before it execs: the command is traced from its first instruction. */
+	if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)(long)SEIZE_OPTIONS) < 0 ||
+	    !thread_add(s, pid) || write(go[1], "g", 1) != 1) {
+		ret = errno ? -errno : -ENOMEM;
+		close(go[1]);
+		close(ep[0]);
+		reap_unstarted(pid);
+		goto fail_free;
+	}
+	close(go[1]);
+	ret = await_exec(s, argv, ep[0], err, errlen);
+	close(ep[0]);
+	if (ret == 0)
+		ret = sampler_open_symbols(s, err, errlen);
+	if (ret < 0) {
+		sampler_free(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+fail_free:
+	snprintf(err, errlen, "cannot start '%s': %s", argv[0], strerror(-ret));
+	sampler_free(s);
+	return ret;
+}
+
+/*
+ * SIGTERM or SIGHUP sent to trainsample alone (kill PID) is passed on to the
+ * command, as if it had run without us. Not when the terminal sent it (it
+ * went to the command too), nor when the command was seen getting the same
+ * signal within the last second (sent to the whole group). Ctrl-C (SIGINT)
+ * is never passed on: the terminal delivers it to the command itself.
+ */
+static void forward_signal(struct sampler *s, int sig, bool from_user)
+{
+	uint64_t seen = sig > 0 && sig <= 64 ? s->target_signal_ns[sig] : 0;
+
+	if (sig != SIGTERM && sig != SIGHUP)
+		return;
+	if (!from_user || (seen && monotonic_ns() - seen < 1000000000ull))
+		return;
+	kill(s->pid, sig);
+}
+
+int sampler_wait_command(struct sampler *s, int *exit_code)
+{
+	int status = s->exit_status;
+
+	if (!s->spawned)
+		return -EINVAL;
+	if (s->stop_requested)
+		forward_signal(s, s->stop_signo, s->stop_from_user);
+	while (!s->exit_reaped) {
+		struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+		struct signalfd_siginfo si;
+		pid_t r = waitpid(s->pid, &status, WNOHANG);
+
+		if (r == s->pid) {
+			if (!WIFEXITED(status) && !WIFSIGNALED(status))
+				continue;
+			s->exit_reaped = true;
+			break;
+		}
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (poll(&pfd, 1, -1) <= 0)
+			continue;
+		while (read(s->sigfd, &si, sizeof(si)) == sizeof(si))
+			if ((pid_t)si.ssi_pid != s->pid)
+				forward_signal(s, (int)si.ssi_signo, si.ssi_code != SI_KERNEL);
+	}
+	s->exit_status = status;
+	if (WIFEXITED(status))
+		*exit_code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		*exit_code = 128 + WTERMSIG(status);
+	else
+		*exit_code = 1;
+	return 0;
+}
