@@ -29,6 +29,7 @@ struct cli_options {
 	size_t stack_bytes;
 	bool threads;
 	bool idle;
+	bool idle_given;      /* -i or --no-idle was on the command line */
 	bool stats;
 	bool quiet;
 	pid_t pid;            /* record --pid / attach */

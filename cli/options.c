@@ -124,9 +124,11 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return 0;
 	case 'i':
 		o->idle = true;
+		o->idle_given = true;
 		return 0;
 	case OPT_NO_IDLE:
 		o->idle = false;
+		o->idle_given = true;
 		return 0;
 	case OPT_STATS:
 		o->stats = true;

@@ -198,3 +198,18 @@ else
 	not_ok "the command gets the signal mask, dispositions and limits it would have alone" \
 		"$(cat "$TMP/env.alone") / $(cat "$TMP/env.traced")"
 fi
+
+# report renders idle samples when the recording was made with --idle.
+"$T/heartbeat" "$TMP/hb4" 2 >/dev/null &
+pid=$!
+sleep 0.2
+$TS attach "$pid" -q -t --idle -d 0.5 -o "$TMP/ri.tsprof" -o "$TMP/ri.folded"
+wait $pid
+$TS report -q -t "$TMP/ri.tsprof" -o "$TMP/ri2.folded"
+$TS report -q -t --no-idle "$TMP/ri.tsprof" -o "$TMP/ri3.folded"
+if grep -q '\[idle: ' "$TMP/ri.folded" && cmp -s "$TMP/ri.folded" "$TMP/ri2.folded" \
+	&& [ -s "$TMP/ri3.folded" ] && ! grep -q '\[idle: ' "$TMP/ri3.folded"; then
+	ok "report keeps idle samples of an --idle recording, --no-idle drops them"
+else
+	not_ok "report keeps idle samples of an --idle recording, --no-idle drops them"
+fi
