@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,9 +62,18 @@ static int status_of(pid_t pid)
 {
 	int st;
 
-	if (waitpid(pid, &st, 0) != pid)
+	if (waitpid(pid, &st, __WALL) != pid)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A process made by clone() without CLONE_THREAD and no exit signal:
+ * TRACECLONE seizes it, and the profiler must let it go at once. */
+static int cloned_child(void *arg)
+{
+	(void)arg;
+	spin_for(0.1);
+	return 9;
 }
 
 int main(int argc, char **argv)
@@ -110,6 +120,18 @@ int main(int argc, char **argv)
 	if (posix_spawnp(&pid, "true", NULL, NULL, true_argv, environ) != 0 || status_of(pid) != 0) {
 		fprintf(stderr, "posix_spawn failed\n");
 		return 1;
+	}
+	{
+		size_t size = 256 * 1024;
+		char *stack = malloc(size);
+
+		pid = clone(cloned_child, stack + size, 0, NULL);
+		st = pid > 0 ? status_of(pid) : -1;
+		free(stack);
+		if (st != 9) {
+			fprintf(stderr, "cloned child status %d, want 9\n", st);
+			return 1;
+		}
 	}
 	printf("children ok\n");
 	fflush(stdout);
