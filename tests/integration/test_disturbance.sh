@@ -199,3 +199,25 @@ sleep 0.4
 b2=$(beats "$TMP/hb3")
 if [ "$b2" -gt "$b1" ] && not_stopped $pid; then ok "and SIGCONT resumes it afterwards"; else not_ok "and SIGCONT resumes it afterwards"; fi
 kill -9 $pid 2>/dev/null
+
+# Attaching to a process that is already stopped leaves it stopped.
+"$T/heartbeat" "$TMP/hb5" >/dev/null &
+pid=$!
+reap_later $pid
+sleep 0.2
+kill -STOP $pid
+sleep 0.1
+$TS attach "$pid" -q -d 0.5 -o "$TMP/stopped.folded" 2>/dev/null
+rc=$?
+if [ $rc -eq 0 ] && [ "$(proc_state $pid)" = T ] && [ "$(tracer_of $pid)" = 0 ]; then
+	ok "a process stopped before attach stays stopped, untraced"
+else
+	not_ok "a process stopped before attach stays stopped, untraced" "exit $rc, state $(proc_state $pid), tracer $(tracer_of $pid)"
+fi
+kill -CONT $pid
+sleep 0.3
+b1=$(beats "$TMP/hb5")
+sleep 0.4
+b2=$(beats "$TMP/hb5")
+if [ "$b2" -gt "$b1" ]; then ok "and runs on when continued"; else not_ok "and runs on when continued"; fi
+kill -9 $pid 2>/dev/null
