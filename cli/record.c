@@ -295,6 +295,7 @@ int cmd_record(int argc, char **argv, bool attach)
 		.stack_bytes = o.stack_bytes,
 		.idle = o.idle,
 		.trace_stops = getenv("TRAINSAMPLE_TRACE_STOPS") != NULL,
+		.quiet = o.quiet,
 		.periodic = periodic,
 		.periodic_ctx = &r,
 	};

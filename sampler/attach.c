@@ -14,14 +14,6 @@
 
 #define SEIZE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
 
-static bool traced_by_us(pid_t tid)
-{
-	char buf[32];
-
-	return proc_status_field(tid, "TracerPid", buf, sizeof(buf)) == 0 &&
-	       strtol(buf, NULL, 10) == getpid();
-}
-
 static void comm_of(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
@@ -113,10 +105,20 @@ static int seize_one(struct sampler *s, pid_t tid, bool *added)
 	}
 	if (errno == ESRCH)
 		return 0; /* exited meanwhile */
-	/* Seized already, by TRACECLONE from a thread we hold. */
-	if (errno == EPERM && s->nthreads > 0 && traced_by_us(tid)) {
-		*added = thread_add(s, tid) != NULL;
-		return *added ? 0 : -ENOMEM;
+	if (errno == EPERM) {
+		char state[32];
+
+		/* Seized already, by TRACECLONE from a thread we hold. */
+		if (traced_by_us(tid)) {
+			*added = thread_add(s, tid) != NULL;
+			return *added ? 0 : -ENOMEM;
+		}
+		/* A zombie (a main thread that called pthread_exit) cannot be
+		 * seized and has no stack to sample: pass it by. */
+		if (proc_status_field(tid, "State", state, sizeof(state)) == 0 &&
+		    (state[0] == 'Z' || state[0] == 'X'))
+			return 0;
+		errno = EPERM;
 	}
 	return -errno;
 }
@@ -208,6 +210,8 @@ void detach_threads(struct sampler *s)
 			continue;
 		if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) < 0)
 			thread_remove(s, t);
+		else
+			t->interrupt_sent = true; /* not counted: no tick waits for it */
 	}
 	while (live_threads(s) && monotonic_ns() < deadline) {
 		if (stops_wait(s, 50) == 0)
@@ -215,5 +219,4 @@ void detach_threads(struct sampler *s)
 	}
 	threads_sweep(s);
 	s->detaching_all = false;
-	s->pending_traps = 0;
 }

@@ -21,8 +21,11 @@ struct thread {
 	int stat_fd;          /* /proc/PID/task/TID/stat, kept open */
 	int syscall_fd;       /* /proc/PID/task/TID/syscall, opened on demand */
 	bool listening;       /* in a group stop, resumed with PTRACE_LISTEN */
-	bool interrupt_sent;  /* PTRACE_INTERRUPT sent, its trap not yet seen */
-	bool want_copy;       /* copy registers and stack at that trap */
+	bool interrupt_sent;  /* PTRACE_INTERRUPT sent; its next stop, of any
+			       * kind, is the one we asked for */
+	bool counted;         /* ... and this tick waits for it */
+	bool want_copy;       /* copy registers and stack at that stop */
+	bool pause_pending;   /* copied: record the pause once resumed */
 	bool detaching;       /* detach at its next stop */
 	bool gone;            /* exited or detached; removed after the pass */
 	uint64_t interrupt_ns;/* when the interrupt was sent (pause figure) */
@@ -73,6 +76,7 @@ struct sampler {
 
 	sigset_t old_mask;    /* the caller's mask, restored on free */
 	struct rlimit old_nofile; /* the caller's descriptor limit, likewise */
+	unsigned long old_timer_slack; /* and its timer slack */
 	int sigfd;
 	int timerfd;
 	bool stop_requested;
@@ -120,12 +124,18 @@ int thread_blocked_state(struct sampler *s, struct thread *t,
 int thread_read_name(struct sampler *s, pid_t tid, char *buf, size_t len);
 int proc_tids(pid_t pid, pid_t **tids, size_t *n);
 int proc_status_field(pid_t pid, const char *field, char *buf, size_t len);
+bool traced_by_us(pid_t tid);
 
 /* remote.c */
 ssize_t remote_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 int regs_get(pid_t tid, struct user_regs_struct *regs);
 int regs_set(pid_t tid, const struct user_regs_struct *regs);
 uint64_t monotonic_ns(void);
+int proc_is_64bit(pid_t pid);
+
+/* sampler.c: a line on stderr for the user, unless quiet */
+void sampler_notice(const struct sampler *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* stops.c: the ptrace state machine */
 void stops_log(const struct sampler *s, const char *fmt, ...)
@@ -134,9 +144,10 @@ void stops_log(const struct sampler *s, const char *fmt, ...)
 int stops_wait(struct sampler *s, int timeout_ms);
 void stops_handle(struct sampler *s, pid_t tid, int status);
 void signals_drain(struct sampler *s);
-/* Undoes an EINTR the interrupt caused in a non-restarting syscall. */
+/* Undoes an EINTR an interrupt caused in a non-restarting syscall (only
+ * in a call without a timeout, if only_untimed). */
 void syscall_undo_eintr(struct sampler *s, pid_t tid,
-			struct user_regs_struct *regs);
+			struct user_regs_struct *regs, bool only_untimed);
 
 /* attach.c */
 int attach_threads(struct sampler *s, char *err, size_t errlen);

@@ -7,6 +7,7 @@
  * (the same hrtimer path as clock_nanosleep TIMER_ABSTIME) so the loop can
  * also sleep on the signalfd that reports tracee stops without a race.
  */
+#include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/timerfd.h>
@@ -58,17 +59,32 @@ static uint64_t next_deadline(struct sampler *s, uint64_t deadline, uint64_t now
 	return next;
 }
 
-/* Ctrl-Z: never leave the target frozen behind a stopped tracer. */
+/*
+ * Ctrl-Z: never leave the target frozen behind a stopped tracer. Every
+ * thread is let go first; one that cannot be (a vfork parent waits in the
+ * kernel until its child execs) would freeze at its next stop, so then
+ * trainsample does not stop but keeps sampling and says why.
+ */
 static void stop_self(struct sampler *s)
 {
 	char err[256];
+	int ret;
 
 	s->tstp_requested = false;
 	detach_threads(s);
-	kill(getpid(), SIGSTOP);
+	if (s->nthreads) {
+		sampler_notice(s, "not stopping: thread %d cannot be let go right now; try again",
+			       (int)s->threads[0]->tid);
+	} else {
+		kill(getpid(), SIGSTOP);
+	}
 	/* Continued (fg/bg): take the threads again. */
-	if (attach_threads(s, err, sizeof(err)) < 0 || !s->nthreads)
+	ret = attach_threads(s, err, sizeof(err));
+	if (ret < 0 || !s->nthreads) {
+		if (ret < 0 && ret != -ESRCH)
+			sampler_notice(s, "cannot attach again after being stopped: %s", err);
 		s->exited = true;
+	}
 	sym_process_reload(s->sym);
 	stops_wait(s, 0);
 	s->last_tick_ns = 0;
@@ -105,6 +121,7 @@ int sampler_run(struct sampler *s, enum sampler_end *end, int *signo,
 		int timeout;
 
 		stops_wait(s, 0);
+		threads_sweep(s);
 		now = monotonic_ns();
 		if (s->exited) {
 			*end = SAMPLER_END_EXITED;

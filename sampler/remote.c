@@ -2,9 +2,13 @@
 /* Reading the target: memory without stopping it, registers of a stopped thread. */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sampler/internal.h"
 
@@ -25,6 +29,9 @@ int regs_get(pid_t tid, struct user_regs_struct *regs)
 
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
 		return -errno;
+	/* A 32-bit (compat) tracee answers with the shorter i386 layout. */
+	if (iov.iov_len != sizeof(*regs))
+		return -ENOEXEC;
 	return 0;
 }
 
@@ -43,4 +50,23 @@ uint64_t monotonic_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether the program the process runs is 64-bit: 1, 0, or -errno. */
+int proc_is_64bit(pid_t pid)
+{
+	char path[64];
+	unsigned char ident[5];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, ident, sizeof(ident));
+	close(fd);
+	if (n != sizeof(ident) || memcmp(ident, ELFMAG, SELFMAG))
+		return -ENOEXEC;
+	return ident[EI_CLASS] == ELFCLASS64;
 }

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,19 @@
 
 #include "sampler/internal.h"
 #include "symbolize/symbolize.h"
+
+void sampler_notice(const struct sampler *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->opt.quiet)
+		return;
+	fputs("trainsample: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
 
 int sampler_new(struct sampler **out, struct profile *p,
 		       const struct sampler_options *o, char *err, size_t errlen)
@@ -63,6 +77,7 @@ int sampler_new(struct sampler **out, struct profile *p,
 		return ret;
 	}
 	/* Default slack (50 us) would smear the deadlines at 1 kHz. */
+	s->old_timer_slack = (unsigned long)prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	/* Two descriptors per thread: a process with a thousand threads would
 	 * exhaust the usual soft limit of 1024. A started command gets the
@@ -94,6 +109,12 @@ int sampler_attach(struct sampler **out, pid_t pid, struct profile *p,
 	if (ret < 0)
 		return ret;
 	s->pid = pid;
+	if (proc_is_64bit(pid) == 0) {
+		snprintf(err, errlen, "PID %d runs a 32-bit program; trainsample samples 64-bit "
+			 "(x86-64) processes only", (int)pid);
+		sampler_free(s);
+		return -ENOEXEC;
+	}
 	ret = attach_threads(s, err, errlen);
 	if (ret < 0) {
 		detach_threads(s);
@@ -172,6 +193,7 @@ void sampler_free(struct sampler *s)
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 	if (s->old_nofile.rlim_cur)
 		setrlimit(RLIMIT_NOFILE, &s->old_nofile);
+	prctl(PR_SET_TIMERSLACK, s->old_timer_slack, 0, 0, 0);
 	free(s);
 }
 

@@ -31,6 +31,7 @@ struct sampler_options {
 	size_t stack_bytes;   /* cap of each stack copy; default 64 KiB */
 	bool idle;            /* keep samples of blocked threads */
 	bool trace_stops;     /* log every ptrace stop to stderr (debugging) */
+	bool quiet;           /* no notices on stderr */
 	/* Called from the sampling loop about every 100 ms, between ticks. */
 	void (*periodic)(void *ctx, uint64_t now_ns);
 	void *periodic_ctx;

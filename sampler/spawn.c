@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -31,6 +32,7 @@ child_exec(char *const argv[], int go_fd, int err_fd, const struct sampler *s)
 		_exit(127); /* trainsample died before it could trace us */
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 	setrlimit(RLIMIT_NOFILE, &s->old_nofile);
+	prctl(PR_SET_TIMERSLACK, s->old_timer_slack, 0, 0, 0);
 	execvp(argv[0], argv);
 	e = errno;
 	if (write(err_fd, &e, sizeof(e)) < 0)
@@ -62,10 +64,17 @@ static int await_exec(struct sampler *s, char *const argv[], int err_fd,
 			return -ECHILD;
 		}
 		if (WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_EXEC) {
-			struct thread *t = thread_find(s, s->pid);
-
-			if (t)
-				t->name_tick = 0;
+			/* Stopped before its first instruction: a program we
+			 * cannot sample has not run yet and is not started. */
+			if (proc_is_64bit(s->pid) == 0) {
+				snprintf(err, errlen, "'%s' is a 32-bit program; trainsample samples "
+					 "64-bit (x86-64) processes only", argv[0]);
+				kill(s->pid, SIGKILL);
+				ptrace(PTRACE_CONT, s->pid, NULL, NULL);
+				waitpid(s->pid, &status, __WALL);
+				s->exited = s->exit_reaped = true;
+				return -ENOEXEC;
+			}
 			ptrace(PTRACE_CONT, s->pid, NULL, NULL);
 			return 0;
 		}
@@ -145,21 +154,53 @@ fail_free:
 }
 
 /*
- * SIGTERM or SIGHUP sent to trainsample alone (kill PID) is passed on to the
- * command, as if it had run without us. Not when the terminal sent it (it
- * went to the command too), nor when the command was seen getting the same
- * signal within the last second (sent to the whole group). Ctrl-C (SIGINT)
- * is never passed on: the terminal delivers it to the command itself.
+ * A signal sent to trainsample alone with kill() is passed on to the
+ * command, as if it had run without us. Not when the terminal sent it (the
+ * whole foreground group got it), nor when the command was seen to get it
+ * too within the last second (at a signal-delivery stop, or queued when we
+ * let it go): a second one can mean "now, forcefully". Once detached we no
+ * longer see its signals; then a signal the command catches is not passed
+ * on (it may have had it already), and a line says so.
  */
-static void forward_signal(struct sampler *s, int sig, bool from_user)
+static void forward_signal(struct sampler *s, int sig, bool from_user, bool watching)
 {
 	uint64_t seen = sig > 0 && sig <= 64 ? s->target_signal_ns[sig] : 0;
+	char buf[32];
 
-	if (sig != SIGTERM && sig != SIGHUP)
+	if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
 		return;
 	if (!from_user || (seen && monotonic_ns() - seen < 1000000000ull))
 		return;
+	if (!watching && proc_status_field(s->pid, "SigCgt", buf, sizeof(buf)) == 0 &&
+	    (strtoull(buf, NULL, 16) >> (sig - 1)) & 1) {
+		sampler_notice(s, "%s not passed on: PID %d handles it and may have got it already; "
+			       "send it there if not", strsignal(sig), (int)s->pid);
+		return;
+	}
 	kill(s->pid, sig);
+}
+
+/* Threads that could not be let go at the end (say, in vfork) are let go
+ * at their next stop; nothing stays frozen while we wait. */
+static void handle_late_stop(struct sampler *s, pid_t tid, int status)
+{
+	s->detaching_all = true;
+	stops_handle(s, tid, status);
+	s->detaching_all = false;
+}
+
+static void wait_signals(struct sampler *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if ((pid_t)si.ssi_pid == s->pid)
+			continue;
+		/* Ctrl-Z stopped the command too; the shell waits for us to stop. */
+		if (si.ssi_signo == SIGTSTP && !s->nthreads)
+			kill(getpid(), SIGSTOP);
+		forward_signal(s, (int)si.ssi_signo, si.ssi_code != SI_KERNEL, false);
+	}
 }
 
 int sampler_wait_command(struct sampler *s, int *exit_code)
@@ -169,25 +210,24 @@ int sampler_wait_command(struct sampler *s, int *exit_code)
 	if (!s->spawned)
 		return -EINVAL;
 	if (s->stop_requested)
-		forward_signal(s, s->stop_signo, s->stop_from_user);
+		forward_signal(s, s->stop_signo, s->stop_from_user, true);
 	while (!s->exit_reaped) {
 		struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
-		struct signalfd_siginfo si;
-		pid_t r = waitpid(s->pid, &status, WNOHANG);
+		pid_t r = waitpid(-1, &status, __WALL | WNOHANG);
 
-		if (r == s->pid) {
-			if (!WIFEXITED(status) && !WIFSIGNALED(status))
-				continue;
+		if (r == s->pid && (WIFEXITED(status) || WIFSIGNALED(status))) {
 			s->exit_reaped = true;
 			break;
 		}
+		if (r > 0) {
+			handle_late_stop(s, r, status);
+			threads_sweep(s);
+			continue;
+		}
 		if (r < 0 && errno != EINTR)
 			return -errno;
-		if (poll(&pfd, 1, -1) <= 0)
-			continue;
-		while (read(s->sigfd, &si, sizeof(si)) == sizeof(si))
-			if ((pid_t)si.ssi_pid != s->pid)
-				forward_signal(s, (int)si.ssi_signo, si.ssi_code != SI_KERNEL);
+		if (poll(&pfd, 1, -1) > 0)
+			wait_signals(s);
 	}
 	s->exit_status = status;
 	if (WIFEXITED(status))

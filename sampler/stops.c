@@ -46,6 +46,8 @@ void stops_log(const struct sampler *s, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+#define MAX_STOPS_PER_WAIT 256
+
 static bool is_group_stop_signal(int sig)
 {
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
@@ -69,10 +71,9 @@ static void record_pause(struct sampler *s, uint64_t ns)
 
 /*
  * Syscalls that answer a signal (here: our interrupt) with a plain EINTR
- * instead of a restart code, and have done nothing when they do. The kernel
- * restarts ERESTART* returns by itself once we resume; for these we do what
- * it does for those, re-executing the syscall instruction. close() and
- * connect() are left out on purpose: their EINTR comes after side effects.
+ * instead of a restart code, and have done nothing when they do. close()
+ * and connect() are left out on purpose: their EINTR comes after side
+ * effects.
  */
 static bool restartable_on_eintr(long nr)
 {
@@ -108,112 +109,167 @@ static bool restartable_on_eintr(long nr)
 	}
 }
 
-/* A signal queued for the thread or its process: then the EINTR is real. */
-static bool signal_pending(pid_t tid)
+/* Whether the interrupted call had no timeout, so running it again from
+ * the start cannot make it wait longer than it would have. */
+static bool waits_forever(const struct user_regs_struct *r)
 {
-	siginfo_t si;
-	struct __ptrace_peeksiginfo_args a = { .off = 0, .flags = 0, .nr = 1 };
-
-	if (ptrace(PTRACE_PEEKSIGINFO, tid, &a, &si) != 0)
-		return true; /* error or a signal: do not touch it */
-	a.flags = PTRACE_PEEKSIGINFO_SHARED;
-	return ptrace(PTRACE_PEEKSIGINFO, tid, &a, &si) != 0;
+	switch ((long)r->orig_rax) {
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+		return (int)r->r10 < 0;
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+		return r->r10 == 0;
+#endif
+	case SYS_rt_sigtimedwait:
+		return r->rdx == 0;
+	case SYS_semtimedop:
+		return r->r10 == 0;
+	case SYS_io_getevents:
+#ifdef SYS_io_pgetevents
+	case SYS_io_pgetevents:
+#endif
+	case SYS_mq_timedreceive:
+	case SYS_mq_timedsend:
+		return r->r8 == 0;
+	case SYS_semop:
+	case SYS_msgrcv:
+	case SYS_msgsnd:
+		return true;
+	default:
+		return false; /* read/write and friends fail with EINTR only on timeouts */
+	}
 }
 
+#define ERESTARTNOHAND 514 /* kernel-internal, include/linux/errno.h */
+
+/*
+ * Our interrupt woke a thread that had just blocked in one of the calls
+ * above, and the call is on its way back with EINTR. Turning that into
+ * ERESTARTNOHAND lets the kernel decide as for its own restartable calls,
+ * atomically at resume: EINTR if a signal handler runs now (as it would
+ * have without us), otherwise the call is made again.
+ */
 void syscall_undo_eintr(struct sampler *s, pid_t tid,
-			struct user_regs_struct *regs)
+			struct user_regs_struct *regs, bool only_untimed)
 {
 	struct user_regs_struct r = *regs;
-	unsigned char insn[2];
 
 	if ((long)r.orig_rax < 0 || (long)r.rax != -EINTR ||
 	    !restartable_on_eintr((long)r.orig_rax))
 		return;
-	if (signal_pending(tid))
+	if (only_untimed && !waits_forever(&r))
 		return;
-	/* Only where the instruction before pc really is the syscall. */
-	if (remote_read(tid, r.rip - 2, insn, 2) != 2)
-		return;
-	if (!((insn[0] == 0x0f && insn[1] == 0x05) || (insn[0] == 0xcd && insn[1] == 0x80)))
-		return;
-	r.rax = r.orig_rax;
-	r.rip -= 2;
+	r.rax = (unsigned long long)-ERESTARTNOHAND;
 	if (regs_set(tid, &r) == 0)
 		s->st.syscalls_restarted++;
 	else
 		s->st.errors++;
 }
 
-/* Process-wide signal disposition bits from /proc/PID/status. */
-static bool signal_ignored(struct sampler *s, int sig)
+static void undo_eintr_now(struct sampler *s, pid_t tid, bool only_untimed)
+{
+	struct user_regs_struct regs;
+
+	if (regs_get(tid, &regs) == 0)
+		syscall_undo_eintr(s, tid, &regs, only_untimed);
+}
+
+static unsigned long long status_mask(pid_t pid, const char *field)
 {
 	char buf[32];
-	unsigned long long ign, cgt, bit = 1ull << (sig - 1);
+
+	if (proc_status_field(pid, field, buf, sizeof(buf)) < 0)
+		return ~0ull; /* unknown: assume the worst */
+	return strtoull(buf, NULL, 16);
+}
+
+/*
+ * Untraced, a process discards a signal it ignores as it is sent, unless
+ * the thread it is sent to (the leader, for kill) blocks it; traced, it is
+ * delivered anyway and wakes a blocked syscall, only because we trace.
+ */
+static bool woke_only_because_traced(struct sampler *s, int sig)
+{
+	unsigned long long bit = 1ull << (sig - 1);
 
 	if (sig < 1 || sig > 64)
 		return false;
-	if (proc_status_field(s->pid, "SigIgn", buf, sizeof(buf)) < 0)
+	if (status_mask(s->pid, "SigBlk") & bit)
 		return false;
-	ign = strtoull(buf, NULL, 16);
-	if (ign & bit)
+	if (status_mask(s->pid, "SigIgn") & bit)
 		return true;
-	if (proc_status_field(s->pid, "SigCgt", buf, sizeof(buf)) < 0)
-		return false;
-	cgt = strtoull(buf, NULL, 16);
-	if (cgt & bit)
+	if (status_mask(s->pid, "SigCgt") & bit)
 		return false;
 	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
 }
 
+/*
+ * Any ptrace stop consumes a pending PTRACE_INTERRUPT (kernel/signal.c,
+ * ptrace_stop: "any trap clears pending STOP trap"): whatever stop a thread
+ * we interrupted reports first is the one we asked for. Copy there if the
+ * tick wanted it, and undo an EINTR the interrupt caused.
+ */
+static void consume_interrupt(struct sampler *s, struct thread *t, bool running)
+{
+	if (!t->interrupt_sent)
+		return;
+	t->interrupt_sent = false;
+	if (t->counted) {
+		t->counted = false;
+		s->pending_traps--;
+	}
+	t->pause_pending = false;
+	/* A group stop is job control's, and so is any EINTR it caused
+	 * (signal(7): stop signals make some calls fail, untraced too). */
+	if (!running) {
+		t->want_copy = false;
+		return;
+	}
+	if (t->want_copy) {
+		tick_copy_stopped(s, t);
+		t->pause_pending = true;
+	} else {
+		undo_eintr_now(s, t->tid, false);
+	}
+	t->want_copy = false;
+}
+
+static void resume_after(struct sampler *s, struct thread *t, int sig)
+{
+	resume(s, t, sig);
+	if (t->pause_pending) {
+		t->pause_pending = false;
+		record_pause(s, monotonic_ns() - t->interrupt_ns);
+	}
+}
+
 static void handle_signal(struct sampler *s, struct thread *t, int sig)
 {
-	/*
-	 * An untraced process discards a signal it ignores when it is sent; a
-	 * traced one is woken by it, so a blocked epoll_wait would fail with
-	 * EINTR only because we trace it. Undo that.
-	 */
-	if (signal_ignored(s, sig)) {
-		struct user_regs_struct regs;
-
-		if (regs_get(t->tid, &regs) == 0)
-			syscall_undo_eintr(s, t->tid, &regs);
-	}
+	if (t->interrupt_sent)
+		consume_interrupt(s, t, true);
+	else if (woke_only_because_traced(s, sig))
+		undo_eintr_now(s, t->tid, true);
 	if (sig > 0 && sig <= 64)
 		s->target_signal_ns[sig] = monotonic_ns();
 	s->st.signals_forwarded++;
-	resume(s, t, sig);
+	resume_after(s, t, sig);
 }
 
 static void handle_event_stop(struct sampler *s, struct thread *t, int sig)
 {
 	if (is_group_stop_signal(sig)) {
-		if (t->interrupt_sent) {
-			t->interrupt_sent = t->want_copy = false;
-			s->pending_traps--;
-		}
+		/* Stopped by job control, not running: nothing to copy. */
+		consume_interrupt(s, t, false);
 		t->listening = true;
 		if (ptrace(PTRACE_LISTEN, t->tid, NULL, NULL) < 0 && errno != ESRCH)
 			resume(s, t, 0);
 		return;
 	}
+	/* Our interrupt, a new thread's first stop, or the end of a group stop. */
 	t->listening = false;
-	if (t->interrupt_sent) {
-		t->interrupt_sent = false;
-		s->pending_traps--;
-		if (t->want_copy) {
-			t->want_copy = false;
-			tick_copy_stopped(s, t);
-		} else {
-			struct user_regs_struct regs;
-
-			if (regs_get(t->tid, &regs) == 0)
-				syscall_undo_eintr(s, t->tid, &regs);
-		}
-		resume(s, t, 0);
-		record_pause(s, monotonic_ns() - t->interrupt_ns);
-		return;
-	}
-	resume(s, t, 0); /* a new thread's first stop, or the end of a group stop */
+	consume_interrupt(s, t, true);
+	resume_after(s, t, 0);
 }
 
 static pid_t tgid_of(pid_t tid)
@@ -234,26 +290,33 @@ static struct thread *adopt(struct sampler *s, pid_t tid, bool *foreign)
 	return thread_add(s, tid);
 }
 
+/* clone() without CLONE_THREAD: let the new process go now, or at its first stop. */
+static void release_foreign(struct sampler *s, pid_t pid)
+{
+	struct thread *n;
+
+	if (!traced_by_us(pid))
+		return; /* let go already, at a first stop that came first */
+	if (ptrace(PTRACE_DETACH, pid, NULL, NULL) == 0)
+		return;
+	n = thread_add(s, pid);
+	if (n)
+		n->detaching = true;
+}
+
 static void handle_clone(struct sampler *s, struct thread *t)
 {
 	unsigned long msg = 0;
-	bool foreign;
+	bool foreign = false;
 
-	if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg) == 0 && msg) {
-		struct thread *n = thread_find(s, (pid_t)msg);
-
-		if (!n)
-			n = adopt(s, (pid_t)msg, &foreign);
-		else
-			foreign = false;
-		if (foreign) {
-			/* Not ours to trace: let it go at its first stop. */
-			n = thread_add(s, (pid_t)msg);
-			if (n)
-				n->detaching = true;
-		}
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg) == 0 && msg &&
+	    !thread_find(s, (pid_t)msg)) {
+		adopt(s, (pid_t)msg, &foreign);
+		if (foreign)
+			release_foreign(s, (pid_t)msg);
 	}
-	resume(s, t, 0);
+	consume_interrupt(s, t, true);
+	resume_after(s, t, 0);
 }
 
 /*
@@ -267,9 +330,15 @@ static void handle_exec(struct sampler *s)
 	for (size_t i = 0; i < s->nthreads; i++)
 		if (!s->threads[i]->gone)
 			thread_remove(s, s->threads[i]);
+	s->ncopies = 0; /* copies of this tick belong to the old image */
 	if (!thread_add(s, s->pid))
 		s->st.errors++;
 	sym_process_reload(s->sym);
+	if (proc_is_64bit(s->pid) == 0 && !s->stop_requested) {
+		sampler_notice(s, "PID %d now runs a 32-bit program, which trainsample cannot sample; stopping",
+			       (int)s->pid);
+		s->stop_requested = true;
+	}
 	if (ptrace(PTRACE_CONT, s->pid, NULL, NULL) < 0 && errno != ESRCH)
 		s->st.errors++;
 }
@@ -290,29 +359,50 @@ static void handle_exit(struct sampler *s, pid_t tid, int status)
 	}
 }
 
+/* Signals queued for the target as we let it go: it has them, whoever sent them. */
+static void note_pending_signals(struct sampler *s, pid_t tid)
+{
+	siginfo_t si[16];
+
+	for (int shared = 0; shared < 2; shared++) {
+		struct __ptrace_peeksiginfo_args a = {
+			.off = 0,
+			.flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0,
+			.nr = 16,
+		};
+		long n = ptrace(PTRACE_PEEKSIGINFO, tid, &a, si);
+
+		for (long i = 0; i < n; i++)
+			if (si[i].si_signo > 0 && si[i].si_signo <= 64)
+				s->target_signal_ns[si[i].si_signo] = monotonic_ns();
+	}
+}
+
 static void detach_at_stop(struct sampler *s, struct thread *t, int sig, int event)
 {
 	int deliver = 0;
 
-	if (event == 0)
+	if (event == 0) {
 		deliver = sig; /* a signal-delivery stop: hand the signal over */
-	else if (event == PTRACE_EVENT_STOP && !is_group_stop_signal(sig)) {
-		struct user_regs_struct regs;
-
-		if (regs_get(t->tid, &regs) == 0)
-			syscall_undo_eintr(s, t->tid, &regs);
+		if (sig > 0 && sig <= 64)
+			s->target_signal_ns[sig] = monotonic_ns();
 	}
 	if (event == PTRACE_EVENT_CLONE) {
 		unsigned long msg = 0;
 
 		/* Its child was seized too and must be let go as well. */
-		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg) == 0 && msg) {
+		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg) == 0 && msg &&
+		    traced_by_us((pid_t)msg) && ptrace(PTRACE_DETACH, (pid_t)msg, NULL, NULL) < 0) {
 			struct thread *n = thread_add(s, (pid_t)msg);
 
 			if (n)
 				n->detaching = true;
 		}
 	}
+	if (t->interrupt_sent && !(event == PTRACE_EVENT_STOP && is_group_stop_signal(sig)) &&
+	    event != PTRACE_EVENT_EXEC)
+		undo_eintr_now(s, t->tid, false);
+	note_pending_signals(s, t->tid);
 	if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)deliver) < 0 && errno != ESRCH)
 		s->st.errors++;
 	thread_remove(s, t);
@@ -407,7 +497,10 @@ int stops_wait(struct sampler *s, int timeout_ms)
 
 		if (tid > 0) {
 			stops_handle(s, tid, status);
-			handled++;
+			/* Bounded, so a target that stops all the time cannot keep
+			 * the loop from its deadlines and signals. */
+			if (++handled >= MAX_STOPS_PER_WAIT)
+				return handled;
 			continue;
 		}
 		if (tid < 0 && errno == EINTR)

@@ -72,9 +72,9 @@ void thread_remove(struct sampler *s, struct thread *t)
 {
 	if (t->gone)
 		return;
-	if (t->interrupt_sent && s->pending_traps > 0)
+	if (t->counted)
 		s->pending_traps--;
-	t->interrupt_sent = t->want_copy = false;
+	t->counted = t->interrupt_sent = t->want_copy = false;
 	t->gone = true;
 	thread_close(t);
 }
@@ -217,6 +217,14 @@ int proc_tids(pid_t pid, pid_t **tids, size_t *n)
 	*tids = v;
 	*n = cnt;
 	return 0;
+}
+
+bool traced_by_us(pid_t tid)
+{
+	char buf[32];
+
+	return proc_status_field(tid, "TracerPid", buf, sizeof(buf)) == 0 &&
+	       strtol(buf, NULL, 10) == getpid();
 }
 
 /* The value of "Field:" in /proc/PID/status, trimmed. */

@@ -85,8 +85,9 @@ void tick_copy_stopped(struct sampler *s, struct thread *t)
 		s->ncopies--;
 		return;
 	}
-	syscall_undo_eintr(s, t->tid, &c->regs);
-	n = remote_read(s->pid, c->regs.rsp, c->data, stack_copy_len(s, t, c->regs.rsp));
+	syscall_undo_eintr(s, t->tid, &c->regs, false);
+	/* By tid: the process id fails once its main thread is a zombie. */
+	n = remote_read(t->tid, c->regs.rsp, c->data, stack_copy_len(s, t, c->regs.rsp));
 	if (n > 0)
 		c->len = (size_t)n;
 	else if (n != -ESRCH)
@@ -104,30 +105,33 @@ static void interrupt(struct sampler *s, struct thread *t)
 		return;
 	}
 	t->interrupt_sent = true;
+	t->counted = true;
 	t->want_copy = true;
 	s->pending_traps++;
 	if (t->cpu == s->our_cpu)
 		s->trap_on_our_cpu = true;
 }
 
-/* Threads that died between the interrupt and the trap never trap. */
-static void forget_dead_traps(struct sampler *s, uint64_t since)
+/*
+ * Threads that died between the interrupt and the trap never trap; others
+ * are waited for up to a second (one in vfork waits for its child). One
+ * given up on stays interrupted: its stop, when it comes, is handled as
+ * ours, only no longer copied.
+ */
+static void forget_dead_traps(struct sampler *s, bool give_up)
 {
-	bool give_up = monotonic_ns() - since > TRAP_GIVE_UP_NS;
-
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct thread *t = s->threads[i];
 		char c;
 
-		if (t->gone || !t->interrupt_sent)
+		if (t->gone || !t->counted)
 			continue;
 		c = thread_state(s, t);
 		stops_log(s, "tid %d has not trapped; state %c", (int)t->tid, c ? c : '-');
 		if (c == 0 || c == 'Z' || c == 'X') {
 			thread_remove(s, t);
 		} else if (give_up) {
-			/* Its trap is handled as a plain resume when it comes. */
-			t->interrupt_sent = t->want_copy = false;
+			t->counted = t->want_copy = false;
 			s->pending_traps--;
 			s->st.errors++;
 		}
@@ -155,10 +159,16 @@ static void collect_traps(struct sampler *s)
 	uint64_t since = monotonic_ns();
 
 	spin_for_traps(s, since);
-	while (s->pending_traps > 0 && !s->exited) {
-		if (stops_wait(s, TRAP_WAIT_MS) == 0)
-			forget_dead_traps(s, since);
+	while (s->pending_traps > 0 && !s->exited && !s->stop_requested) {
+		bool quiet = stops_wait(s, TRAP_WAIT_MS) == 0;
+		bool late = monotonic_ns() - since > TRAP_GIVE_UP_NS;
+
+		if (quiet || late)
+			forget_dead_traps(s, late);
 	}
+	/* Whatever is still outstanding is handled as ours when it stops. */
+	for (size_t i = 0; i < s->nthreads; i++)
+		s->threads[i]->counted = s->threads[i]->want_copy = false;
 	s->pending_traps = 0;
 }
 
@@ -241,11 +251,13 @@ void tick_sample(struct sampler *s, uint64_t now)
 	if (nlate)
 		collect_traps(s);
 
+	/* Unwinding takes a while: stops that come meanwhile (a new thread,
+	 * a signal) are served between copies, not after all of them. An
+	 * exec among them drops the copies of the old image. */
 	for (size_t i = 0; i < s->ncopies; i++) {
-		struct stack_sample *c = &s->copies[i];
-
-		if (c->ok)
-			stacks_add_running(s, c, now, weight);
+		if (s->copies[i].ok)
+			stacks_add_running(s, &s->copies[i], now, weight);
+		stops_wait(s, 0);
 	}
 	s->ncopies = 0;
 	threads_sweep(s);

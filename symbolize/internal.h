@@ -25,6 +25,10 @@ int sym_module_bias_hint(const struct sym_module *m, uint64_t map_start,
 			 uint64_t pgoff, bool exec, const uint64_t *hint,
 			 uint64_t *bias);
 
+/* sym_maps_read from a maps file by path (a task's, say). */
+int sym_maps_read_path(const char *path, struct sym_maps **out, char *err,
+		       size_t errlen);
+
 struct Elf;
 
 /*

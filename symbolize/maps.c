@@ -266,11 +266,19 @@ static int read_all(int fd, char **out, size_t *outlen)
 
 int sym_maps_read(int pid, struct sym_maps **out, char *err, size_t errlen)
 {
-	char path[64], *text = NULL;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	return sym_maps_read_path(path, out, err, errlen);
+}
+
+int sym_maps_read_path(const char *path, struct sym_maps **out, char *err,
+		       size_t errlen)
+{
+	char *text = NULL;
 	size_t len = 0;
 	int fd, ret;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;

@@ -5,6 +5,7 @@
  * are loaded on the first address that needs them; a file that cannot be
  * opened or is not ELF is remembered as having no symbols.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -42,6 +43,9 @@ struct mapping_state {
 
 struct sym_process {
 	int pid;
+	/* "/proc/PID", or "/proc/PID/task/TID" of a live thread once the main
+	 * thread is a zombie (its maps read empty and its root is gone). */
+	char view[96];
 	struct sym_maps *maps;
 	struct mapping_state *states; /* parallel to maps */
 	struct module_entry **entries;
@@ -173,13 +177,50 @@ static int install_maps(struct sym_process *p, struct sym_maps *maps)
 	return 0;
 }
 
+/* A thread of the process whose maps are not empty, as p->view. */
+static int find_live_view(struct sym_process *p, struct sym_maps **maps,
+			  char *err, size_t errlen)
+{
+	char dir[64], path[128];
+	struct dirent *e;
+	DIR *d;
+	int ret = -ESRCH;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", p->pid);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/%.16s/maps", dir, e->d_name);
+		if (sym_maps_read_path(path, maps, err, errlen))
+			continue;
+		if (sym_maps_count(*maps)) {
+			snprintf(p->view, sizeof(p->view), "%s/%.16s", dir, e->d_name);
+			ret = 0;
+			break;
+		}
+		sym_maps_free(*maps);
+	}
+	closedir(d);
+	return ret;
+}
+
 static int read_maps(struct sym_process *p, char *err, size_t errlen)
 {
 	struct sym_maps *maps;
+	char path[sizeof(p->view) + 8];
 	int ret;
 
 	p->read_ns = now_ns();
-	ret = sym_maps_read(p->pid, &maps, err, errlen);
+	snprintf(path, sizeof(path), "%s/maps", p->view);
+	ret = sym_maps_read_path(path, &maps, err, errlen);
+	if (ret == 0 && !sym_maps_count(maps)) {
+		/* The thread we read through exited, or is a zombie main thread. */
+		sym_maps_free(maps);
+		ret = find_live_view(p, &maps, err, errlen);
+	}
 	if (ret)
 		return ret;
 	ret = install_maps(p, maps);
@@ -201,6 +242,7 @@ int sym_process_open(int pid, struct sym_process **out, char *err,
 	if (!p)
 		return -ENOMEM;
 	p->pid = pid;
+	snprintf(p->view, sizeof(p->view), "/proc/%d", pid);
 	ret = read_maps(p, err, errlen);
 	if (ret) {
 		sym_process_free(p);
@@ -267,11 +309,11 @@ const struct sym_mapping *sym_process_mapping(struct sym_process *p,
 static void load_entry(struct sym_process *p, struct module_entry *e,
 		       const struct sym_mapping *m)
 {
-	char path[PATH_MAX + 64], root[64];
+	char path[PATH_MAX + 96], root[sizeof(p->view) + 8];
 	int n;
 
 	e->loaded = true;
-	snprintf(root, sizeof(root), "/proc/%d/root", p->pid);
+	snprintf(root, sizeof(root), "%s/root", p->view);
 	if (m->deleted)
 		n = snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx",
 			     p->pid, (unsigned long long)m->start,

@@ -188,14 +188,14 @@ else
 fi
 
 # The command starts as it would without trainsample: same signal mask and
-# dispositions, same descriptor limit.
-probe='ulimit -Sn; grep -E "^Sig(Blk|Ign)" /proc/self/status'
+# dispositions, same descriptor limit, same timer slack.
+probe='ulimit -Sn; grep -E "^Sig(Blk|Ign)" /proc/self/status; cat /proc/self/timerslack_ns'
 (ulimit -Sn 512; sh -c "$probe") >"$TMP/env.alone"
 (ulimit -Sn 512; $TS record -q -o "$TMP/env.folded" -- sh -c "$probe") >"$TMP/env.traced"
 if [ -s "$TMP/env.alone" ] && cmp -s "$TMP/env.alone" "$TMP/env.traced"; then
-	ok "the command gets the signal mask, dispositions and limits it would have alone"
+	ok "the command gets the signal mask, dispositions, limits and timer slack it would have alone"
 else
-	not_ok "the command gets the signal mask, dispositions and limits it would have alone" \
+	not_ok "the command gets the signal mask, dispositions, limits and timer slack it would have alone" \
 		"$(cat "$TMP/env.alone") / $(cat "$TMP/env.traced")"
 fi
 

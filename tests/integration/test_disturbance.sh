@@ -32,6 +32,64 @@ for mode in record attach; do
 	fi
 done
 
+# The same with a blocked signal pending all along (it must not turn the
+# EINTR repair off).
+$TS record -q -r 1000 -o "$TMP/wp.folded" -- "$T/waiters" 3 pending >"$TMP/wp.out"
+if grep -Eq '^eintr epoll 0 sigtimedwait 0 semtimedop 0 loops [1-9]' "$TMP/wp.out"; then
+	ok "no EINTR either with a blocked signal pending"
+else
+	not_ok "no EINTR either with a blocked signal pending" "$(cat "$TMP/wp.out")"
+fi
+
+# Ignored signals wake traced threads: a wait without timeout must not see
+# EINTR for it, and a wait with one must still end.
+"$T/ignored_signals" >"$TMP/is.alone"
+timeout 30 $TS record -q -r 1000 -o "$TMP/is.folded" -- "$T/ignored_signals" >"$TMP/is.traced"
+if grep -q '^forever: event timed: ends$' "$TMP/is.alone" && cmp -s "$TMP/is.alone" "$TMP/is.traced"; then
+	ok "ignored signals: no EINTR in a wait without timeout, timed waits still end"
+else
+	not_ok "ignored signals: no EINTR in a wait without timeout, timed waits still end" \
+		"$(cat "$TMP/is.alone") / $(cat "$TMP/is.traced")"
+fi
+
+# A target forever in clone() (whose event stop swallows an interrupt)
+# cannot keep sampling from ending at its duration.
+"$T/clonestorm" 30 >/dev/null &
+pid=$!
+reap_later $pid
+sleep 0.2
+timeout 15 $TS attach "$pid" -q -r 1000 -d 2 --stats -o "$TMP/storm.folded" 2>"$TMP/storm.err"
+rc=$?
+ticks=$(sed -n 's/^ *ticks *\([0-9]*\).*/\1/p' "$TMP/storm.err")
+if [ $rc -eq 0 ] && at_least "${ticks:-0}" 500; then
+	ok "a target creating threads nonstop: sampling goes on and ends at -d ($ticks ticks)"
+else
+	not_ok "a target creating threads nonstop: sampling goes on and ends at -d" "exit $rc, ${ticks:-no} ticks"
+fi
+kill -9 $pid 2>/dev/null
+
+# A thread that cannot be let go when sampling ends (a vfork parent waits
+# in the kernel) is let go later, never left frozen.
+timeout 30 $TS record -q -r 200 -d 0.8 -o "$TMP/vf.folded" -- "$T/vforker" >"$TMP/vf.out"
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^done$' "$TMP/vf.out"; then ok "a vfork parent is let go once it can be; the command finishes"
+else not_ok "a vfork parent is let go once it can be; the command finishes" "exit $rc"; fi
+
+# A main thread that called pthread_exit: attach works and stacks resolve.
+"$T/zombie_leader" 3 >/dev/null &
+pid=$!
+reap_later $pid
+sleep 0.3
+$TS attach "$pid" -q -d 1 -o "$TMP/zl.folded" 2>"$TMP/err"
+rc=$?
+n=$(folded_with "$TMP/zl.folded" spin_worker)
+if [ $rc -eq 0 ] && [ "$n" -gt 0 ] && ! grep -q '(\[unknown\])' "$TMP/zl.folded"; then
+	ok "a process whose main thread exited: sampled and symbolized"
+else
+	not_ok "a process whose main thread exited: sampled and symbolized" "exit $rc: $(cat "$TMP/err") $(head -2 "$TMP/zl.folded")"
+fi
+wait $pid
+
 # Real-time signals all arrive with their values; output and status unchanged.
 "$T/rtsignals" 3000 >"$TMP/alone.out"
 rc0=$?
@@ -131,6 +189,33 @@ if [ $rc -eq 0 ] && grep -q '^sigint 0 sigterm 1$' "$TMP/term.out" && [ -s "$TMP
 	ok "SIGTERM to trainsample: sampling stops, outputs written, the command gets it once"
 else
 	not_ok "SIGTERM to trainsample: sampling stops, outputs written, the command gets it once" "exit $rc: $(cat "$TMP/term.out")"
+fi
+
+# SIGTERM to the whole group after sampling ended (timeout(1), a batch
+# system): the command gets it once, not once more from trainsample.
+setsid $TS record -q -d 0.3 -o "$TMP/gt.folded" -- "$T/interrupted" >"$TMP/gt.out" &
+tspid=$!
+sleep 0.8
+/bin/kill -s TERM -- -"$tspid"
+wait $tspid
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^sigint 0 sigterm 1$' "$TMP/gt.out"; then
+	ok "SIGTERM to the group while waiting for the command: delivered once"
+else
+	not_ok "SIGTERM to the group while waiting for the command: delivered once" "exit $rc: $(cat "$TMP/gt.out")"
+fi
+
+# SIGINT sent to trainsample alone (kill, not the terminal) is passed on.
+$TS record -q -o "$TMP/ki.folded" -- "$T/interrupted" >"$TMP/ki.out" &
+tspid=$!
+sleep 0.5
+kill -INT $tspid
+wait $tspid
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^sigint 1 sigterm 0$' "$TMP/ki.out" && [ -s "$TMP/ki.folded" ]; then
+	ok "kill -INT of trainsample alone: the command gets SIGINT once"
+else
+	not_ok "kill -INT of trainsample alone: the command gets SIGINT once" "exit $rc: $(cat "$TMP/ki.out")"
 fi
 
 # SIGTSTP of trainsample: the target is let go first, taken again on SIGCONT.

@@ -55,3 +55,20 @@ fi
 if [ "$(tracer_of $pid)" = 0 ] && [ "$(proc_state $pid)" != T ]; then ok "the refused target runs on untouched"
 else not_ok "the refused target runs on untouched"; fi
 kill -9 $pid 2>/dev/null
+
+# 32-bit programs are refused, clearly, before anything runs.
+if [ -x build/tests/targets32/spin32 ]; then
+	one_line_error "record of a 32-bit program" "32-bit program" $TS record -o "$TMP/x.folded" -- build/tests/targets32/spin32
+	build/tests/targets32/spin32 &
+	pid=$!
+	reap_later $pid
+	sleep 0.2
+	one_line_error "attach to a 32-bit program" "PID $pid runs a 32-bit program" $TS attach $pid -d 0.5 -o "$TMP/x.folded"
+	if [ "$(proc_state $pid)" = R ] && [ "$(tracer_of $pid)" = 0 ]; then ok "the 32-bit program runs on untouched"
+	else not_ok "the 32-bit program runs on untouched" "state $(proc_state $pid)"; fi
+	kill -9 $pid 2>/dev/null
+else
+	skip "record of a 32-bit program" "gcc cannot build 32-bit code here"
+	skip "attach to a 32-bit program" "gcc cannot build 32-bit code here"
+	skip "the 32-bit program runs on untouched" "gcc cannot build 32-bit code here"
+fi

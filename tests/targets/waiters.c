@@ -5,6 +5,8 @@
  * profiler sometimes finds them running just before they block) while
  * another thread burns CPU. Prints how often each call failed with EINTR,
  * which must be never: "eintr epoll N sigtimedwait N semtimedop N loops N".
+ * With "pending" a blocked SIGUSR2 stays queued all along, as harmless as
+ * it is untraced.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/ipc.h>
 #include <sys/sem.h>
@@ -101,7 +104,10 @@ int main(int argc, char **argv)
 	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (argc > 2 && !strcmp(argv[2], "pending"))
+		kill(getpid(), SIGUSR2);
 	pthread_create(&th[0], NULL, epoll_loop, NULL);
 	pthread_create(&th[1], NULL, sigwait_loop, NULL);
 	pthread_create(&th[2], NULL, sem_loop, &sem);
