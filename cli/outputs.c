@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli/cli.h"
@@ -32,6 +33,38 @@ static int add_default(struct cli_options *o, const char *stem, enum output_form
 	o->outputs[o->noutputs].format = f;
 	o->owned_paths |= 1u << o->noutputs;
 	o->noutputs++;
+	return 0;
+}
+
+/* Same file: same path, or an existing file reached by two names. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (!strcmp(a, b))
+		return true;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* Two outputs into one file, or an output over the recording being read,
+ * would destroy what is written or read. */
+static int outputs_distinct(const struct cli_options *o)
+{
+	for (int i = 0; i < o->noutputs; i++) {
+		const char *path = o->outputs[i].path;
+
+		if (o->input && same_file(path, o->input)) {
+			cli_error("output %s is the recording being read; name another file", path);
+			return -EINVAL;
+		}
+		for (int j = 0; j < i; j++) {
+			if (same_file(path, o->outputs[j].path)) {
+				cli_error("%s is named as an output twice", path);
+				return -EINVAL;
+			}
+		}
+	}
 	return 0;
 }
 
@@ -72,7 +105,7 @@ int outputs_resolve(struct cli_options *o, const char *stem, bool recording)
 		cli_error("only one .tsprof output per run");
 		return -EINVAL;
 	}
-	return 0;
+	return outputs_distinct(o);
 }
 
 int outputs_open(struct cli_options *o)

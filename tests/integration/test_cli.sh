@@ -213,3 +213,26 @@ if grep -q '\[idle: ' "$TMP/ri.folded" && cmp -s "$TMP/ri.folded" "$TMP/ri2.fold
 else
 	not_ok "report keeps idle samples of an --idle recording, --no-idle drops them"
 fi
+
+# Nothing is lost to a mistyped command line: an output over the recording
+# being read, or one file named twice, is refused before anything is written.
+cp "$TMP/a.tsprof" "$TMP/keep.tsprof"
+$TS report "$TMP/a.tsprof" -o "$TMP/a.tsprof" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 2 ] && cmp -s "$TMP/a.tsprof" "$TMP/keep.tsprof" && grep -q "recording being read" "$TMP/err"; then
+	ok "report refuses to write over the recording it reads"
+else
+	not_ok "report refuses to write over the recording it reads" "exit $rc"
+fi
+ln -sf "$TMP/keep.tsprof" "$TMP/alias.tsprof"
+$TS report "$TMP/keep.tsprof" -o "$TMP/alias.tsprof" 2>/dev/null
+rc=$?
+if [ $rc -eq 2 ] && cmp -s "$TMP/a.tsprof" "$TMP/keep.tsprof"; then ok "... also through another name for it"
+else not_ok "... also through another name for it" "exit $rc"; fi
+$TS record -o "$TMP/twice.folded" -o "$TMP/twice.folded" -- sh -c "touch $TMP/ran2" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 2 ] && [ ! -e "$TMP/ran2" ] && grep -q "named as an output twice" "$TMP/err"; then
+	ok "one file named as two outputs is refused before the command runs"
+else
+	not_ok "one file named as two outputs is refused before the command runs" "exit $rc"
+fi
