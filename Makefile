@@ -13,7 +13,7 @@ PREFIX   ?= /usr/local
 CC       ?= cc
 CFLAGS   ?= -O2 -g
 BUILD    := build
-PKGS     := libelf libdw zlib
+PKGS     := libelf libdw zlib libunwind-generic
 
 # pkg-config runs once per make invocation; `test` and `demo` re-enter make
 # after `deps` so a fresh machine gets the flags of what deps installed.

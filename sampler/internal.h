@@ -37,6 +37,7 @@ struct thread {
 	int64_t blocked_nr;
 	uint64_t blocked_sp, blocked_pc;
 	uint32_t blocked_stack;
+	uint32_t blocked_flags;
 };
 
 /* A running thread's registers and stack, copied at the tick. */
@@ -45,6 +46,7 @@ struct stack_sample {
 	struct user_regs_struct regs;
 	uint8_t *data;        /* from sp upwards */
 	size_t len;
+	bool capped;          /* the stack goes on beyond len */
 	bool ok;
 };
 
@@ -54,7 +56,8 @@ struct blocked_state {
 	uint64_t sp, pc;
 };
 
-/* Fixed-bucket histogram of pause times: 1 us buckets to 2 ms, then one. */
+/* Fixed-bucket histograms of pause and unwind times: 1 us buckets to
+ * 2 ms, then one. */
 #define PAUSE_BUCKETS 2049
 
 struct addr_cache;
@@ -95,6 +98,7 @@ struct sampler {
 	struct thread **blocked; /* blocked threads of this tick */
 	size_t cap_blocked;
 	uint64_t maps_reread_tick; /* the last tick a leaf made us re-read maps */
+	struct stack_sample blocked_copy; /* one blocked thread's stack */
 
 	uint64_t tick;
 	uint64_t last_tick_ns;
@@ -102,6 +106,7 @@ struct sampler {
 	uint64_t rng;
 	struct sampler_stats st;
 	uint32_t pause_hist[PAUSE_BUCKETS];
+	uint32_t unwind_hist[PAUSE_BUCKETS];
 };
 
 /* sampler.c */
@@ -163,8 +168,13 @@ int addr_cache_new(struct addr_cache **out);
 void addr_cache_free(struct addr_cache *c);
 int stacks_add_running(struct sampler *s, const struct stack_sample *c,
 		       uint64_t now, uint64_t weight);
+/* copy == NULL: (syscall, sp, pc) unchanged, the last stack stands. */
 int stacks_add_blocked(struct sampler *s, struct thread *t,
-		       const struct blocked_state *b, uint64_t now, uint64_t weight);
+		       const struct blocked_state *b, const struct stack_sample *copy,
+		       uint64_t now, uint64_t weight);
+bool stacks_blocked_unchanged(const struct thread *t, const struct blocked_state *b);
 void stacks_name_thread(struct sampler *s, struct thread *t);
+void stats_unwind_time(struct sampler *s, uint64_t ns);
+void stats_pause(struct sampler *s, uint64_t ns);
 
 #endif

@@ -131,21 +131,44 @@ int sampler_attach(struct sampler **out, pid_t pid, struct profile *p,
 	return 0;
 }
 
-static uint64_t pause_percentile(const struct sampler *s, double q)
+static void histogram_add(uint32_t *hist, uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+
+	hist[us < PAUSE_BUCKETS - 1 ? us : PAUSE_BUCKETS - 1]++;
+}
+
+void stats_pause(struct sampler *s, uint64_t ns)
+{
+	histogram_add(s->pause_hist, ns);
+	if (ns > s->st.pause_max_ns)
+		s->st.pause_max_ns = ns;
+	s->st.stops++;
+}
+
+void stats_unwind_time(struct sampler *s, uint64_t ns)
+{
+	histogram_add(s->unwind_hist, ns);
+	s->st.unwinds++;
+}
+
+/* The middle of the bucket holding the q-quantile; the overflow bucket
+ * reads as its lower edge. */
+static uint64_t percentile(const uint32_t *hist, double q)
 {
 	uint64_t total = 0, want, seen = 0;
 
 	for (size_t i = 0; i < PAUSE_BUCKETS; i++)
-		total += s->pause_hist[i];
+		total += hist[i];
 	if (!total)
 		return 0;
 	want = (uint64_t)ceil(q * (double)total);
-	for (size_t i = 0; i < PAUSE_BUCKETS; i++) {
-		seen += s->pause_hist[i];
+	for (size_t i = 0; i < PAUSE_BUCKETS - 1; i++) {
+		seen += hist[i];
 		if (seen >= want)
-			return (uint64_t)i * 1000 + 500; /* bucket middle */
+			return (uint64_t)i * 1000 + 500;
 	}
-	return s->st.pause_max_ns;
+	return (uint64_t)(PAUSE_BUCKETS - 1) * 1000;
 }
 
 void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
@@ -160,8 +183,10 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	st->elapsed_ns = (s->end_ns ? s->end_ns : monotonic_ns()) - s->start_ns;
 	if (!s->start_ns)
 		st->elapsed_ns = 0;
-	st->pause_p50_ns = pause_percentile(s, 0.50);
-	st->pause_p99_ns = pause_percentile(s, 0.99);
+	st->pause_p50_ns = percentile(s->pause_hist, 0.50);
+	st->pause_p99_ns = percentile(s->pause_hist, 0.99);
+	st->unwind_p50_ns = percentile(s->unwind_hist, 0.50);
+	st->unwind_p99_ns = percentile(s->unwind_hist, 0.99);
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		st->cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
 			     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
@@ -183,6 +208,7 @@ void sampler_free(struct sampler *s)
 	for (size_t i = 0; i < s->cap_copies; i++)
 		free(s->copies[i].data);
 	free(s->copies);
+	free(s->blocked_copy.data);
 	free(s->blocked);
 	addr_cache_free(s->addrs);
 	sym_process_free(s->sym);

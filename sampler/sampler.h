@@ -51,6 +51,9 @@ struct sampler_stats {
 	uint64_t pause_p50_ns;     /* time a thread stayed stopped per copy */
 	uint64_t pause_p99_ns;
 	uint64_t pause_max_ns;
+	uint64_t unwinds;          /* stacks unwound (after the target ran on) */
+	uint64_t unwind_p50_ns;
+	uint64_t unwind_p99_ns;
 	uint64_t syscalls_restarted; /* EINTR undone after an interrupt */
 	uint64_t signals_forwarded;  /* signal-delivery stops re-injected */
 	uint64_t cpu_ns;           /* trainsample's own CPU time */

@@ -15,7 +15,7 @@
 #include "symbolize/symbolize.h"
 #include "syscall_names.h"
 
-#define MAX_FRAMES 512
+#define MAX_FRAMES 1024
 
 struct addr_cache {
 	uint64_t generation;
@@ -145,17 +145,45 @@ static int frame_for_addr(struct sampler *s, uint64_t addr, uint32_t *frame)
 	return 0;
 }
 
-/* Interns the stack of ips (leaf first); callers are looked up at ra - 1. */
-static int stack_from_ips(struct sampler *s, const uint64_t *ips, int n,
-			  uint32_t *stack)
+/*
+ * Where an unwind stopped short, the stack starts with a marker saying why,
+ * so a cut stack is never taken for a whole one.
+ */
+static const char *end_marker(enum sym_unwind_end end)
 {
+	switch (end) {
+	case SYM_UNWIND_COMPLETE:
+		return NULL;
+	case SYM_UNWIND_NEEDS_REGISTERS:
+		return "[truncated: needs registers of a stopped thread]";
+	case SYM_UNWIND_COPY_END:
+		return "[truncated: beyond the stack copy]";
+	case SYM_UNWIND_FRAME_LIMIT:
+		return "[truncated: frame limit]";
+	case SYM_UNWIND_NO_INFO:
+		break;
+	}
+	return "[truncated: no unwind info]";
+}
+
+/* Interns the stack of pcs (leaf first, already the addresses to look up)
+ * under the marker for how the unwind ended. */
+static int stack_from_pcs(struct sampler *s, const uint64_t *pcs, int n,
+			  enum sym_unwind_end end, uint32_t *stack)
+{
+	const char *marker = end_marker(end);
 	uint32_t id = 0, frame;
 	int ret;
 
+	if (marker) {
+		ret = intern_native(s->profile, marker, "", &frame);
+		if (!ret)
+			ret = profile_intern_stack(s->profile, 0, frame, &id);
+		if (ret < 0)
+			return ret;
+	}
 	for (int i = n - 1; i >= 0; i--) {
-		uint64_t addr = i ? ips[i] - 1 : ips[i];
-
-		ret = frame_for_addr(s, addr, &frame);
+		ret = frame_for_addr(s, pcs[i], &frame);
 		if (!ret)
 			ret = profile_intern_stack(s->profile, id, frame, &id);
 		if (ret < 0)
@@ -235,32 +263,70 @@ static void leaf_maps_current(struct sampler *s, uint64_t pc)
 	sym_process_reload(s->sym);
 }
 
+static void regs_from_user(const struct user_regs_struct *u, struct sym_regs *r)
+{
+	r->r[SYM_REG_RAX] = u->rax;
+	r->r[SYM_REG_RDX] = u->rdx;
+	r->r[SYM_REG_RCX] = u->rcx;
+	r->r[SYM_REG_RBX] = u->rbx;
+	r->r[SYM_REG_RSI] = u->rsi;
+	r->r[SYM_REG_RDI] = u->rdi;
+	r->r[SYM_REG_RBP] = u->rbp;
+	r->r[SYM_REG_RSP] = u->rsp;
+	r->r[SYM_REG_R8] = u->r8;
+	r->r[SYM_REG_R9] = u->r9;
+	r->r[SYM_REG_R10] = u->r10;
+	r->r[SYM_REG_R11] = u->r11;
+	r->r[SYM_REG_R12] = u->r12;
+	r->r[SYM_REG_R13] = u->r13;
+	r->r[SYM_REG_R14] = u->r14;
+	r->r[SYM_REG_R15] = u->r15;
+	r->r[SYM_REG_RIP] = u->rip;
+	r->known = (1u << SYM_REG_COUNT) - 1;
+}
+
+/* Unwinds a copy and interns its stack; *flags gets SAMPLE_TRUNCATED. */
+static int unwind_copy(struct sampler *s, struct thread *t, const struct sym_regs *regs,
+		       const struct stack_sample *c, uint32_t *stack, uint32_t *flags)
+{
+	struct sym_stack_copy copy = {
+		.base = regs->r[SYM_REG_RSP],
+		.data = c->data,
+		.capped = c->capped,
+	};
+	enum sym_unwind_end end;
+	uint64_t pcs[MAX_FRAMES];
+	uint64_t t0 = monotonic_ns();
+	int n;
+
+	leaf_maps_current(s, regs->r[SYM_REG_RIP]);
+	copy.len = trim_to_stack(s, t, copy.base, c->len);
+	n = sym_unwind(s->sym, regs, &copy, pcs, MAX_FRAMES, &end);
+	if (n <= 0) {
+		pcs[0] = regs->r[SYM_REG_RIP];
+		n = 1;
+		end = SYM_UNWIND_NO_INFO;
+	}
+	stats_unwind_time(s, monotonic_ns() - t0);
+	if (end != SYM_UNWIND_COMPLETE)
+		*flags |= SAMPLE_TRUNCATED;
+	return stack_from_pcs(s, pcs, n, end, stack);
+}
+
 int stacks_add_running(struct sampler *s, const struct stack_sample *c,
 		       uint64_t now, uint64_t weight)
 {
 	struct thread *t = thread_find(s, c->tid);
-	struct sym_stack_copy copy = { .base = c->regs.rsp, .data = c->data };
-	uint64_t ips[MAX_FRAMES];
+	struct sym_regs regs;
 	uint32_t stack, flags = 0;
-	bool truncated = false;
-	int n, ret;
+	int ret;
 
-	leaf_maps_current(s, c->regs.rip);
-	copy.len = trim_to_stack(s, t, c->regs.rsp, c->len);
-	n = sym_unwind_fp(s->sym, c->regs.rip, c->regs.rsp, c->regs.rbp, &copy,
-			  ips, MAX_FRAMES, &truncated);
-	if (n <= 0) {
-		ips[0] = c->regs.rip;
-		n = 1;
-		truncated = true;
-	}
-	ret = stack_from_ips(s, ips, n, &stack);
+	regs_from_user(&c->regs, &regs);
+	ret = unwind_copy(s, t, &regs, c, &stack, &flags);
 	if (ret < 0) {
 		s->st.errors++;
 		return ret;
 	}
-	if (truncated)
-		flags |= SAMPLE_TRUNCATED;
 	if (t)
 		stacks_name_thread(s, t);
 	return add_sample(s, c->tid, stack, flags, now, weight);
@@ -289,17 +355,30 @@ static int intern_idle_leaf(struct sampler *s, int64_t nr, uint32_t parent,
 	return ret;
 }
 
-/* The stack is interned again only when (syscall, sp, pc) changed. */
-int stacks_add_blocked(struct sampler *s, struct thread *t,
-		       const struct blocked_state *b, uint64_t now, uint64_t weight)
+bool stacks_blocked_unchanged(const struct thread *t, const struct blocked_state *b)
 {
-	uint32_t stack;
+	return t->blocked_valid && t->blocked_nr == b->nr && t->blocked_sp == b->sp &&
+	       t->blocked_pc == b->pc;
+}
+
+/*
+ * A blocked thread unwound from pc and sp alone: frames whose rules need
+ * another register end in a marker. The stack is interned again only when
+ * (syscall, sp, pc) changed.
+ */
+int stacks_add_blocked(struct sampler *s, struct thread *t,
+		       const struct blocked_state *b, const struct stack_sample *copy,
+		       uint64_t now, uint64_t weight)
+{
+	uint32_t stack, flags = SAMPLE_IDLE;
 	int ret;
 
-	if (!t->blocked_valid || t->blocked_nr != b->nr || t->blocked_sp != b->sp ||
-	    t->blocked_pc != b->pc) {
-		leaf_maps_current(s, b->pc);
-		ret = stack_from_ips(s, &b->pc, 1, &stack);
+	if (copy) {
+		struct sym_regs regs = { .known = 1u << SYM_REG_RIP | 1u << SYM_REG_RSP };
+
+		regs.r[SYM_REG_RIP] = b->pc;
+		regs.r[SYM_REG_RSP] = b->sp;
+		ret = unwind_copy(s, t, &regs, copy, &stack, &flags);
 		if (!ret)
 			ret = intern_idle_leaf(s, b->nr, stack, &stack);
 		if (ret < 0) {
@@ -311,7 +390,8 @@ int stacks_add_blocked(struct sampler *s, struct thread *t,
 		t->blocked_sp = b->sp;
 		t->blocked_pc = b->pc;
 		t->blocked_stack = stack;
+		t->blocked_flags = flags;
 	}
 	stacks_name_thread(s, t);
-	return add_sample(s, t->tid, t->blocked_stack, SAMPLE_IDLE | SAMPLE_TRUNCATED, now, weight);
+	return add_sample(s, t->tid, t->blocked_stack, t->blocked_flags, now, weight);
 }

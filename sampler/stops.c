@@ -59,15 +59,6 @@ static void resume(struct sampler *s, struct thread *t, int sig)
 		s->st.errors++;
 }
 
-static void record_pause(struct sampler *s, uint64_t ns)
-{
-	uint64_t us = ns / 1000;
-
-	s->pause_hist[us < PAUSE_BUCKETS - 1 ? us : PAUSE_BUCKETS - 1]++;
-	if (ns > s->st.pause_max_ns)
-		s->st.pause_max_ns = ns;
-	s->st.stops++;
-}
 
 /*
  * Syscalls that answer a signal (here: our interrupt) with a plain EINTR
@@ -240,7 +231,7 @@ static void resume_after(struct sampler *s, struct thread *t, int sig)
 	resume(s, t, sig);
 	if (t->pause_pending) {
 		t->pause_pending = false;
-		record_pause(s, monotonic_ns() - t->interrupt_ns);
+		stats_pause(s, monotonic_ns() - t->interrupt_ns);
 	}
 }
 

@@ -68,6 +68,7 @@ static size_t stack_copy_len(struct sampler *s, struct thread *t, uint64_t sp)
 void tick_copy_stopped(struct sampler *s, struct thread *t)
 {
 	struct stack_sample *c = copy_slot(s);
+	size_t len;
 	ssize_t n;
 	int ret;
 
@@ -87,11 +88,16 @@ void tick_copy_stopped(struct sampler *s, struct thread *t)
 	}
 	syscall_undo_eintr(s, t->tid, &c->regs, false);
 	/* By tid: the process id fails once its main thread is a zombie. */
-	n = remote_read(t->tid, c->regs.rsp, c->data, stack_copy_len(s, t, c->regs.rsp));
+	len = stack_copy_len(s, t, c->regs.rsp);
+	n = remote_read(t->tid, c->regs.rsp, c->data, len);
 	if (n > 0)
 		c->len = (size_t)n;
 	else if (n != -ESRCH)
 		s->st.errors++;
+	/* The whole cap was read and the mapping goes on: frames beyond it
+	 * are cut off, which the stack will say. */
+	c->capped = len == s->opt.stack_bytes && c->len == len &&
+		    !(c->regs.rsp + len == t->stack_hi);
 	c->ok = true;
 }
 
@@ -173,24 +179,42 @@ static void collect_traps(struct sampler *s)
 }
 
 /*
- * A blocked thread is sampled from /proc without stopping it: its syscall,
- * sp and pc. Frame pointers cannot be followed from sp and pc alone (the
- * syscall wrapper keeps no frame record and rbp is not readable without a
- * stop), so the stack is the function it blocks in under an idle leaf;
- * a guess from scanning the stack would show frames that are not there.
+ * A blocked thread is sampled without stopping it: its syscall, sp and pc
+ * from /proc, and its user stack, which cannot change while it sleeps, read
+ * as it is. If it woke meanwhile (its syscall line changed), the copy may
+ * be torn: it goes to the running ones instead. While it sleeps on in the
+ * same place, the last unwind stands and nothing is read at all.
  * Returns false when the thread turned out to be running.
  */
 static bool sample_blocked(struct sampler *s, struct thread *t, uint64_t now,
 			   uint64_t weight)
 {
-	struct blocked_state b;
+	struct blocked_state b, again;
+	size_t len;
+	ssize_t n;
 	int ret = thread_blocked_state(s, t, &b);
 
 	if (ret == -EAGAIN)
 		return false;
 	if (ret < 0)
 		return true; /* gone */
-	stacks_add_blocked(s, t, &b, now, weight);
+	if (stacks_blocked_unchanged(t, &b)) {
+		stacks_add_blocked(s, t, &b, NULL, now, weight);
+		return true;
+	}
+	if (!s->blocked_copy.data && !(s->blocked_copy.data = malloc(s->opt.stack_bytes)))
+		return true;
+	len = stack_copy_len(s, t, b.sp);
+	n = remote_read(t->tid, b.sp, s->blocked_copy.data, len);
+	ret = thread_blocked_state(s, t, &again);
+	if (ret == -EAGAIN || (ret == 0 && (again.nr != b.nr || again.sp != b.sp || again.pc != b.pc)))
+		return false;
+	if (ret < 0)
+		return true;
+	s->blocked_copy.len = n > 0 ? (size_t)n : 0;
+	s->blocked_copy.capped = len == s->opt.stack_bytes && s->blocked_copy.len == len &&
+				 b.sp + len != t->stack_hi;
+	stacks_add_blocked(s, t, &b, &s->blocked_copy, now, weight);
 	return true;
 }
 

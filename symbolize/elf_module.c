@@ -293,6 +293,37 @@ static int load_elf(Elf *elf, struct sym_module *m, const char *root,
 	return 0;
 }
 
+int sym_module_open_memory(const uint8_t *data, size_t len, const char *name,
+			   struct sym_module **out, char *err, size_t errlen)
+{
+	struct sym_module *m;
+	char *copy;
+	Elf *elf;
+	int ret;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	/* elf_memory wants a writable buffer; it is only read. */
+	copy = malloc(len);
+	m = calloc(1, sizeof(*m));
+	if (!copy || !m) {
+		free(copy);
+		free(m);
+		return -ENOMEM;
+	}
+	memcpy(copy, data, len);
+	elf = elf_memory(copy, len);
+	ret = elf ? load_elf(elf, m, "", name, err, errlen) : -ENOEXEC;
+	elf_end(elf);
+	free(copy);
+	if (ret) {
+		sym_module_free(m);
+		return ret;
+	}
+	*out = m;
+	return 0;
+}
+
 int sym_module_open(const char *path, struct sym_module **out, char *err,
 		    size_t errlen)
 {

@@ -44,4 +44,52 @@ int sym_debug_file_open(struct Elf *elf, const char *root,
 int sym_module_open_in(const char *root, const char *path, const char *open_path,
 		       struct sym_module **out, char *err, size_t errlen);
 
+/* ---- a module's file, mapped for unwinding (image.c) ---- */
+
+struct sym_image;
+
+/* The .eh_frame_hdr binary-search table, in file addresses. */
+struct sym_eh_table {
+	bool valid;
+	uint64_t hdr_vaddr;   /* .eh_frame_hdr: the table's data-relative base */
+	uint64_t table_vaddr; /* the sorted (initial location, FDE) pairs */
+	uint64_t fde_count;
+	uint64_t text_start;  /* the executable segments it covers */
+	uint64_t text_end;
+};
+
+int sym_image_open(const char *path, struct sym_image **out);
+/* An image in memory that outlives it (the vdso). */
+int sym_image_open_memory(const uint8_t *data, size_t len, struct sym_image **out);
+void sym_image_free(struct sym_image *img);
+/* len bytes at a file address inside a PT_LOAD's file contents. */
+int sym_image_read(const struct sym_image *img, uint64_t vaddr, void *buf, size_t len);
+/* NULL when the file has no .eh_frame_hdr table libunwind can search. */
+const struct sym_eh_table *sym_image_eh_table(const struct sym_image *img);
+
+/*
+ * The image of the file mapped at addr and the bias of that mapping
+ * (process.c), loading it on first use; -ENOENT where there is none
+ * (anonymous memory, [vdso], a file that cannot be read).
+ */
+struct sym_process;
+int sym_process_image(struct sym_process *p, uint64_t addr,
+		      const struct sym_image **img, uint64_t *bias,
+		      uint64_t *map_start, uint64_t *map_end);
+
+/* ---- [vdso] (vdso.c) ---- */
+
+/* trainsample's own vdso image, which is every 64-bit process's. */
+int sym_vdso_bytes(const uint8_t **data, size_t *len);
+/* A module from an ELF image in memory (copied). */
+int sym_module_open_memory(const uint8_t *data, size_t len, const char *name,
+			   struct sym_module **out, char *err, size_t errlen);
+
+/* ---- DWARF unwinding state of a process (unwind_dwarf.c) ---- */
+
+struct sym_unwinder;
+void sym_unwinder_free(struct sym_unwinder *u);
+/* Where a process keeps its unwinder (created on first use). */
+struct sym_unwinder **sym_process_unwinder(struct sym_process *p);
+
 #endif

@@ -21,7 +21,7 @@
  * early samples do not stop at a library the maps do not show yet.
  */
 #define MAPS_REREAD_NS (100 * 1000 * 1000ULL)
-#define MAPS_REREAD_CHANGING_NS (5 * 1000 * 1000ULL)
+#define MAPS_REREAD_CHANGING_NS (1 * 1000 * 1000ULL)
 #define MAPS_CHANGING_FOR_NS (1000 * 1000 * 1000ULL)
 
 struct module_entry {
@@ -31,6 +31,9 @@ struct module_entry {
 	char *path; /* the key where inode is 0 */
 	bool loaded;
 	struct sym_module *module; /* NULL: no symbols */
+	char *open_path;           /* where the file was read from */
+	bool image_tried;
+	struct sym_image *image;   /* for unwinding; NULL: none */
 };
 
 /* What was worked out for one mapping of the current maps. */
@@ -53,6 +56,7 @@ struct sym_process {
 	size_t entry_cap;
 	uint64_t generation;
 	uint64_t read_ns;    /* last (attempted) read of the maps */
+	struct sym_unwinder *unwinder;
 	uint64_t changed_ns; /* last read that found them changed */
 };
 
@@ -64,10 +68,16 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Paths of files start with '/'; "[vdso]", "anon_inode:..." do not. */
+static bool is_vdso(const struct sym_mapping *m)
+{
+	return !strcmp(m->path, "[vdso]");
+}
+
+/* What has an ELF image behind it: a file (its path starts with '/';
+ * "anon_inode:..." does not) or the vdso. */
 static bool maps_a_file(const struct sym_mapping *m)
 {
-	return m->path[0] == '/';
+	return m->path[0] == '/' || is_vdso(m);
 }
 
 static bool entry_matches(const struct module_entry *e,
@@ -258,13 +268,21 @@ void sym_process_free(struct sym_process *p)
 		return;
 	for (size_t i = 0; i < p->entry_count; i++) {
 		sym_module_free(p->entries[i]->module);
+		sym_image_free(p->entries[i]->image);
+		free(p->entries[i]->open_path);
 		free(p->entries[i]->path);
 		free(p->entries[i]);
 	}
 	free(p->entries);
 	free(p->states);
 	sym_maps_free(p->maps);
+	sym_unwinder_free(p->unwinder);
 	free(p);
+}
+
+struct sym_unwinder **sym_process_unwinder(struct sym_process *p)
+{
+	return &p->unwinder;
 }
 
 int sym_process_reload(struct sym_process *p)
@@ -304,6 +322,21 @@ const struct sym_mapping *sym_process_mapping(struct sym_process *p,
 	return sym_maps_find(p->maps, addr);
 }
 
+/* Ours is the target's when it spans as much: the same kernel's image. */
+static void load_vdso(struct module_entry *e, const struct sym_mapping *m)
+{
+	const uint8_t *data;
+	size_t len;
+
+	e->image_tried = true;
+	if (sym_vdso_bytes(&data, &len) < 0 || len > m->end - m->start)
+		return;
+	if (sym_module_open_memory(data, len, "[vdso]", &e->module, NULL, 0))
+		e->module = NULL;
+	if (sym_image_open_memory(data, len, &e->image))
+		e->image = NULL;
+}
+
 /* Through the process's own root (containers), or its map_files link
  * when the file was deleted. */
 static void load_entry(struct sym_process *p, struct module_entry *e,
@@ -313,6 +346,10 @@ static void load_entry(struct sym_process *p, struct module_entry *e,
 	int n;
 
 	e->loaded = true;
+	if (is_vdso(m)) {
+		load_vdso(e, m);
+		return;
+	}
 	snprintf(root, sizeof(root), "%s/root", p->view);
 	if (m->deleted)
 		n = snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx",
@@ -322,6 +359,7 @@ static void load_entry(struct sym_process *p, struct module_entry *e,
 		n = snprintf(path, sizeof(path), "%s%s", root, m->path);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return;
+	e->open_path = strdup(path);
 	if (sym_module_open_in(root, m->path, path, &e->module, NULL, 0))
 		e->module = NULL;
 }
@@ -402,5 +440,37 @@ int sym_process_resolve(struct sym_process *p, uint64_t addr,
 		out->module = m->path;
 	else
 		resolve_in_file(p, m, addr, out);
+	return 0;
+}
+
+int sym_process_image(struct sym_process *p, uint64_t addr,
+		      const struct sym_image **img, uint64_t *bias,
+		      uint64_t *map_start, uint64_t *map_end)
+{
+	const struct sym_mapping *m = sym_process_mapping(p, addr);
+	struct mapping_state *s;
+	struct module_entry *e;
+
+	if (!m || !maps_a_file(m))
+		return -ENOENT;
+	s = &p->states[m - sym_maps_at(p->maps, 0)];
+	e = s->entry;
+	if (!e->loaded)
+		load_entry(p, e, m);
+	if (!s->bias_done)
+		assign_biases(p, e);
+	if (!s->bias_known)
+		return -ENOENT;
+	if (!e->image_tried) {
+		e->image_tried = true;
+		if (!e->open_path || sym_image_open(e->open_path, &e->image) < 0)
+			e->image = NULL;
+	}
+	if (!e->image)
+		return -ENOENT;
+	*img = e->image;
+	*bias = s->bias;
+	*map_start = m->start;
+	*map_end = m->end;
 	return 0;
 }

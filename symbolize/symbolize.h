@@ -85,7 +85,7 @@ int sym_process_reload(struct sym_process *p);
 uint64_t sym_process_generation(const struct sym_process *p);
 /*
  * The mapping holding addr. When addr is outside every known mapping the
- * maps are re-read once (at most every 100 ms, or 5 ms while they keep
+ * maps are re-read once (at most every 100 ms, or 1 ms while they keep
  * changing, as after an exec) before giving up with NULL.
  * The pointer is valid until the maps are re-read.
  */
@@ -99,10 +99,28 @@ int sym_process_resolve(struct sym_process *p, uint64_t addr,
 
 /* ---- unwinding a copy of a stack ---- */
 
+/* x86-64 registers, numbered as DWARF (and libunwind) number them. */
+enum sym_reg {
+	SYM_REG_RAX, SYM_REG_RDX, SYM_REG_RCX, SYM_REG_RBX,
+	SYM_REG_RSI, SYM_REG_RDI, SYM_REG_RBP, SYM_REG_RSP,
+	SYM_REG_R8, SYM_REG_R9, SYM_REG_R10, SYM_REG_R11,
+	SYM_REG_R12, SYM_REG_R13, SYM_REG_R14, SYM_REG_R15,
+	SYM_REG_RIP,
+	SYM_REG_COUNT,
+};
+
+/* A thread's registers as they were when its stack was copied; a thread
+ * read without stopping it has only rip and rsp. */
+struct sym_regs {
+	uint64_t r[SYM_REG_COUNT];
+	uint32_t known; /* bit (1 << enum sym_reg) */
+};
+
 struct sym_stack_copy {
 	uint64_t base;       /* target address of data[0] (the stack pointer) */
 	const uint8_t *data;
 	size_t len;
+	bool capped;         /* the stack goes on beyond the copied bytes */
 };
 
 /*
@@ -116,5 +134,26 @@ struct sym_stack_copy {
 int sym_unwind_fp(struct sym_process *p, uint64_t ip, uint64_t sp,
 		  uint64_t bp, const struct sym_stack_copy *stack,
 		  uint64_t *ips, int max_ips, bool *truncated);
+
+/* Why an unwind stopped. */
+enum sym_unwind_end {
+	SYM_UNWIND_COMPLETE,       /* the outermost frame was reached */
+	SYM_UNWIND_NO_INFO,        /* a frame had no CFI and no usable frame pointer */
+	SYM_UNWIND_NEEDS_REGISTERS,/* a rule needed a register that was not read */
+	SYM_UNWIND_COPY_END,       /* the frames go on past the copied bytes */
+	SYM_UNWIND_FRAME_LIMIT,    /* max_pcs frames */
+};
+
+/*
+ * DWARF unwinding of a copied stack (libunwind, remote, with our own
+ * accessors: stack words from the copy, .eh_frame from the module files),
+ * with libunwind's frame-pointer fallback where a module has no CFI.
+ * pcs[] receives the addresses to symbolize, leaf first: the leaf and a
+ * frame interrupted by a signal at their exact ip, callers at their return
+ * address - 1. Returns their number (at least 1).
+ */
+int sym_unwind(struct sym_process *p, const struct sym_regs *regs,
+	       const struct sym_stack_copy *stack, uint64_t *pcs, int max_pcs,
+	       enum sym_unwind_end *end);
 
 #endif

@@ -155,7 +155,7 @@ fi
 # Idle samples: blocked threads show as [idle: SYSCALL] leaves only with --idle.
 $TS attach "$pid" -t --idle -d 0.5 -o "$TMP/idle.folded" 2>/dev/null
 $TS attach "$pid" -t -d 0.5 -o "$TMP/busy.folded" 2>/dev/null
-if grep -q '^thread [0-9]* (heartbeat);epoll_wait;\[idle: epoll_wait\] ' "$TMP/idle.folded" \
+if grep -q '^thread [0-9]* (heartbeat);.*;sleeper;epoll_wait;\[idle: epoll_wait\] ' "$TMP/idle.folded" \
 	&& ! grep -q 'idle' "$TMP/busy.folded" && [ "$(folded_with "$TMP/busy.folded" beat_work)" -gt 0 ]; then
 	ok "--idle keeps blocked threads as [idle: epoll_wait]; the default drops them"
 else

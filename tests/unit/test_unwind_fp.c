@@ -232,7 +232,7 @@ Test(unwind_fp, own_stack)
 
 	cr_assert_eq(sym_process_open(getpid(), &c->p, NULL, 0), 0);
 	cr_assert_eq(chain_top(c), 3);
-	copy = (struct sym_stack_copy){ c->sp, c->copy, c->len };
+	copy = (struct sym_stack_copy){ .base = c->sp, .data = c->copy, .len = c->len };
 	n = sym_unwind_fp(c->p, c->ip, c->sp, c->bp, &copy, ips, MAX_IPS,
 			  &truncated);
 	cr_assert_geq(n, 5, "only %d frames", n);

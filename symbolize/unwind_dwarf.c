@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DWARF unwinding of a copied stack with libunwind's remote interface and
+ * our own accessors, the way perf unwinds its DWARF samples: registers
+ * from the sample, stack words from the copy, .eh_frame_hdr/.eh_frame from
+ * the module's mapped file (image.c), procedure info from the module's
+ * binary-search table through dwarf_search_unwind_table. libunwind's
+ * global cache keeps parsed FDEs between samples; it is flushed when the
+ * maps change. The target is never read here.
+ */
+#include <errno.h>
+#include <libunwind.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize/internal.h"
+
+/* Exported by libunwind without a public prototype. */
+extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip,
+					      unw_dyn_info_t *di, unw_proc_info_t *pi,
+					      int need_unwind_info, void *arg);
+
+#define UNWIND_CACHE_SIZE 4096
+
+struct sym_unwinder {
+	unw_addr_space_t as;
+	uint64_t generation;
+};
+
+/* What one unwind reads from. */
+struct unwind_ctx {
+	struct sym_process *p;
+	const struct sym_regs *regs;
+	const struct sym_stack_copy *stack;
+	/* The module of the last read: most reads fall in one. */
+	const struct sym_image *img;
+	uint64_t bias, lo, hi;
+	bool needed_register;
+	bool read_past_copy;
+};
+
+static int image_at(struct unwind_ctx *c, uint64_t addr)
+{
+	if (c->img && addr >= c->lo && addr < c->hi)
+		return 0;
+	c->img = NULL;
+	return sym_process_image(c->p, addr, &c->img, &c->bias, &c->lo, &c->hi);
+}
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+			  int need_unwind_info, void *arg)
+{
+	struct unwind_ctx *c = arg;
+	const struct sym_eh_table *eh;
+	unw_dyn_info_t di;
+
+	if (image_at(c, ip) < 0 || !(eh = sym_image_eh_table(c->img)))
+		return -UNW_ENOINFO;
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = eh->text_start + c->bias;
+	di.end_ip = eh->text_end + c->bias;
+	di.u.rti.segbase = eh->hdr_vaddr + c->bias;
+	di.u.rti.table_data = eh->table_vaddr + c->bias;
+	/* In unw_word_t units, not entries: each entry is two 4-byte words. */
+	di.u.rti.table_len = eh->fde_count * 8 / sizeof(unw_word_t);
+	return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+	/* libunwind frees table-format info itself. */
+	(void)as;
+	(void)pi;
+	(void)arg;
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *arg)
+{
+	(void)as;
+	(void)addr;
+	(void)arg;
+	return -UNW_ENOINFO;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
+		      void *arg)
+{
+	struct unwind_ctx *c = arg;
+	const struct sym_stack_copy *s = c->stack;
+
+	(void)as;
+	if (write)
+		return -UNW_EINVAL;
+	if (addr >= s->base && addr - s->base <= s->len && s->len - (addr - s->base) >= sizeof(*val)) {
+		memcpy(val, s->data + (addr - s->base), sizeof(*val));
+		return 0;
+	}
+	if (addr >= s->base && s->capped && addr - s->base < s->len + (1u << 20)) {
+		c->read_past_copy = true;
+		return -UNW_EINVAL;
+	}
+	if (image_at(c, addr) == 0 && sym_image_read(c->img, addr - c->bias, val, sizeof(*val)) == 0)
+		return 0;
+	return -UNW_EINVAL;
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write,
+		      void *arg)
+{
+	struct unwind_ctx *c = arg;
+
+	(void)as;
+	if (write)
+		return -UNW_EREADONLYREG;
+	if (reg < 0 || reg >= SYM_REG_COUNT)
+		return -UNW_EBADREG;
+	if (!(c->regs->known & (1u << reg))) {
+		c->needed_register = true;
+		return -UNW_EBADREG;
+	}
+	*val = c->regs->r[reg];
+	return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write,
+			void *arg)
+{
+	(void)as;
+	(void)reg;
+	(void)val;
+	(void)write;
+	(void)arg;
+	return -UNW_EBADREG;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *cursor, void *arg)
+{
+	(void)as;
+	(void)cursor;
+	(void)arg;
+	return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+			 unw_word_t *off, void *arg)
+{
+	/* Names come from symbolize's own tables, not from here. */
+	(void)as;
+	(void)addr;
+	(void)buf;
+	(void)len;
+	(void)off;
+	(void)arg;
+	return -UNW_ENOINFO;
+}
+
+static const unw_accessors_t accessors = {
+	.find_proc_info = find_proc_info,
+	.put_unwind_info = put_unwind_info,
+	.get_dyn_info_list_addr = get_dyn_info_list_addr,
+	.access_mem = access_mem,
+	.access_reg = access_reg,
+	.access_fpreg = access_fpreg,
+	.resume = resume,
+	.get_proc_name = get_proc_name,
+};
+
+void sym_unwinder_free(struct sym_unwinder *u)
+{
+	if (!u)
+		return;
+	unw_destroy_addr_space(u->as);
+	free(u);
+}
+
+static struct sym_unwinder *unwinder_of(struct sym_process *p)
+{
+	struct sym_unwinder **slot = sym_process_unwinder(p), *u = *slot;
+
+	if (!u) {
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return NULL;
+		/* libunwind copies the table; it never writes through it. */
+		u->as = unw_create_addr_space((unw_accessors_t *)&accessors, 0);
+		if (!u->as) {
+			free(u);
+			return NULL;
+		}
+		unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+		unw_set_cache_size(u->as, UNWIND_CACHE_SIZE, 0);
+		u->generation = sym_process_generation(p);
+		*slot = u;
+	}
+	/* Cached FDEs are keyed by address: stale once the maps changed. */
+	if (u->generation != sym_process_generation(p)) {
+		unw_flush_cache(u->as, 0, 0);
+		u->generation = sym_process_generation(p);
+	}
+	return u;
+}
+
+static bool is_code(struct sym_process *p, uint64_t ip)
+{
+	const struct sym_mapping *m = sym_process_mapping(p, ip);
+
+	return m && m->exec;
+}
+
+static enum sym_unwind_end why_stopped(const struct unwind_ctx *c)
+{
+	if (c->needed_register)
+		return SYM_UNWIND_NEEDS_REGISTERS;
+	if (c->read_past_copy)
+		return SYM_UNWIND_COPY_END;
+	return SYM_UNWIND_NO_INFO;
+}
+
+int sym_unwind(struct sym_process *p, const struct sym_regs *regs,
+	       const struct sym_stack_copy *stack, uint64_t *pcs, int max_pcs,
+	       enum sym_unwind_end *end)
+{
+	struct unwind_ctx c = { .p = p, .regs = regs, .stack = stack };
+	struct sym_unwinder *u;
+	unw_cursor_t cursor;
+	bool exact = true;
+	int n = 0, ret;
+
+	if (!p || !regs || !stack || !pcs || max_pcs < 1 || !(regs->known & (1u << SYM_REG_RIP)))
+		return -EINVAL;
+	pcs[n++] = regs->r[SYM_REG_RIP];
+	*end = SYM_UNWIND_NO_INFO;
+	u = unwinder_of(p);
+	if (!u || unw_init_remote(&cursor, u->as, &c) < 0) {
+		*end = why_stopped(&c);
+		return n;
+	}
+	for (;;) {
+		unw_word_t ip;
+
+		/* The frame after a signal frame was interrupted, not calling. */
+		exact = unw_is_signal_frame(&cursor) > 0;
+		ret = unw_step(&cursor);
+		if (ret <= 0)
+			break;
+		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || !ip) {
+			ret = 0;
+			break;
+		}
+		/* A caller runs code: anything else is the frame-pointer
+		 * fallback reading a frame that was never there. */
+		if (!is_code(p, ip)) {
+			ret = -UNW_EBADFRAME;
+			break;
+		}
+		if (n == max_pcs) {
+			*end = SYM_UNWIND_FRAME_LIMIT;
+			return n;
+		}
+		pcs[n++] = exact ? ip : ip - 1;
+	}
+	*end = ret == 0 ? SYM_UNWIND_COMPLETE : why_stopped(&c);
+	return n;
+}
