@@ -37,6 +37,11 @@ UNIT_SRCS    := $(wildcard tests/unit/test_*.c)
 UNIT_BINS    := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 TARGET_SRCS  := $(wildcard tests/targets/*.c)
 TARGET_BINS  := $(TARGET_SRCS:tests/targets/%.c=$(BUILD)/tests/targets/%)
+# Targets without frame pointers, for DWARF unwinding; one stripped with
+# its symbols in a separate debug file found through .gnu_debuglink.
+NOFP_SRCS    := $(filter-out tests/nofp/libnofp.c,$(wildcard tests/nofp/*.c))
+NOFP_BINS    := $(NOFP_SRCS:tests/nofp/%.c=$(BUILD)/tests/nofp/%) \
+                $(BUILD)/tests/nofp/libnofp.so $(BUILD)/tests/nofp/stripped/nofp_shares
 # Shared libraries for the symbol tests: one linked by GNU ld, one by lld
 # (whose segments have unaligned p_offset).
 SYMTEST_LIBS := $(BUILD)/tests/libsymtest.so $(BUILD)/tests/libsymtest_lld.so
@@ -46,6 +51,7 @@ EXAMPLE_BINS := $(BUILD)/examples/train_loop
 # Targets are what the profiler is measured against: frame pointers kept,
 # little inlining, debug info.
 TARGET_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -pthread -Wall -Wextra -Werror
+NOFP_CFLAGS   := -std=gnu11 -O2 -g -fomit-frame-pointer -pthread -Wall -Wextra -Werror
 
 .PHONY: all deps test check demo run-demo bench run-bench install clean
 all: $(BIN)
@@ -56,7 +62,7 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: $(BIN) $(UNIT_BINS) $(TARGET_BINS) $(SYMTEST_LIBS) $(BUILD)/tests/targets32/spin32
+check: $(BIN) $(UNIT_BINS) $(TARGET_BINS) $(NOFP_BINS) $(SYMTEST_LIBS) $(BUILD)/tests/targets32/spin32
 	@sh tests/run.sh
 
 demo: deps
@@ -102,6 +108,19 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB) $(SYMTEST_LIBS)
 $(BUILD)/tests/targets/%: tests/targets/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -lrt
+
+$(BUILD)/tests/nofp/libnofp.so: tests/nofp/libnofp.c
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_CFLAGS) -shared -fPIC -o $@ $<
+
+$(BUILD)/tests/nofp/%: tests/nofp/%.c $(BUILD)/tests/nofp/libnofp.so
+	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(BUILD)/tests/nofp -lnofp -Wl,-rpath,'$$ORIGIN'
+
+$(BUILD)/tests/nofp/stripped/nofp_shares: $(BUILD)/tests/nofp/nofp_shares
+	@mkdir -p $(@D)
+	cp $(BUILD)/tests/nofp/libnofp.so $(@D)/
+	objcopy --only-keep-debug $< $@.debug
+	objcopy --strip-all --add-gnu-debuglink=$@.debug $< $@
 
 # A 32-bit program without libc; where gcc cannot make one, its tests skip.
 $(BUILD)/tests/targets32/spin32: tests/targets32/spin32.c

@@ -201,6 +201,21 @@ static struct sym_unwinder *unwinder_of(struct sym_process *p)
 	return u;
 }
 
+/*
+ * The x86-64 signal trampoline (glibc's and musl's __restore_rt) is
+ * "mov $15, %rax; syscall" (rt_sigreturn). libunwind's own check wants a
+ * particular byte after it, which this glibc does not have.
+ */
+static bool is_sigreturn(struct unwind_ctx *c, uint64_t ip)
+{
+	static const unsigned char code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+	unw_word_t w[2];
+
+	if (access_mem(NULL, ip, &w[0], 0, c) < 0 || access_mem(NULL, ip + 8, &w[1], 0, c) < 0)
+		return false;
+	return !memcmp(w, code, sizeof(code));
+}
+
 static bool is_code(struct sym_process *p, uint64_t ip)
 {
 	const struct sym_mapping *m = sym_process_mapping(p, ip);
@@ -236,11 +251,11 @@ int sym_unwind(struct sym_process *p, const struct sym_regs *regs,
 		*end = why_stopped(&c);
 		return n;
 	}
-	for (;;) {
+	for (uint64_t prev = pcs[0];;) {
 		unw_word_t ip;
 
 		/* The frame after a signal frame was interrupted, not calling. */
-		exact = unw_is_signal_frame(&cursor) > 0;
+		exact = is_sigreturn(&c, prev);
 		ret = unw_step(&cursor);
 		if (ret <= 0)
 			break;
@@ -248,6 +263,11 @@ int sym_unwind(struct sym_process *p, const struct sym_regs *regs,
 			ret = 0;
 			break;
 		}
+		/* The signal trampoline itself is "returned to" at its first
+		 * byte: looked up at ra - 1 it would land before it. */
+		if (is_sigreturn(&c, ip))
+			exact = true;
+		prev = ip;
 		/* A caller runs code: anything else is the frame-pointer
 		 * fallback reading a frame that was never there. */
 		if (!is_code(p, ip)) {

@@ -1,0 +1,114 @@
+# Native stacks without frame pointers: DWARF unwinding of the stack copies.
+. tests/integration/lib.sh
+N=build/tests/nofp
+
+# Sum of counts of stacks whose frames include one starting with $2.
+folded_with_prefix() {
+	awk -v f="$2" '{
+		c = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		k = split(s, fr, ";")
+		for (i = 1; i <= k; i++) if (index(fr[i], f) == 1) { n += c; break }
+	} END { print n + 0 }' "$1"
+}
+
+# Accuracy: -O2 -fomit-frame-pointer, the leaves' shares against the
+# target's own thread CPU clock; one leaf in a shared library.
+$TS record -q -r 1000 -o "$TMP/nofp.folded" -- "$N/nofp_shares" 4 >"$TMP/nofp.out"
+total=$(folded_total "$TMP/nofp.folded")
+sa=$(percent "$(folded_with_prefix "$TMP/nofp.folded" leaf_a)" "$total")
+sb=$(percent "$(folded_with "$TMP/nofp.folded" lib_leaf_b)" "$total")
+ta=$(percent "$(awk '{ print $2 }' "$TMP/nofp.out")" "$(awk '{ print $6 }' "$TMP/nofp.out")")
+tb=$(percent "$(awk '{ print $4 }' "$TMP/nofp.out")" "$(awk '{ print $6 }' "$TMP/nofp.out")")
+main=$(percent "$(folded_with "$TMP/nofp.folded" main)" "$total")
+unres=$(percent "$(folded_unresolved "$TMP/nofp.folded")" "$total")
+echo "no frame pointers: $total samples; leaf_a $sa% (truth $ta%), lib_leaf_b $sb% (truth $tb%), main $main%, unresolved $unres%"
+if at_least "$total" 3000; then ok "no frame pointers: at least 3000 samples"; else not_ok "no frame pointers: at least 3000 samples" "$total"; fi
+if within "$sa" "$ta" 3; then ok "no frame pointers: leaf share within 3 points"; else not_ok "no frame pointers: leaf share within 3 points" "$sa vs $ta"; fi
+if within "$sb" "$tb" 3; then ok "no frame pointers: shared-library leaf share within 3 points"; else not_ok "no frame pointers: shared-library leaf share within 3 points" "$sb vs $tb"; fi
+if at_least "$main" 95; then ok "no frame pointers: >= 95% of samples unwound to main"; else not_ok "no frame pointers: >= 95% of samples unwound to main" "$main%"; fi
+if below "$unres" 1; then ok "no frame pointers: < 1% unresolved"; else not_ok "no frame pointers: < 1% unresolved" "$unres%"; fi
+if grep -q '^_start;__libc_start_main;__libc_start_call_main;main;step;lib_entry;lib_leaf_b ' "$TMP/nofp.folded"; then
+	ok "a leaf in a shared library unwinds whole, through libc to _start"
+else
+	not_ok "a leaf in a shared library unwinds whole, through libc to _start" "$(grep lib_leaf_b "$TMP/nofp.folded" | head -2)"
+fi
+
+# A leaf inside a signal handler unwinds through the signal frame.
+$TS record -q -r 1000 -o "$TMP/sig.folded" -- "$N/signal_leaf" 2
+in_handler=$(folded_with "$TMP/sig.folded" handler_spin)
+through=$(awk '{ c = $NF } /;main;interrupted_loop;(.*;)?__restore_rt;(.*;)?handler_spin /{ n += c } END { print n + 0 }' "$TMP/sig.folded")
+if [ "$in_handler" -gt 100 ] && at_least "$(percent "$through" "$in_handler")" 95; then
+	ok "a leaf in a signal handler unwinds through __restore_rt to the interrupted code ($through of $in_handler)"
+else
+	not_ok "a leaf in a signal handler unwinds through __restore_rt to the interrupted code" "$through of $in_handler"
+fi
+
+# 500 frames: whole with a copy large enough, cut with a marker otherwise.
+$TS record -q -r 200 --stack-bytes 256K -o "$TMP/deep.folded" -- "$N/recursion" 500 1
+$TS record -q -r 200 -o "$TMP/cut.folded" -- "$N/recursion" 500 1
+depth() { awk '{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s); k = split(s, fr, ";"); n = 0
+	for (i = 1; i <= k; i++) n += fr[i] == "recurse"
+	if (c > best) { best = c; out = n "|" fr[1] } } END { print out }' "$1"; }
+d=$(depth "$TMP/deep.folded")
+if [ "${d%%|*}" = 500 ] && [ "${d#*|}" = _start ]; then ok "a 500-frame recursion is reported whole"
+else not_ok "a 500-frame recursion is reported whole" "$d"; fi
+d=$(depth "$TMP/cut.folded")
+n=${d%%|*}
+if [ "${n:-0}" -gt 100 ] && [ "${n:-0}" -lt 500 ] && [ "${d#*|}" = "[truncated: beyond the stack copy]" ]; then
+	ok "beyond the stack copy's cap: the frames it holds, under a truncation marker ($n frames)"
+else
+	not_ok "beyond the stack copy's cap: the frames it holds, under a truncation marker" "$d"
+fi
+
+# Symbols only in a separate debug file, found through .gnu_debuglink.
+if ! readelf -S "$N/stripped/nofp_shares" | grep -q '\.symtab'; then
+	$TS record -q -r 500 -o "$TMP/strip.folded" -- "$N/stripped/nofp_shares" 1 >/dev/null
+	if [ "$(folded_with_prefix "$TMP/strip.folded" leaf_a)" -gt 100 ]; then ok "symbols from a separate debug file (.gnu_debuglink)"
+	else not_ok "symbols from a separate debug file (.gnu_debuglink)" "$(head -2 "$TMP/strip.folded")"; fi
+else
+	not_ok "symbols from a separate debug file (.gnu_debuglink)" "the stripped target still has .symtab"
+fi
+
+# vdso: clock_gettime runs there.
+$TS record -q -r 500 -o "$TMP/vdso.folded" -- "$N/vdso_spin" 1
+v=$(percent "$(folded_with "$TMP/vdso.folded" __vdso_clock_gettime)" "$(folded_total "$TMP/vdso.folded")")
+if at_least "$v" 20 && grep -q 'read_clock_loop;clock_gettime;__vdso_clock_gettime ' "$TMP/vdso.folded"; then
+	ok "vdso functions are named and unwound through ($v% in __vdso_clock_gettime)"
+else
+	not_ok "vdso functions are named and unwound through" "$v%"
+fi
+
+# A blocked thread, sampled from pc and sp alone, unwinds whole through CFI...
+$TS record -q -r 200 --idle -o "$TMP/blocked.folded" -- "$N/blocked" 1
+if grep -q '^clone3;start_thread;waiter_thread;blocked_waiter;epoll_wait;\[idle: epoll_wait\] ' "$TMP/blocked.folded"; then
+	ok "a blocked thread without frame pointers unwinds whole from pc and sp"
+else
+	not_ok "a blocked thread without frame pointers unwinds whole from pc and sp" "$(grep idle "$TMP/blocked.folded")"
+fi
+# ... and where a rule needs a register it did not have, it says so.
+"$T/heartbeat" "$TMP/hb" 2 >/dev/null &
+pid=$!
+sleep 0.2
+$TS attach "$pid" -q --idle -d 0.5 -o "$TMP/fpblocked.folded"
+wait $pid
+if grep -q '^\[truncated: needs registers of a stopped thread\];sleeper;epoll_wait;\[idle: epoll_wait\] ' "$TMP/fpblocked.folded"; then
+	ok "a blocked frame-pointer frame ends the stack with a marker, not a wrong frame"
+else
+	not_ok "a blocked frame-pointer frame ends the stack with a marker, not a wrong frame" "$(grep idle "$TMP/fpblocked.folded")"
+fi
+
+# The same target under perf record --call-graph dwarf: leaf shares agree.
+if perf record -q -F 999 --call-graph dwarf -o "$TMP/perf.data" -- "$N/nofp_shares" 3 >/dev/null 2>"$TMP/perf.err" \
+	&& perf report -i "$TMP/perf.data" --stdio --no-children --sort symbol -g none --percent-limit 0 \
+		>"$TMP/perf.txt" 2>/dev/null; then
+	pa=$(awk '/\] leaf_a/ { gsub("%", "", $1); print $1; exit }' "$TMP/perf.txt")
+	pb=$(awk '/\] lib_leaf_b/ { gsub("%", "", $1); print $1; exit }' "$TMP/perf.txt")
+	echo "perf: leaf_a ${pa:-?}%, lib_leaf_b ${pb:-?}%; trainsample: $sa%, $sb%"
+	if [ -n "$pa" ] && [ -n "$pb" ] && within "$sa" "$pa" 3 && within "$sb" "$pb" 3; then
+		ok "leaf shares agree with perf record --call-graph dwarf within 3 points"
+	else
+		not_ok "leaf shares agree with perf record --call-graph dwarf within 3 points" "perf $pa/$pb, ours $sa/$sb"
+	fi
+else
+	skip "leaf shares agree with perf record --call-graph dwarf within 3 points" "perf cannot record here: $(head -1 "$TMP/perf.err")"
+fi
