@@ -13,7 +13,7 @@ PREFIX   ?= /usr/local
 CC       ?= cc
 CFLAGS   ?= -O2 -g
 BUILD    := build
-PKGS     := libelf libdw zlib libunwind-generic
+PKGS     := libelf libdw zlib libunwind-generic liblzma
 
 # pkg-config runs once per make invocation; `test` and `demo` re-enter make
 # after `deps` so a fresh machine gets the flags of what deps installed.
@@ -23,7 +23,7 @@ CRIT_FLAGS := $(shell pkg-config --cflags --libs criterion 2>/dev/null)
 
 TS_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -I$(BUILD)/gen \
              -DTRAINSAMPLE_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -MMD -MP
-TS_LIBS   := $(PKG_LIBS) -lm
+TS_LIBS   := $(PKG_LIBS) -liberty -lm
 
 LIB_SRCS := $(wildcard formats/*.c) $(wildcard symbolize/*.c) $(wildcard sampler/*.c)
 CLI_SRCS := $(wildcard cli/*.c)
@@ -43,9 +43,12 @@ NOFP_SRCS    := $(filter-out tests/nofp/libnofp.c,$(wildcard tests/nofp/*.c))
 NOFP_BINS    := $(NOFP_SRCS:tests/nofp/%.c=$(BUILD)/tests/nofp/%) \
                 $(BUILD)/tests/nofp/libnofp.so $(BUILD)/tests/nofp/stripped/nofp_shares
 # Shared libraries for the symbol tests: one linked by GNU ld, one by lld
-# (whose segments have unaligned p_offset).
-SYMTEST_LIBS := $(BUILD)/tests/libsymtest.so $(BUILD)/tests/libsymtest_lld.so
-BENCH_BINS   := $(BUILD)/bench/overhead $(BUILD)/bench/spin
+# (whose segments have unaligned p_offset), and stripped copies of the first
+# with MiniDebugInfo or with a debug file.
+SYMTEST_LIBS := $(BUILD)/tests/libsymtest.so $(BUILD)/tests/libsymtest_lld.so \
+                $(BUILD)/tests/libsymtest_mini.so $(BUILD)/tests/libsymtest_dbglink.so
+BENCH_BINS   := $(BUILD)/bench/overhead $(BUILD)/bench/spin $(BUILD)/bench/spin_nofp \
+                $(BUILD)/bench/chain $(BUILD)/bench/libchain.so
 EXAMPLE_BINS := $(BUILD)/examples/train_loop
 
 # Targets are what the profiler is measured against: frame pointers kept,
@@ -135,9 +138,28 @@ $(BUILD)/tests/libsymtest_lld.so: tests/unit/symtest_lib.c
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -shared -fPIC -fuse-ld=lld -o $@ $<
 
+$(BUILD)/tests/libsymtest_mini.so: $(BUILD)/tests/libsymtest.so tests/unit/symtest_variant.sh
+	sh tests/unit/symtest_variant.sh minidebuginfo $< $@
+
+$(BUILD)/tests/libsymtest_dbglink.so: $(BUILD)/tests/libsymtest.so tests/unit/symtest_variant.sh
+	sh tests/unit/symtest_variant.sh debuglink $< $@
+
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -O2 -o $@ $<
+
+# The same spin without frame pointers, and a deep chain through a library
+# without them: what DWARF unwinding costs.
+$(BUILD)/bench/spin_nofp: bench/spin.c
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_CFLAGS) -o $@ $<
+
+$(BUILD)/bench/libchain.so: bench/libchain.c
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_CFLAGS) -shared -fPIC -o $@ $<
+
+$(BUILD)/bench/chain: bench/chain.c $(BUILD)/bench/libchain.so
+	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(BUILD)/bench -lchain -Wl,-rpath,'$$ORIGIN'
 
 # -O0: gcc drops the frame record of leaf functions that need no stack
 # frame even with -fno-omit-frame-pointer, and the example should unwind

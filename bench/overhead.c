@@ -2,10 +2,12 @@
 /*
  * How much slower a CPU-bound target runs while trainsample samples it.
  *
- *   overhead TRAINSAMPLE SPIN [PAIRS] [ROUNDS]
+ *   overhead TRAINSAMPLE PAIRS NAME=PROGRAM:ROUNDS...
  *
- * For 100 Hz and 1 kHz: PAIRS alternating runs of SPIN alone and under
- * `trainsample attach`, target pinned to CPU 1 and trainsample to CPU 0.
+ * For each program, at 100 Hz and 1 kHz: PAIRS alternating runs of it
+ * alone and under `trainsample attach`, target pinned to CPU 1 and
+ * trainsample to CPU 0. A program waits for a byte on stdin, then works
+ * for ROUNDS.
  * Wall time is measured from the start signal to the target's exit, CPU
  * time from wait4's rusage of the target. Prints the ratio of the fastest
  * runs and the median of the per-pair ratios, and the medians of
@@ -27,7 +29,8 @@
 
 struct run {
 	double wall, cpu;
-	double samples, missed, errors, p50, p99, sampler_cpu;
+	double samples, missed, errors, dropped, p50, p99, sampler_cpu;
+	double unwind_p50, unwind_p99, unwind_cold;
 };
 
 static double now(void)
@@ -95,10 +98,14 @@ static void parse_stats(const char *path, struct run *r)
 		fclose(f);
 	}
 	r->samples = stat_after(text, "  samples", 0);
+	r->dropped = stat_after(text, "  samples", 3);
 	r->missed = stat_after(text, "  ticks", 1);
 	r->errors = stat_after(text, "  errors", 0);
 	r->p50 = stat_after(text, "target pause", 1);
 	r->p99 = stat_after(text, "target pause", 3);
+	r->unwind_p50 = stat_after(text, "  unwind ", 1);
+	r->unwind_p99 = stat_after(text, "  unwind ", 3);
+	r->unwind_cold = stat_after(text, "  unwind ", 4);
 	r->sampler_cpu = stat_after(text, "trainsample cpu", 0);
 }
 
@@ -194,11 +201,13 @@ struct series {
 	double alone_wall[MAX_PAIRS], alone_cpu[MAX_PAIRS];
 	double prof_wall[MAX_PAIRS], prof_cpu[MAX_PAIRS];
 	double wall_ratio[MAX_PAIRS], cpu_ratio[MAX_PAIRS];
-	double samples[MAX_PAIRS], missed[MAX_PAIRS], errors[MAX_PAIRS];
+	double samples[MAX_PAIRS], missed[MAX_PAIRS], errors[MAX_PAIRS], dropped[MAX_PAIRS];
 	double p50[MAX_PAIRS], p99[MAX_PAIRS], sampler_cpu[MAX_PAIRS];
+	double unwind_p50[MAX_PAIRS], unwind_p99[MAX_PAIRS], unwind_cold[MAX_PAIRS];
 };
 
-static int measure(char **argv, const char *rounds, double rate, int pairs, struct series *s)
+static int measure(const char *ts, const char *prog, const char *rounds, double rate,
+		   int pairs, struct series *s)
 {
 	for (int i = 0; i < pairs; i++) {
 		struct run alone = { 0 }, prof = { 0 };
@@ -206,11 +215,11 @@ static int measure(char **argv, const char *rounds, double rate, int pairs, stru
 
 		/* Alternate the order so drift hits both sides alike. */
 		if (i % 2 == 0)
-			ok = !run_once(argv[1], argv[2], rounds, 0, &alone) &&
-			     !run_once(argv[1], argv[2], rounds, rate, &prof);
+			ok = !run_once(ts, prog, rounds, 0, &alone) &&
+			     !run_once(ts, prog, rounds, rate, &prof);
 		else
-			ok = !run_once(argv[1], argv[2], rounds, rate, &prof) &&
-			     !run_once(argv[1], argv[2], rounds, 0, &alone);
+			ok = !run_once(ts, prog, rounds, rate, &prof) &&
+			     !run_once(ts, prog, rounds, 0, &alone);
 		if (!ok)
 			return -1;
 		s->alone_wall[i] = alone.wall;
@@ -222,49 +231,72 @@ static int measure(char **argv, const char *rounds, double rate, int pairs, stru
 		s->samples[i] = prof.samples;
 		s->missed[i] = prof.missed;
 		s->errors[i] = prof.errors;
+		s->dropped[i] = prof.dropped;
 		s->p50[i] = prof.p50;
 		s->p99[i] = prof.p99;
+		s->unwind_p50[i] = prof.unwind_p50;
+		s->unwind_p99[i] = prof.unwind_p99;
+		s->unwind_cold[i] = prof.unwind_cold;
 		s->sampler_cpu[i] = prof.sampler_cpu;
 	}
 	return 0;
+}
+
+static void print_row(const char *name, double rate, int pairs, struct series *s)
+{
+	char label[32];
+
+	snprintf(label, sizeof(label), "%s", rate >= 1000 ? "1 kHz" : "100 Hz");
+	printf("%-10s %-7s %8.4f %8.4f %8.4f %8.4f %7.0f %6.0f %6.0f %7.0f %6.1f %6.1f %6.1f %6.1f %6.1f %9.3fs\n",
+	       name, label, min_of(s->prof_wall, pairs) / min_of(s->alone_wall, pairs),
+	       median(s->wall_ratio, pairs), min_of(s->prof_cpu, pairs) / min_of(s->alone_cpu, pairs),
+	       median(s->cpu_ratio, pairs), median(s->samples, pairs), median(s->missed, pairs),
+	       median(s->errors, pairs), median(s->dropped, pairs), median(s->p50, pairs),
+	       median(s->p99, pairs), median(s->unwind_p50, pairs), median(s->unwind_p99, pairs),
+	       median(s->unwind_cold, pairs), median(s->sampler_cpu, pairs));
 }
 
 int main(int argc, char **argv)
 {
 	static const double rates[] = { 100, 1000 };
 	static struct series s;
-	const char *rounds = argc > 4 ? argv[4] : "240";
-	int pairs = argc > 3 ? atoi(argv[3]) : 10;
+	int pairs = argc > 2 ? atoi(argv[2]) : 0;
 
-	if (argc < 3 || pairs < 1 || pairs > MAX_PAIRS) {
-		fprintf(stderr, "usage: overhead TRAINSAMPLE SPIN [PAIRS] [ROUNDS]\n");
+	if (argc < 4 || pairs < 1 || pairs > MAX_PAIRS) {
+		fprintf(stderr, "usage: overhead TRAINSAMPLE PAIRS NAME=PROGRAM:ROUNDS...\n");
 		return 2;
 	}
-	printf("trainsample overhead: CPU-bound target on CPU 1, trainsample attach on CPU 0,\n"
-	       "%d alternating pairs per rate. Ratios are profiled / alone (1.000 = no overhead):\n"
-	       "'fast' compares the fastest runs, 'median' is the median of the pairs' ratios.\n"
-	       "The rest are medians of trainsample --stats; pause = the target's stop per sample.\n\n",
+	printf("trainsample overhead: each program alone and under `trainsample attach`, %d alternating\n"
+	       "pairs per rate, the program on CPU 1 and trainsample on CPU 0. Ratios are profiled /\n"
+	       "alone (1.000 = no overhead), of wall time and of the program's own CPU time (wait4):\n"
+	       "'fast' compares the fastest runs, 'med' is the median of the pairs' ratios. The rest\n"
+	       "are medians of trainsample --stats: samples, missed ticks, errors, dropped samples, the\n"
+	       "program's pause per sample (us), the unwind per sample warm p50/p99 and the run's first\n"
+	       "one, cold (us), and trainsample's own CPU time.\n\n",
 	       pairs);
-	printf("%-7s %9s %9s %9s %9s %8s %7s %7s %10s %10s %12s\n", "rate", "wall-fast", "wall-med",
-	       "cpu-fast", "cpu-med", "samples", "missed", "errors", "pause-p50", "pause-p99",
-	       "sampler-cpu");
-	for (size_t k = 0; k < sizeof(rates) / sizeof(rates[0]); k++) {
-		double alone;
+	printf("%-10s %-7s %8s %8s %8s %8s %7s %6s %6s %7s %6s %6s %6s %6s %6s %10s\n", "program", "rate",
+	       "wall-fst", "wall-med", "cpu-fst", "cpu-med", "samples", "missed", "errors", "dropped",
+	       "pause50", "pause99", "unw50", "unw99", "cold", "sampler");
+	for (int t = 3; t < argc; t++) {
+		char spec[512], *name = spec, *prog, *rounds;
 
-		if (measure(argv, rounds, rates[k], pairs, &s) < 0) {
-			fprintf(stderr, "overhead: a run failed\n");
-			return 1;
+		snprintf(spec, sizeof(spec), "%s", argv[t]);
+		prog = strchr(spec, '=');
+		rounds = prog ? strrchr(prog, ':') : NULL;
+		if (!prog || !rounds) {
+			fprintf(stderr, "overhead: '%s' is not NAME=PROGRAM:ROUNDS\n", argv[t]);
+			return 2;
 		}
-		alone = median(s.alone_wall, pairs);
-		printf("%-7s %9.4f %9.4f %9.4f %9.4f %8.0f %7.0f %7.0f %8.1fus %8.1fus %10.3fs\n",
-		       rates[k] >= 1000 ? "1 kHz" : "100 Hz",
-		       min_of(s.prof_wall, pairs) / min_of(s.alone_wall, pairs),
-		       median(s.wall_ratio, pairs),
-		       min_of(s.prof_cpu, pairs) / min_of(s.alone_cpu, pairs),
-		       median(s.cpu_ratio, pairs), median(s.samples, pairs), median(s.missed, pairs),
-		       median(s.errors, pairs), median(s.p50, pairs), median(s.p99, pairs),
-		       median(s.sampler_cpu, pairs));
-		printf("%-7s (target alone: %.3f s wall, median)\n", "", alone);
+		*prog++ = '\0';
+		*rounds++ = '\0';
+		for (size_t k = 0; k < sizeof(rates) / sizeof(rates[0]); k++) {
+			if (measure(argv[1], prog, rounds, rates[k], pairs, &s) < 0) {
+				fprintf(stderr, "overhead: a run of %s failed\n", prog);
+				return 1;
+			}
+			print_row(name, rates[k], pairs, &s);
+			fflush(stdout);
+		}
 	}
 	return 0;
 }

@@ -27,6 +27,7 @@ struct cli_options {
 	double rate_hz;
 	double duration_s;
 	size_t stack_bytes;
+	size_t queue_copies;  /* --unwind-queue */
 	bool threads;
 	bool idle;
 	bool idle_given;      /* -i or --no-idle was on the command line */

@@ -49,6 +49,8 @@ void usage(FILE *f)
 "  -i, --idle            keep samples of threads blocked in the kernel\n"
 "      --no-idle         drop them (default)\n"
 "      --stack-bytes N   bytes of stack copied per sample (default 64K; K and M suffixes)\n"
+"      --unwind-queue N  copies that may wait to be unwound (default: 32 MiB of them);\n"
+"                        when unwinding falls behind, new samples are dropped and counted\n"
 "      --pid PID         profile a running process (a thread id names its process)\n"
 "      --stats           print sampling statistics at the end\n"
 "  -q, --quiet           no progress line and no summary\n"

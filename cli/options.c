@@ -15,6 +15,7 @@ enum {
 	OPT_VERSION,
 	OPT_PID,
 	OPT_STACK_BYTES,
+	OPT_UNWIND_QUEUE,
 };
 
 static const struct option long_options[] = {
@@ -31,6 +32,7 @@ static const struct option long_options[] = {
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
+	{ "unwind-queue", required_argument, NULL, OPT_UNWIND_QUEUE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -138,6 +140,19 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return 0;
 	case OPT_STACK_BYTES:
 		return parse_size(arg, &o->stack_bytes);
+	case OPT_UNWIND_QUEUE: {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1 || v > 1000000) {
+			cli_error("--unwind-queue takes a number of copies from 1 to 1000000, not '%s'", arg);
+			return -1;
+		}
+		o->queue_copies = v;
+		return 0;
+	}
 	case OPT_PID:
 		return parse_pid(arg, &o->pid);
 	case 'h':

@@ -96,18 +96,20 @@ static void print_stats(const struct sampler_stats *st)
 		"trainsample: stats\n"
 		"  duration         %.2f s\n"
 		"  ticks            %" PRIu64 " (missed %" PRIu64 ")\n"
-		"  samples          %" PRIu64 " (idle %" PRIu64 ", truncated %" PRIu64 ")\n"
+		"  samples          %" PRIu64 " (idle %" PRIu64 ", truncated %" PRIu64 ", dropped %" PRIu64 ")\n"
 		"  threads          %" PRIu64 " seen, %u live at the end\n"
 		"  errors           %" PRIu64 "\n"
 		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
-		"  unwind           p50 %.1f us, p99 %.1f us (%" PRIu64 " stacks)\n"
+		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %.1f us (%" PRIu64 " stacks)\n"
 		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on\n"
 		"  trainsample cpu  %.3f s (%.1f%% of one core)\n",
 		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
+		st->dropped,
 		st->threads_seen, st->threads_live, st->errors,
 		(double)st->pause_p50_ns / 1e3, (double)st->pause_p99_ns / 1e3,
 		(double)st->pause_max_ns / 1e3, st->stops, (double)st->unwind_p50_ns / 1e3,
-		(double)st->unwind_p99_ns / 1e3, st->unwinds, st->syscalls_restarted,
+		(double)st->unwind_p99_ns / 1e3, (double)st->unwind_first_ns / 1e3, st->unwinds,
+		st->syscalls_restarted,
 		st->signals_forwarded, (double)st->cpu_ns / 1e9,
 		secs > 0 ? 100.0 * (double)st->cpu_ns / 1e9 / secs : 0.0);
 }
@@ -295,6 +297,7 @@ int cmd_record(int argc, char **argv, bool attach)
 		.rate_hz = o.rate_hz,
 		.duration_s = o.duration_s,
 		.stack_bytes = o.stack_bytes,
+		.queue_copies = o.queue_copies,
 		.idle = o.idle,
 		.trace_stops = getenv("TRAINSAMPLE_TRACE_STOPS") != NULL,
 		.quiet = o.quiet,

@@ -40,20 +40,30 @@ struct thread {
 	uint32_t blocked_flags;
 };
 
-/* A running thread's registers and stack, copied at the tick. */
-struct stack_sample {
-	pid_t tid;
-	struct user_regs_struct regs;
-	uint8_t *data;        /* from sp upwards */
-	size_t len;
-	bool capped;          /* the stack goes on beyond len */
-	bool ok;
-};
-
 /* A blocked thread as /proc/PID/task/TID/syscall shows it. */
 struct blocked_state {
 	int64_t nr;           /* syscall number, -1 when not in a syscall */
 	uint64_t sp, pc;
+};
+
+/* A thread's registers and stack, copied at a tick, waiting to be unwound. */
+struct stack_sample {
+	pid_t tid;
+	uint64_t time_ns;     /* the tick's time and weight */
+	uint64_t weight_ns;
+	uint64_t exec_seq;    /* the process image it was taken from */
+	bool blocked;         /* read without stopping: only state.pc/sp known */
+	struct blocked_state state;
+	struct user_regs_struct regs;
+	uint8_t *data;        /* from sp upwards */
+	size_t len;
+	bool capped;          /* the stack goes on beyond len */
+};
+
+/* queue.c: copies waiting to be unwound, bounded */
+struct copy_queue {
+	struct stack_sample *slots;
+	size_t limit, head, count;
 };
 
 /* Fixed-bucket histograms of pause and unwind times: 1 us buckets to
@@ -89,16 +99,15 @@ struct sampler {
 	bool tstp_requested;  /* Ctrl-Z: detach, stop ourselves, re-attach */
 	bool detaching_all;   /* threads that show up now are let go at once */
 
-	/* Copies of the current tick. */
-	struct stack_sample *copies;
-	size_t ncopies, cap_copies;
+	struct copy_queue queue;
+	uint64_t exec_seq;    /* execs seen; copies of older images are dropped */
+	uint64_t tick_now, tick_weight; /* the current tick's time and weight */
 	int pending_traps;    /* interrupts of this pass not yet trapped */
 	bool trap_on_our_cpu; /* an interrupted thread shares our CPU */
 	int our_cpu;          /* where this tick runs */
 	struct thread **blocked; /* blocked threads of this tick */
 	size_t cap_blocked;
 	uint64_t maps_reread_tick; /* the last tick a leaf made us re-read maps */
-	struct stack_sample blocked_copy; /* one blocked thread's stack */
 
 	uint64_t tick;
 	uint64_t last_tick_ns;
@@ -163,15 +172,22 @@ int attach_explain_failure(pid_t pid, int error, char *err, size_t errlen);
 void tick_sample(struct sampler *s, uint64_t now);
 void tick_copy_stopped(struct sampler *s, struct thread *t);
 
+/* queue.c */
+int queue_init(struct sampler *s);
+void queue_free(struct sampler *s);
+bool queue_has_room(const struct sampler *s, size_t n);
+struct stack_sample *queue_reserve(struct sampler *s);
+void queue_commit(struct sampler *s);
+void queue_process(struct sampler *s, uint64_t until);
+
 /* stacks.c: copies to profile stacks */
 int addr_cache_new(struct addr_cache **out);
 void addr_cache_free(struct addr_cache *c);
-int stacks_add_running(struct sampler *s, const struct stack_sample *c,
-		       uint64_t now, uint64_t weight);
-/* copy == NULL: (syscall, sp, pc) unchanged, the last stack stands. */
+int stacks_add_running(struct sampler *s, const struct stack_sample *c);
+/* t may be NULL (exited since); c == NULL: (syscall, sp, pc) unchanged
+ * since t's last stack, which stands. */
 int stacks_add_blocked(struct sampler *s, struct thread *t,
-		       const struct blocked_state *b, const struct stack_sample *copy,
-		       uint64_t now, uint64_t weight);
+		       const struct blocked_state *b, const struct stack_sample *c);
 bool stacks_blocked_unchanged(const struct thread *t, const struct blocked_state *b);
 void stacks_name_thread(struct sampler *s, struct thread *t);
 void stats_unwind_time(struct sampler *s, uint64_t ns);

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <signal.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -17,6 +18,8 @@
 #include "symbolize/symbolize.h"
 
 #define PERIODIC_NS 100000000ull
+/* Unwinding stops this long before a tick, to be back in poll for it. */
+#define QUEUE_MARGIN_NS 100000ull
 
 static uint64_t next_random(struct sampler *s)
 {
@@ -168,8 +171,12 @@ int sampler_run(struct sampler *s, enum sampler_end *end, int *signo,
 			deadline = next_deadline(s, deadline, monotonic_ns());
 			arm_timer(s, deadline);
 		}
+		/* Unwind in the time left before the next tick. */
+		if (s->queue.count && deadline > QUEUE_MARGIN_NS)
+			queue_process(s, deadline - QUEUE_MARGIN_NS);
 	}
 	s->end_ns = monotonic_ns();
 	detach_threads(s);
+	queue_process(s, UINT64_MAX);
 	return 0;
 }

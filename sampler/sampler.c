@@ -57,7 +57,10 @@ int sampler_new(struct sampler **out, struct profile *p,
 	s->sigfd = s->timerfd = -1;
 	s->rng = monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
 	ret = addr_cache_new(&s->addrs);
+	if (!ret)
+		ret = queue_init(s);
 	if (ret < 0) {
+		addr_cache_free(s->addrs);
 		free(s);
 		return ret;
 	}
@@ -149,7 +152,8 @@ void stats_pause(struct sampler *s, uint64_t ns)
 void stats_unwind_time(struct sampler *s, uint64_t ns)
 {
 	histogram_add(s->unwind_hist, ns);
-	s->st.unwinds++;
+	if (!s->st.unwinds++)
+		s->st.unwind_first_ns = ns;
 }
 
 /* The middle of the bucket holding the q-quantile; the overflow bucket
@@ -205,10 +209,7 @@ void sampler_free(struct sampler *s)
 	if (s->nthreads)
 		detach_threads(s);
 	threads_free(s);
-	for (size_t i = 0; i < s->cap_copies; i++)
-		free(s->copies[i].data);
-	free(s->copies);
-	free(s->blocked_copy.data);
+	queue_free(s);
 	free(s->blocked);
 	addr_cache_free(s->addrs);
 	sym_process_free(s->sym);

@@ -29,6 +29,7 @@ struct sampler_options {
 	double rate_hz;       /* samples per second per thread; default 100 */
 	double duration_s;    /* 0: until a signal or the target's exit */
 	size_t stack_bytes;   /* cap of each stack copy; default 64 KiB */
+	size_t queue_copies;  /* copies waiting to be unwound; 0: 32 MiB worth */
 	bool idle;            /* keep samples of blocked threads */
 	bool trace_stops;     /* log every ptrace stop to stderr (debugging) */
 	bool quiet;           /* no notices on stderr */
@@ -43,6 +44,7 @@ struct sampler_stats {
 	uint64_t missed_ticks;     /* deadlines that passed without a tick */
 	uint64_t samples;          /* samples added to the profile */
 	uint64_t idle_samples;
+	uint64_t dropped;          /* copies not taken or not unwound: unwinding fell behind */
 	uint64_t errors;           /* failed reads, unwinds or ptrace calls */
 	uint64_t truncated;        /* stacks that ended early */
 	uint64_t threads_seen;
@@ -54,6 +56,7 @@ struct sampler_stats {
 	uint64_t unwinds;          /* stacks unwound (after the target ran on) */
 	uint64_t unwind_p50_ns;
 	uint64_t unwind_p99_ns;
+	uint64_t unwind_first_ns;  /* the run's first unwind: cold caches */
 	uint64_t syscalls_restarted; /* EINTR undone after an interrupt */
 	uint64_t signals_forwarded;  /* signal-delivery stops re-injected */
 	uint64_t cpu_ns;           /* trainsample's own CPU time */

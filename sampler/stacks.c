@@ -313,8 +313,7 @@ static int unwind_copy(struct sampler *s, struct thread *t, const struct sym_reg
 	return stack_from_pcs(s, pcs, n, end, stack);
 }
 
-int stacks_add_running(struct sampler *s, const struct stack_sample *c,
-		       uint64_t now, uint64_t weight)
+int stacks_add_running(struct sampler *s, const struct stack_sample *c)
 {
 	struct thread *t = thread_find(s, c->tid);
 	struct sym_regs regs;
@@ -329,7 +328,7 @@ int stacks_add_running(struct sampler *s, const struct stack_sample *c,
 	}
 	if (t)
 		stacks_name_thread(s, t);
-	return add_sample(s, c->tid, stack, flags, now, weight);
+	return add_sample(s, c->tid, stack, flags, c->time_ns, c->weight_ns);
 }
 
 static int intern_idle_leaf(struct sampler *s, int64_t nr, uint32_t parent,
@@ -363,35 +362,41 @@ bool stacks_blocked_unchanged(const struct thread *t, const struct blocked_state
 
 /*
  * A blocked thread unwound from pc and sp alone: frames whose rules need
- * another register end in a marker. The stack is interned again only when
- * (syscall, sp, pc) changed.
+ * another register end in a marker. A thread that sleeps on in the same
+ * place (syscall, sp, pc) keeps its last stack (c == NULL) until it moves.
  */
 int stacks_add_blocked(struct sampler *s, struct thread *t,
-		       const struct blocked_state *b, const struct stack_sample *copy,
-		       uint64_t now, uint64_t weight)
+		       const struct blocked_state *b, const struct stack_sample *c)
 {
 	uint32_t stack, flags = SAMPLE_IDLE;
 	int ret;
 
-	if (copy) {
+	if (!c) {
+		stacks_name_thread(s, t);
+		return add_sample(s, t->tid, t->blocked_stack, t->blocked_flags, s->tick_now,
+				  s->tick_weight);
+	}
+	{
 		struct sym_regs regs = { .known = 1u << SYM_REG_RIP | 1u << SYM_REG_RSP };
 
 		regs.r[SYM_REG_RIP] = b->pc;
 		regs.r[SYM_REG_RSP] = b->sp;
-		ret = unwind_copy(s, t, &regs, copy, &stack, &flags);
-		if (!ret)
-			ret = intern_idle_leaf(s, b->nr, stack, &stack);
-		if (ret < 0) {
-			s->st.errors++;
-			return ret;
-		}
+		ret = unwind_copy(s, t, &regs, c, &stack, &flags);
+	}
+	if (!ret)
+		ret = intern_idle_leaf(s, b->nr, stack, &stack);
+	if (ret < 0) {
+		s->st.errors++;
+		return ret;
+	}
+	if (t) {
 		t->blocked_valid = true;
 		t->blocked_nr = b->nr;
 		t->blocked_sp = b->sp;
 		t->blocked_pc = b->pc;
 		t->blocked_stack = stack;
 		t->blocked_flags = flags;
+		stacks_name_thread(s, t);
 	}
-	stacks_name_thread(s, t);
-	return add_sample(s, t->tid, t->blocked_stack, t->blocked_flags, now, weight);
+	return add_sample(s, c->tid, stack, flags, c->time_ns, c->weight_ns);
 }

@@ -321,7 +321,7 @@ static void handle_exec(struct sampler *s)
 	for (size_t i = 0; i < s->nthreads; i++)
 		if (!s->threads[i]->gone)
 			thread_remove(s, s->threads[i]);
-	s->ncopies = 0; /* copies of this tick belong to the old image */
+	s->exec_seq++; /* copies waiting to be unwound belong to the old image */
 	if (!thread_add(s, s->pid))
 		s->st.errors++;
 	sym_process_reload(s->sym);

@@ -18,30 +18,6 @@
 #define TRAP_GIVE_UP_NS 1000000000ull
 #define TRAP_SPIN_NS 100000ull
 
-static struct stack_sample *copy_slot(struct sampler *s)
-{
-	struct stack_sample *c;
-
-	if (s->ncopies == s->cap_copies) {
-		size_t cap = s->cap_copies ? s->cap_copies * 2 : 8;
-		struct stack_sample *n = realloc(s->copies, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		memset(n + s->cap_copies, 0, (cap - s->cap_copies) * sizeof(*n));
-		s->copies = n;
-		s->cap_copies = cap;
-	}
-	c = &s->copies[s->ncopies];
-	if (!c->data) {
-		c->data = malloc(s->opt.stack_bytes);
-		if (!c->data)
-			return NULL;
-	}
-	s->ncopies++;
-	return c;
-}
-
 /*
  * The bytes from sp to the end of the thread's stack mapping, capped: the
  * mapping seen last time, or the one the maps read so far show. Never a
@@ -67,42 +43,47 @@ static size_t stack_copy_len(struct sampler *s, struct thread *t, uint64_t sp)
 /* Called by the stop handler while t sits in our interrupt trap. */
 void tick_copy_stopped(struct sampler *s, struct thread *t)
 {
-	struct stack_sample *c = copy_slot(s);
+	struct stack_sample *c = queue_reserve(s);
 	size_t len;
 	ssize_t n;
 	int ret;
 
 	if (!c) {
-		s->st.errors++;
+		s->st.dropped++;
 		return;
 	}
-	c->tid = t->tid;
-	c->ok = false;
-	c->len = 0;
 	ret = regs_get(t->tid, &c->regs);
 	if (ret < 0) {
 		if (ret != -ESRCH)
 			s->st.errors++;
-		s->ncopies--;
 		return;
 	}
 	syscall_undo_eintr(s, t->tid, &c->regs, false);
 	/* By tid: the process id fails once its main thread is a zombie. */
 	len = stack_copy_len(s, t, c->regs.rsp);
 	n = remote_read(t->tid, c->regs.rsp, c->data, len);
-	if (n > 0)
-		c->len = (size_t)n;
-	else if (n != -ESRCH)
+	if (n < 0 && n != -ESRCH)
 		s->st.errors++;
+	c->tid = t->tid;
+	c->time_ns = s->tick_now;
+	c->weight_ns = s->tick_weight;
+	c->exec_seq = s->exec_seq;
+	c->blocked = false;
+	c->len = n > 0 ? (size_t)n : 0;
 	/* The whole cap was read and the mapping goes on: frames beyond it
 	 * are cut off, which the stack will say. */
-	c->capped = len == s->opt.stack_bytes && c->len == len &&
-		    !(c->regs.rsp + len == t->stack_hi);
-	c->ok = true;
+	c->capped = len == s->opt.stack_bytes && c->len == len && c->regs.rsp + len != t->stack_hi;
+	queue_commit(s);
 }
 
 static void interrupt(struct sampler *s, struct thread *t)
 {
+	/* No room for its copy: unwinding is behind; the sample is dropped
+	 * and the thread never stopped. */
+	if (!queue_has_room(s, (size_t)s->pending_traps + 1)) {
+		s->st.dropped++;
+		return;
+	}
 	stops_log(s, "interrupt tid %d", (int)t->tid);
 	t->interrupt_ns = monotonic_ns();
 	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) < 0) {
@@ -186,10 +167,10 @@ static void collect_traps(struct sampler *s)
  * same place, the last unwind stands and nothing is read at all.
  * Returns false when the thread turned out to be running.
  */
-static bool sample_blocked(struct sampler *s, struct thread *t, uint64_t now,
-			   uint64_t weight)
+static bool sample_blocked(struct sampler *s, struct thread *t)
 {
 	struct blocked_state b, again;
+	struct stack_sample *c;
 	size_t len;
 	ssize_t n;
 	int ret = thread_blocked_state(s, t, &b);
@@ -199,22 +180,30 @@ static bool sample_blocked(struct sampler *s, struct thread *t, uint64_t now,
 	if (ret < 0)
 		return true; /* gone */
 	if (stacks_blocked_unchanged(t, &b)) {
-		stacks_add_blocked(s, t, &b, NULL, now, weight);
+		stacks_add_blocked(s, t, &b, NULL);
 		return true;
 	}
-	if (!s->blocked_copy.data && !(s->blocked_copy.data = malloc(s->opt.stack_bytes)))
+	c = queue_reserve(s);
+	if (!c) {
+		s->st.dropped++;
 		return true;
+	}
 	len = stack_copy_len(s, t, b.sp);
-	n = remote_read(t->tid, b.sp, s->blocked_copy.data, len);
+	n = remote_read(t->tid, b.sp, c->data, len);
 	ret = thread_blocked_state(s, t, &again);
 	if (ret == -EAGAIN || (ret == 0 && (again.nr != b.nr || again.sp != b.sp || again.pc != b.pc)))
 		return false;
 	if (ret < 0)
 		return true;
-	s->blocked_copy.len = n > 0 ? (size_t)n : 0;
-	s->blocked_copy.capped = len == s->opt.stack_bytes && s->blocked_copy.len == len &&
-				 b.sp + len != t->stack_hi;
-	stacks_add_blocked(s, t, &b, &s->blocked_copy, now, weight);
+	c->tid = t->tid;
+	c->time_ns = s->tick_now;
+	c->weight_ns = s->tick_weight;
+	c->exec_seq = s->exec_seq;
+	c->blocked = true;
+	c->state = b;
+	c->len = n > 0 ? (size_t)n : 0;
+	c->capped = len == s->opt.stack_bytes && c->len == len && b.sp + len != t->stack_hi;
+	queue_commit(s);
 	return true;
 }
 
@@ -234,13 +223,13 @@ static int grow_list(struct thread ***list, size_t *cap, size_t need)
 
 void tick_sample(struct sampler *s, uint64_t now)
 {
-	uint64_t weight = s->last_tick_ns ? now - s->last_tick_ns : s->period_ns;
 	size_t nblocked = 0, nlate = 0;
 
+	s->tick_weight = s->last_tick_ns ? now - s->last_tick_ns : s->period_ns;
+	s->tick_now = now;
 	s->last_tick_ns = now;
 	s->tick++;
 	s->st.ticks++;
-	s->ncopies = 0;
 	s->our_cpu = sched_getcpu();
 	s->trap_on_our_cpu = false;
 	if (grow_list(&s->blocked, &s->cap_blocked, s->nthreads) < 0) {
@@ -265,7 +254,7 @@ void tick_sample(struct sampler *s, uint64_t now)
 	for (size_t i = 0; i < nblocked; i++) {
 		struct thread *t = s->blocked[i];
 
-		if (!t->gone && !sample_blocked(s, t, now, weight))
+		if (!t->gone && !sample_blocked(s, t))
 			s->blocked[nlate++] = t;
 	}
 	s->trap_on_our_cpu = false;
@@ -275,14 +264,5 @@ void tick_sample(struct sampler *s, uint64_t now)
 	if (nlate)
 		collect_traps(s);
 
-	/* Unwinding takes a while: stops that come meanwhile (a new thread,
-	 * a signal) are served between copies, not after all of them. An
-	 * exec among them drops the copies of the old image. */
-	for (size_t i = 0; i < s->ncopies; i++) {
-		if (s->copies[i].ok)
-			stacks_add_running(s, &s->copies[i], now, weight);
-		stops_wait(s, 0);
-	}
-	s->ncopies = 0;
 	threads_sweep(s);
 }

@@ -150,20 +150,22 @@ static int compare_raw(const void *a, const void *b)
 	return x->size < y->size ? -1 : x->size > y->size;
 }
 
+/* Appends the functions of one symbol table to *out (*count of them). */
 static int collect_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			   struct raw_symbol **out, size_t *count)
 {
 	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	Elf_Data *data = elf_getdata(scn, NULL);
 	struct raw_symbol *raw;
-	size_t n, kept = 0;
+	size_t n, kept = *count;
 
 	if (!data || !entsize)
 		return -ENOEXEC;
 	n = data->d_size / entsize;
-	raw = calloc(n ? n : 1, sizeof(*raw));
+	raw = realloc(*out, (kept + n + 1) * sizeof(*raw));
 	if (!raw)
 		return -ENOMEM;
+	*out = raw;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym s;
 		const char *name;
@@ -181,23 +183,60 @@ static int collect_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			.rank = binding_rank(GELF_ST_BIND(s.st_info)),
 		};
 	}
-	*out = raw;
 	*count = kept;
 	return 0;
+}
+
+/* ---- names, demangled once per symbol as they are copied (demangle.c) ---- */
+
+struct name_buffer {
+	char *text;
+	size_t len;
+	size_t cap;
+};
+
+static int append_name(struct name_buffer *b, const char *name, size_t len)
+{
+	if (b->len + len + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *bigger;
+
+		while (b->len + len + 1 > cap)
+			cap *= 2;
+		bigger = realloc(b->text, cap);
+		if (!bigger)
+			return -ENOMEM;
+		b->text = bigger;
+		b->cap = cap;
+	}
+	memcpy(b->text + b->len, name, len);
+	b->text[b->len + len] = '\0';
+	b->len += len + 1;
+	return 0;
+}
+
+/* Stores a symbol's name, demangled where it is a C++ or Rust one. */
+static int store_name(struct name_buffer *b, const struct raw_symbol *r)
+{
+	char *demangled;
+	int ret;
+
+	if (sym_demangle(r->name, r->len, &demangled))
+		return append_name(b, r->name, r->len);
+	ret = append_name(b, demangled, strlen(demangled));
+	free(demangled);
+	return ret;
 }
 
 /* Keeps the first (preferred) name at each address; copies the names. */
 static int keep_one_per_address(struct sym_module *m,
 				const struct raw_symbol *raw, size_t n)
 {
-	size_t names_len = 0, pos = 0;
+	struct name_buffer names = { 0 };
+	int ret;
 
-	for (size_t i = 0; i < n; i++)
-		if (i == 0 || raw[i].addr != raw[i - 1].addr)
-			names_len += raw[i].len + 1;
 	m->symbols = calloc(n ? n : 1, sizeof(*m->symbols));
-	m->names = malloc(names_len ? names_len : 1);
-	if (!m->symbols || !m->names)
+	if (!m->symbols)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct sym_symbol *s;
@@ -212,62 +251,111 @@ static int keep_one_per_address(struct sym_module *m,
 		s = &m->symbols[m->symbol_count++];
 		s->addr = raw[i].addr;
 		s->size = raw[i].size;
-		s->name = pos;
-		memcpy(m->names + pos, raw[i].name, raw[i].len);
-		m->names[pos + raw[i].len] = '\0';
-		pos += raw[i].len + 1;
+		s->name = names.len;
+		ret = store_name(&names, &raw[i]);
+		if (ret) {
+			free(names.text);
+			return ret;
+		}
 	}
+	m->names = names.text;
 	return 0;
 }
 
-/* *full: the symbols came from a .symtab, not only .dynsym. */
-static int read_symbols(Elf *elf, struct sym_module *m, bool *full)
+/*
+ * The symbols of one or more files linked at the same addresses (a
+ * module's .dynsym and its MiniDebugInfo .symtab), each file's .symtab or
+ * else .dynsym. *full: some came from a .symtab, not only .dynsym.
+ */
+static int read_symbols_of(Elf *const *elfs, size_t elf_count,
+			   struct sym_module *m, bool *full)
 {
-	struct raw_symbol *raw;
-	GElf_Shdr sh;
-	Elf_Scn *scn = find_symbol_table(elf, &sh);
-	size_t n;
-	int ret;
+	struct raw_symbol *raw = NULL;
+	size_t n = 0;
+	int ret = 0;
 
-	*full = scn && sh.sh_type == SHT_SYMTAB;
-	if (!scn)
-		return 0; /* no symbols at all is still a module */
-	ret = collect_symbols(elf, scn, &sh, &raw, &n);
-	if (ret)
-		return ret;
-	qsort(raw, n, sizeof(*raw), compare_raw);
-	ret = keep_one_per_address(m, raw, n);
+	*full = false;
+	for (size_t i = 0; i < elf_count && !ret; i++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = find_symbol_table(elfs[i], &sh);
+
+		if (!scn)
+			continue; /* no symbols at all is still a module */
+		*full |= sh.sh_type == SHT_SYMTAB;
+		ret = collect_symbols(elfs[i], scn, &sh, &raw, &n);
+	}
+	if (!ret && raw) {
+		qsort(raw, n, sizeof(*raw), compare_raw);
+		ret = keep_one_per_address(m, raw, n);
+	}
 	free(raw);
 	return ret;
+}
+
+static int read_symbols(Elf *elf, struct sym_module *m, bool *full)
+{
+	return read_symbols_of(&elf, 1, m, full);
+}
+
+/* Takes the symbols of other when they are a full table. */
+static bool take_full_symbols(struct sym_module *m, struct sym_module *other,
+			      bool full)
+{
+	bool take = full && other->symbol_count;
+
+	if (take) {
+		free(m->symbols);
+		free(m->names);
+		m->symbols = other->symbols;
+		m->names = other->names;
+		m->symbol_count = other->symbol_count;
+	} else {
+		free(other->symbols);
+		free(other->names);
+	}
+	return take;
 }
 
 /*
  * A stripped file's full symbol table, from its debug file. The debug file
  * is linked at the same addresses, so the module's own PT_LOADs (and so its
- * biases) apply to these symbols unchanged.
+ * biases) apply to these symbols unchanged. False where none was found.
  */
-static void read_debug_symbols(Elf *elf, struct sym_module *m,
+static bool read_debug_symbols(Elf *elf, struct sym_module *m,
 			       const char *root, const char *path)
 {
 	struct sym_module dbg = { 0 };
 	Elf *delf;
-	bool full;
+	bool full, taken;
 	int fd = sym_debug_file_open(elf, root, path, &delf);
 
 	if (fd < 0)
-		return;
-	if (read_symbols(delf, &dbg, &full) == 0 && full && dbg.symbol_count) {
-		free(m->symbols);
-		free(m->names);
-		m->symbols = dbg.symbols;
-		m->names = dbg.names;
-		m->symbol_count = dbg.symbol_count;
-	} else {
-		free(dbg.symbols);
-		free(dbg.names);
-	}
+		return false;
+	taken = take_full_symbols(m, &dbg,
+				  read_symbols(delf, &dbg, &full) == 0 && full);
 	elf_end(delf);
 	close(fd);
+	return taken;
+}
+
+/*
+ * MiniDebugInfo: the .symtab in .gnu_debugdata holds only the functions
+ * .dynsym lacks (Fedora's recipe), so the two together are the symbols.
+ * It is linked at the same addresses, like a debug file.
+ */
+static void read_mini_symbols(Elf *elf, struct sym_module *m)
+{
+	struct sym_module mini = { 0 };
+	Elf *both[2] = { elf, NULL };
+	void *image;
+	bool full;
+
+	if (sym_minidebuginfo_open(elf, &both[1], &image))
+		return;
+	take_full_symbols(m, &mini,
+			  read_symbols_of(both, 2, &mini, &full) == 0 && full);
+	elf_end(both[1]);
+	free(image);
 }
 
 static int load_elf(Elf *elf, struct sym_module *m, const char *root,
@@ -288,8 +376,8 @@ static int load_elf(Elf *elf, struct sym_module *m, const char *root,
 			   ret == -ENOEXEC ? elf_errmsg(-1) : strerror(-ret));
 		return ret;
 	}
-	if (!full)
-		read_debug_symbols(elf, m, root, path);
+	if (!full && !read_debug_symbols(elf, m, root, path))
+		read_mini_symbols(elf, m);
 	return 0;
 }
 

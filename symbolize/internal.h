@@ -92,4 +92,47 @@ void sym_unwinder_free(struct sym_unwinder *u);
 /* Where a process keeps its unwinder (created on first use). */
 struct sym_unwinder **sym_process_unwinder(struct sym_process *p);
 
+/* ---- JIT code named by /tmp/perf-PID.map (perf_map.c) ---- */
+
+struct sym_perf_map;
+
+/* The perf map of process pid, read through root ("/proc/PID/root"). */
+int sym_perf_map_open(const char *root, int pid, struct sym_perf_map **out);
+void sym_perf_map_free(struct sym_perf_map *pm);
+/*
+ * The name of the latest entry covering addr and addr's offset from its
+ * start; -ENOENT where none does. The file is re-read (what was appended)
+ * first when no entry covers addr, at most every 100 ms. *changed is set
+ * when the entries changed, which may rename addresses resolved before.
+ * Names live until a read sets *changed after the file was replaced, or
+ * pm is freed.
+ */
+int sym_perf_map_find(struct sym_perf_map *pm, uint64_t addr,
+		      const char **name, uint64_t *offset, bool *changed);
+
+/* ---- MiniDebugInfo (minidebuginfo.c) ---- */
+
+/*
+ * The ELF image xz-compressed in elf's .gnu_debugdata section, opened with
+ * elf_memory: *image is its buffer, to free() after elf_end(*out).
+ * -ENOENT where there is no such section.
+ */
+int sym_minidebuginfo_open(struct Elf *elf, struct Elf **out, void **image);
+
+/* ---- source lines of a module (lines.c) ---- */
+
+struct sym_lines;
+
+/*
+ * The DWARF line information of the file at open_path (path inside root,
+ * as sym_module_open_in takes them): its separate debug file's if it has
+ * one, else its own. -ENOENT where neither has any.
+ */
+int sym_lines_open(const char *root, const char *path, const char *open_path,
+		   struct sym_lines **out);
+void sym_lines_free(struct sym_lines *l);
+/* The file and line of a file address, cached; -ENOENT where unknown. */
+int sym_lines_find(struct sym_lines *l, uint64_t vaddr, const char **file,
+		   uint32_t *line);
+
 #endif

@@ -34,6 +34,8 @@ struct module_entry {
 	char *open_path;           /* where the file was read from */
 	bool image_tried;
 	struct sym_image *image;   /* for unwinding; NULL: none */
+	bool lines_tried;
+	struct sym_lines *lines;   /* source lines; NULL: none */
 };
 
 /* What was worked out for one mapping of the current maps. */
@@ -58,6 +60,7 @@ struct sym_process {
 	uint64_t read_ns;    /* last (attempted) read of the maps */
 	struct sym_unwinder *unwinder;
 	uint64_t changed_ns; /* last read that found them changed */
+	struct sym_perf_map *perf_map; /* opened on the first JIT address */
 };
 
 static uint64_t now_ns(void)
@@ -269,6 +272,7 @@ void sym_process_free(struct sym_process *p)
 	for (size_t i = 0; i < p->entry_count; i++) {
 		sym_module_free(p->entries[i]->module);
 		sym_image_free(p->entries[i]->image);
+		sym_lines_free(p->entries[i]->lines);
 		free(p->entries[i]->open_path);
 		free(p->entries[i]->path);
 		free(p->entries[i]);
@@ -277,6 +281,7 @@ void sym_process_free(struct sym_process *p)
 	free(p->states);
 	sym_maps_free(p->maps);
 	sym_unwinder_free(p->unwinder);
+	sym_perf_map_free(p->perf_map);
 	free(p);
 }
 
@@ -420,6 +425,34 @@ static void resolve_in_file(struct sym_process *p,
 		out->offset = 0;
 }
 
+/* ---- JIT code: /tmp/perf-PID.map (perf_map.c) ---- */
+
+/* Where JITs put code: anonymous memory, named with PR_SET_VMA or not. */
+static bool is_anonymous(const struct sym_mapping *m)
+{
+	return !m->path[0] || !strncmp(m->path, "[anon:", 6);
+}
+
+/* A name from the perf map; a change of the map is a new generation, as
+ * the sampler's cache may hold the address unnamed or named otherwise. */
+static void resolve_jit(struct sym_process *p, uint64_t addr,
+			struct sym_location *out)
+{
+	char root[sizeof(p->view) + 8];
+	bool changed = false;
+
+	if (!p->perf_map) {
+		snprintf(root, sizeof(root), "%s/root", p->view);
+		if (sym_perf_map_open(root, p->pid, &p->perf_map))
+			return;
+	}
+	if (!sym_perf_map_find(p->perf_map, addr, &out->function,
+			       &out->offset, &changed))
+		out->module = "[perf-map]";
+	if (changed)
+		p->generation++;
+}
+
 int sym_process_resolve(struct sym_process *p, uint64_t addr,
 			struct sym_location *out)
 {
@@ -432,8 +465,11 @@ int sym_process_resolve(struct sym_process *p, uint64_t addr,
 		.vaddr = addr,
 	};
 	m = sym_process_mapping(p, addr);
-	if (!m)
-		return 0;
+	if (!m || (is_anonymous(m) && m->exec)) {
+		resolve_jit(p, addr, out);
+		if (out->function || !m)
+			return 0;
+	}
 	if (!m->path[0])
 		out->module = "[anon]";
 	else if (!maps_a_file(m))
@@ -473,4 +509,39 @@ int sym_process_image(struct sym_process *p, uint64_t addr,
 	*map_start = m->start;
 	*map_end = m->end;
 	return 0;
+}
+
+/* ---- source lines (lines.c) ---- */
+
+int sym_process_line(struct sym_process *p, uint64_t addr, const char **file,
+		     uint32_t *line)
+{
+	const struct sym_mapping *m;
+	struct mapping_state *s;
+	struct module_entry *e;
+	char root[sizeof(p->view) + 8];
+
+	if (!p || !file || !line)
+		return -EINVAL;
+	m = sym_process_mapping(p, addr);
+	if (!m || !maps_a_file(m) || is_vdso(m))
+		return -ENOENT;
+	s = &p->states[m - sym_maps_at(p->maps, 0)];
+	e = s->entry;
+	if (!e->loaded)
+		load_entry(p, e, m);
+	if (!s->bias_done)
+		assign_biases(p, e);
+	if (!s->bias_known)
+		return -ENOENT;
+	if (!e->lines_tried) {
+		e->lines_tried = true;
+		snprintf(root, sizeof(root), "%s/root", p->view);
+		if (!e->open_path ||
+		    sym_lines_open(root, m->path, e->open_path, &e->lines))
+			e->lines = NULL;
+	}
+	if (!e->lines)
+		return -ENOENT;
+	return sym_lines_find(e->lines, addr - s->bias, file, line);
 }

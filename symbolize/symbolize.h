@@ -44,7 +44,9 @@ const struct sym_mapping *sym_maps_find(const struct sym_maps *m,
 
 struct sym_module;
 
-/* Reads the function symbols of .symtab, or .dynsym where there is none. */
+/* Reads the function symbols of .symtab, or where there is none, of a
+ * separate debug file, or of .dynsym with the MiniDebugInfo .symtab of
+ * .gnu_debugdata (Fedora), or of .dynsym alone. */
 int sym_module_open(const char *path, struct sym_module **out, char *err,
 		    size_t errlen);
 void sym_module_free(struct sym_module *m);
@@ -58,7 +60,7 @@ int sym_module_bias(const struct sym_module *m, uint64_t map_start,
 		    uint64_t pgoff, bool exec, uint64_t *bias);
 /* The function whose [st_value, st_value + st_size) holds vaddr, or NULL;
  * *offset is vaddr - st_value. Names may carry a version ("@@GLIBC_2.2.5"),
- * which is dropped. */
+ * which is dropped; C++ and Rust names come demangled (sym_demangle). */
 const char *sym_module_function(const struct sym_module *m, uint64_t vaddr,
 				uint64_t *offset);
 size_t sym_module_symbol_count(const struct sym_module *m);
@@ -66,7 +68,10 @@ size_t sym_module_symbol_count(const struct sym_module *m);
 /* ---- a process: its maps and the modules they map ---- */
 
 struct sym_location {
-	const char *module;   /* basename of the mapped file, "[vdso]", "[anon]", "[unknown]" */
+	/* basename of the mapped file, "[vdso]", "[anon]", "[unknown]", or
+	 * "[perf-map]" for JIT code (anonymous or unmapped) named by the
+	 * process's /tmp/perf-PID.map */
+	const char *module;
 	const char *function; /* NULL when no symbol covers the address */
 	uint64_t vaddr;       /* file address (address - bias); the address itself without a module */
 	uint64_t offset;      /* from the function's start */
@@ -80,8 +85,9 @@ void sym_process_free(struct sym_process *p);
 /* Re-reads /proc/PID/maps now (after exec, say). Modules stay cached by
  * device and inode. */
 int sym_process_reload(struct sym_process *p);
-/* Changes whenever a (re-)read found the maps different: callers drop
- * their own caches of resolved addresses then. */
+/* Changes whenever a (re-)read found the maps different, or the perf map
+ * file changed what it names: callers drop their own caches of resolved
+ * addresses then. */
 uint64_t sym_process_generation(const struct sym_process *p);
 /*
  * The mapping holding addr. When addr is outside every known mapping the
@@ -93,9 +99,34 @@ const struct sym_mapping *sym_process_mapping(struct sym_process *p,
 					      uint64_t addr);
 /* The mapping holding addr as the maps were last read; never re-reads. */
 const struct sym_mapping *sym_process_find(struct sym_process *p, uint64_t addr);
-/* Strings in *out live until the maps are re-read or p is freed. */
+/*
+ * Strings in *out live until the generation changes or p is freed.
+ * An address in anonymous executable memory or in no mapping is looked up
+ * in /tmp/perf-NSPID.map under the process's root, re-read (only what was
+ * appended) at most every 100 ms while it does not name the address.
+ */
 int sym_process_resolve(struct sym_process *p, uint64_t addr,
 			struct sym_location *out);
+
+/*
+ * The source file and line of addr (a return address minus one for
+ * callers, as for sym_process_resolve), from the DWARF line table of the
+ * module mapped there: its separate debug file's if it has one, else its
+ * own. Loaded on the first call for a module, cached by address; *file
+ * lives until p is freed. -ENOENT where there is no line information
+ * (anonymous memory, [vdso], a module without DWARF).
+ */
+int sym_process_line(struct sym_process *p, uint64_t addr, const char **file,
+		     uint32_t *line);
+
+/* ---- names ---- */
+
+/*
+ * The readable form of a C++ (_Z...) or Rust (legacy _ZN...17h<hash>E, v0
+ * _R...) symbol name of len bytes, with parameters ("ns::f(int)"), in *out
+ * to free(). -ENOENT where the name is not mangled or does not demangle.
+ */
+int sym_demangle(const char *name, size_t len, char **out);
 
 /* ---- unwinding a copy of a stack ---- */
 

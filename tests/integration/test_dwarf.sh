@@ -112,3 +112,18 @@ if perf record -q -F 999 --call-graph dwarf -o "$TMP/perf.data" -- "$N/nofp_shar
 else
 	skip "leaf shares agree with perf record --call-graph dwarf within 3 points" "perf cannot record here: $(head -1 "$TMP/perf.err")"
 fi
+
+# When unwinding falls behind (here: room for only 4 copies while 16
+# threads run), new samples are dropped and counted; nothing stalls.
+$TS record -q -r 200 --unwind-queue 4 --stats -o "$TMP/q.folded" -- "$T/busy_threads" 16 1 >"$TMP/q.out" 2>"$TMP/q.err"
+rc=$?
+dropped=$(sed -n 's/.*dropped \([0-9]*\)).*/\1/p' "$TMP/q.err")
+samples=$(sed -n 's/^ *samples *\([0-9]*\).*/\1/p' "$TMP/q.err")
+if [ $rc -eq 0 ] && grep -q '16 threads done' "$TMP/q.out" && [ "${dropped:-0}" -gt 0 ] && [ "${samples:-0}" -gt 0 ]; then
+	ok "a full unwind queue drops and counts samples ($dropped dropped, $samples kept)"
+else
+	not_ok "a full unwind queue drops and counts samples" "exit $rc, dropped ${dropped:-?}, samples ${samples:-?}"
+fi
+$TS record -q -r 200 --stats -o "$TMP/q2.folded" -- "$T/busy_threads" 16 1 >/dev/null 2>"$TMP/q2.err"
+dropped=$(sed -n 's/.*dropped \([0-9]*\)).*/\1/p' "$TMP/q2.err")
+if [ "${dropped:-1}" -eq 0 ]; then ok "with the default queue nothing is dropped"; else not_ok "with the default queue nothing is dropped" "${dropped:-?}"; fi
