@@ -40,7 +40,7 @@ TARGET_BINS  := $(TARGET_SRCS:tests/targets/%.c=$(BUILD)/tests/targets/%)
 # Targets without frame pointers, for DWARF unwinding; one stripped with
 # its symbols in a separate debug file found through .gnu_debuglink.
 NOFP_SRCS    := $(filter-out tests/nofp/libnofp.c,$(wildcard tests/nofp/*.c))
-NOFP_BINS    := $(NOFP_SRCS:tests/nofp/%.c=$(BUILD)/tests/nofp/%) \
+NOFP_BINS    := $(NOFP_SRCS:tests/nofp/%.c=$(BUILD)/tests/nofp/%) $(BUILD)/tests/nofp/cxx_leaf \
                 $(BUILD)/tests/nofp/libnofp.so $(BUILD)/tests/nofp/stripped/nofp_shares
 # Shared libraries for the symbol tests: one linked by GNU ld, one by lld
 # (whose segments have unaligned p_offset), and stripped copies of the first
@@ -118,6 +118,10 @@ $(BUILD)/tests/nofp/libnofp.so: tests/nofp/libnofp.c
 
 $(BUILD)/tests/nofp/%: tests/nofp/%.c $(BUILD)/tests/nofp/libnofp.so
 	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(BUILD)/tests/nofp -lnofp -Wl,-rpath,'$$ORIGIN'
+
+$(BUILD)/tests/nofp/cxx_leaf: tests/nofp/cxx_leaf.cpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -o $@ $<
 
 $(BUILD)/tests/nofp/stripped/nofp_shares: $(BUILD)/tests/nofp/nofp_shares
 	@mkdir -p $(@D)

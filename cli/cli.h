@@ -32,6 +32,7 @@ struct cli_options {
 	bool idle;
 	bool idle_given;      /* -i or --no-idle was on the command line */
 	bool stats;
+	bool native_lines;
 	bool quiet;
 	pid_t pid;            /* record --pid / attach */
 	char **command;       /* record -- CMD ARGS, NULL-terminated */

@@ -48,6 +48,7 @@ void usage(FILE *f)
 "  -t, --threads         a 'thread TID (name)' root frame per thread\n"
 "  -i, --idle            keep samples of threads blocked in the kernel\n"
 "      --no-idle         drop them (default)\n"
+"      --native-lines    native frames as 'function (file:line)', from debug info\n"
 "      --stack-bytes N   bytes of stack copied per sample (default 64K; K and M suffixes)\n"
 "      --unwind-queue N  copies that may wait to be unwound (default: 32 MiB of them);\n"
 "                        when unwinding falls behind, new samples are dropped and counted\n"

@@ -16,6 +16,7 @@ enum {
 	OPT_PID,
 	OPT_STACK_BYTES,
 	OPT_UNWIND_QUEUE,
+	OPT_NATIVE_LINES,
 };
 
 static const struct option long_options[] = {
@@ -33,6 +34,7 @@ static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
 	{ "unwind-queue", required_argument, NULL, OPT_UNWIND_QUEUE },
+	{ "native-lines", no_argument, NULL, OPT_NATIVE_LINES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -134,6 +136,9 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return 0;
 	case OPT_STATS:
 		o->stats = true;
+		return 0;
+	case OPT_NATIVE_LINES:
+		o->native_lines = true;
 		return 0;
 	case 'q':
 		o->quiet = true;

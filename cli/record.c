@@ -299,6 +299,7 @@ int cmd_record(int argc, char **argv, bool attach)
 		.stack_bytes = o.stack_bytes,
 		.queue_copies = o.queue_copies,
 		.idle = o.idle,
+		.native_lines = o.native_lines,
 		.trace_stops = getenv("TRAINSAMPLE_TRACE_STOPS") != NULL,
 		.quiet = o.quiet,
 		.periodic = periodic,

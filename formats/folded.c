@@ -90,7 +90,9 @@ static int put_frame(struct text *t, const struct profile *p, uint32_t id)
 	int err;
 
 	err = text_put_name(t, profile_string(p, f->name));
-	if (err || f->kind != FRAME_PYTHON || !f->module)
+	/* Python frames, and native ones that carry a source line (then their
+	 * module field holds the source file), print where they are. */
+	if (err || !f->module || (f->kind != FRAME_PYTHON && !(f->kind == FRAME_NATIVE && f->line)))
 		return err;
 	err = text_put(t, " (", 2);
 	if (!err)

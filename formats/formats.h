@@ -33,7 +33,8 @@ enum frame_kind {
 struct frame {
 	uint32_t kind;   /* enum frame_kind */
 	uint32_t name;   /* string id: function, or "0xADDR (module)" */
-	uint32_t module; /* string id: module (native) or file (python); 0 none */
+	uint32_t module; /* string id: module (native), file (python, or native
+			  * with a line: --native-lines); 0 none */
 	uint32_t line;   /* 0 when unknown */
 };
 
@@ -162,7 +163,8 @@ struct folded_options {
 };
 
 /*
- * Writes "root;...;leaf COUNT" lines, sorted. COUNT is the weighted number
+ * Writes "root;...;leaf COUNT" lines, sorted. Frames print their name,
+ * "name (file:line)" for Python frames and native frames with a line. COUNT is the weighted number
  * of samples: the sum of the samples' weights divided by the sampling
  * period (meta "period_ns"), rounded, at least 1; without a period it is the
  * plain sample count. ';' and newlines inside names are replaced.

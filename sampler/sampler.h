@@ -31,6 +31,7 @@ struct sampler_options {
 	size_t stack_bytes;   /* cap of each stack copy; default 64 KiB */
 	size_t queue_copies;  /* copies waiting to be unwound; 0: 32 MiB worth */
 	bool idle;            /* keep samples of blocked threads */
+	bool native_lines;    /* source file:line of native frames, from DWARF */
 	bool trace_stops;     /* log every ptrace stop to stderr (debugging) */
 	bool quiet;           /* no notices on stderr */
 	/* Called from the sampling loop about every 100 ms, between ticks. */

@@ -108,10 +108,27 @@ static int intern_native(struct profile *p, const char *name, const char *module
 	return ret;
 }
 
+/* With --native-lines: the frame of one source line, its file as module. */
+static int intern_native_line(struct profile *p, const char *name, const char *file,
+			      uint32_t line, uint32_t *frame)
+{
+	struct frame f = { .kind = FRAME_NATIVE, .line = line };
+	int ret;
+
+	ret = profile_intern_string(p, name, &f.name);
+	if (!ret)
+		ret = profile_intern_string(p, file, &f.module);
+	if (!ret)
+		ret = profile_intern_frame(p, &f, frame);
+	return ret;
+}
+
 static int frame_for_addr(struct sampler *s, uint64_t addr, uint32_t *frame)
 {
 	struct addr_cache *c = s->addrs;
 	struct sym_location loc;
+	const char *file;
+	uint32_t line;
 	char unknown[128];
 	size_t i;
 	int ret;
@@ -130,7 +147,11 @@ static int frame_for_addr(struct sampler *s, uint64_t addr, uint32_t *frame)
 		return ret;
 	if (!loc.function)
 		snprintf(unknown, sizeof(unknown), "0x%" PRIx64 " (%s)", loc.vaddr, loc.module);
-	ret = intern_native(s->profile, loc.function ? loc.function : unknown, loc.module, frame);
+	if (s->opt.native_lines && loc.function &&
+	    sym_process_line(s->sym, addr, &file, &line) == 0 && line)
+		ret = intern_native_line(s->profile, loc.function, file, line, frame);
+	else
+		ret = intern_native(s->profile, loc.function ? loc.function : unknown, loc.module, frame);
 	if (ret < 0)
 		return ret;
 	/* Resolving may have re-read the maps: the cache starts again then. */

@@ -7,7 +7,7 @@
 # first so apt never stops to ask.
 set -eu
 
-PKGS="gcc make pkg-config libelf-dev libdw-dev zlib1g-dev libunwind-dev libc6-dbg \
+PKGS="gcc g++ make pkg-config libelf-dev libdw-dev zlib1g-dev libunwind-dev libc6-dbg \
 libiberty-dev liblzma-dev binutils xz-utils \
 libcriterion-dev lld strace util-linux procps"
 

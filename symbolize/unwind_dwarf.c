@@ -232,15 +232,38 @@ static enum sym_unwind_end why_stopped(const struct unwind_ctx *c)
 	return SYM_UNWIND_NO_INFO;
 }
 
+/*
+ * Where a frame has no CFI (JIT code, hand-written assembly) and
+ * libunwind's own fallback found no caller, follow the frame pointer of
+ * that frame: its record [saved rbp, return address] must lie in the copy
+ * above sp and the return address in code. The unwind then goes on from
+ * the caller with the three registers that gives.
+ */
+static bool frame_pointer_step(struct unwind_ctx *c, uint64_t sp, uint64_t bp,
+			       struct sym_regs *next)
+{
+	unw_word_t saved_bp, ra;
+
+	if (bp < sp || bp % 8 || access_mem(NULL, bp, &saved_bp, 0, c) < 0 ||
+	    access_mem(NULL, bp + 8, &ra, 0, c) < 0 || !is_code(c->p, ra))
+		return false;
+	memset(next, 0, sizeof(*next));
+	next->r[SYM_REG_RIP] = ra;
+	next->r[SYM_REG_RSP] = bp + 16;
+	next->r[SYM_REG_RBP] = saved_bp;
+	next->known = 1u << SYM_REG_RIP | 1u << SYM_REG_RSP | 1u << SYM_REG_RBP;
+	return true;
+}
+
 int sym_unwind(struct sym_process *p, const struct sym_regs *regs,
 	       const struct sym_stack_copy *stack, uint64_t *pcs, int max_pcs,
 	       enum sym_unwind_end *end)
 {
 	struct unwind_ctx c = { .p = p, .regs = regs, .stack = stack };
+	struct sym_regs resumed[2];
 	struct sym_unwinder *u;
 	unw_cursor_t cursor;
-	bool exact = true;
-	int n = 0, ret;
+	int n = 0, ret = 0, fallbacks = 0;
 
 	if (!p || !regs || !stack || !pcs || max_pcs < 1 || !(regs->known & (1u << SYM_REG_RIP)))
 		return -EINVAL;
@@ -252,28 +275,35 @@ int sym_unwind(struct sym_process *p, const struct sym_regs *regs,
 		return n;
 	}
 	for (uint64_t prev = pcs[0];;) {
-		unw_word_t ip;
+		unw_word_t ip = 0, sp = 0, bp = 0;
+		bool exact, have_fp;
 
 		/* The frame after a signal frame was interrupted, not calling. */
 		exact = is_sigreturn(&c, prev);
+		have_fp = unw_get_reg(&cursor, UNW_X86_64_RSP, &sp) == 0 &&
+			  unw_get_reg(&cursor, UNW_X86_64_RBP, &bp) == 0;
+		c.needed_register = false;
 		ret = unw_step(&cursor);
+		if (ret > 0 && (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || !ip))
+			ret = 0;
+		/* A caller runs code: anything else is libunwind's fallback
+		 * reading a frame that was never there. */
+		if (ret > 0 && !is_code(p, ip))
+			ret = -UNW_EBADFRAME;
+		if (ret < 0 && have_fp && !c.needed_register && !c.read_past_copy &&
+		    frame_pointer_step(&c, sp, bp, &resumed[fallbacks % 2])) {
+			/* Registers of the caller; the copy and maps stay. */
+			c.regs = &resumed[fallbacks++ % 2];
+			ip = c.regs->r[SYM_REG_RIP];
+			ret = unw_init_remote(&cursor, u->as, &c) < 0 ? -UNW_EUNSPEC : 1;
+		}
 		if (ret <= 0)
 			break;
-		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || !ip) {
-			ret = 0;
-			break;
-		}
 		/* The signal trampoline itself is "returned to" at its first
 		 * byte: looked up at ra - 1 it would land before it. */
 		if (is_sigreturn(&c, ip))
 			exact = true;
 		prev = ip;
-		/* A caller runs code: anything else is the frame-pointer
-		 * fallback reading a frame that was never there. */
-		if (!is_code(p, ip)) {
-			ret = -UNW_EBADFRAME;
-			break;
-		}
 		if (n == max_pcs) {
 			*end = SYM_UNWIND_FRAME_LIMIT;
 			return n;

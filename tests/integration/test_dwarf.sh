@@ -127,3 +127,30 @@ fi
 $TS record -q -r 200 --stats -o "$TMP/q2.folded" -- "$T/busy_threads" 16 1 >/dev/null 2>"$TMP/q2.err"
 dropped=$(sed -n 's/.*dropped \([0-9]*\)).*/\1/p' "$TMP/q2.err")
 if [ "${dropped:-1}" -eq 0 ]; then ok "with the default queue nothing is dropped"; else not_ok "with the default queue nothing is dropped" "${dropped:-?}"; fi
+
+# C++ without frame pointers: demangled names.
+$TS record -q -r 500 -o "$TMP/cxx.folded" -- "$N/cxx_leaf" 1
+if grep -q ';main;trainsample_test::dispatch(unsigned long);trainsample_test::Kernel<int>::spin(unsigned long) ' "$TMP/cxx.folded"; then
+	ok "a leaf reached through C++ calls shows demangled names"
+else
+	not_ok "a leaf reached through C++ calls shows demangled names" "$(head -2 "$TMP/cxx.folded")"
+fi
+
+# JIT code: named by the target's perf map, unwound by its frame pointer.
+$TS record -q -r 500 -o "$TMP/jit.folded" -- "$T/jit_perfmap" 1
+j=$(percent "$(folded_with "$TMP/jit.folded" jitted_spin_loop)" "$(folded_total "$TMP/jit.folded")")
+if at_least "$j" 80 && grep -q ';main;run_jit;jitted_spin_loop ' "$TMP/jit.folded"; then
+	ok "JIT code is named from /tmp/perf-PID.map and unwound out of ($j%)"
+else
+	not_ok "JIT code is named from /tmp/perf-PID.map and unwound out of" "$j%: $(head -2 "$TMP/jit.folded")"
+fi
+
+# --native-lines: native frames as function (file:line), from the debug info.
+$TS record -q -r 500 --native-lines -o "$TMP/lines.folded" -- "$N/nofp_shares" 1 >/dev/null
+first=$(grep -n '^__attribute__((noinline)) static uint64_t leaf_a' tests/nofp/nofp_shares.c | cut -d: -f1)
+line=$(grep -o 'leaf_a[^;]* (tests/nofp/nofp_shares.c:[0-9]*) ' "$TMP/lines.folded" | head -1 | sed 's/.*:\([0-9]*\)) $/\1/')
+if [ -n "$line" ] && [ "$line" -gt "$first" ] && [ "$line" -lt $((first + 8)) ]; then
+	ok "--native-lines gives the leaf's source line ($line, function from line $first)"
+else
+	not_ok "--native-lines gives the leaf's source line" "line ${line:-none}, function from $first"
+fi

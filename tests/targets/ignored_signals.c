@@ -6,13 +6,19 @@
  * loop, say) and must see its event, not EINTR. Another thread waits with
  * 200 ms timeouts, which must still end. Prints
  * "forever: event|EINTR timed: ends|stuck".
+ *
+ * The signals start once the main thread sleeps in epoll_wait: one sent
+ * while it sits in a ptrace stop (its clone event, say) goes to another
+ * thread but can leave it a spurious EINTR that no stop lets a tracer see.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,10 +35,33 @@ static void wait_forever(void)
 	forever = epoll_wait(ep, &ev, 1, -1) == 1 ? "event" : errno == EINTR ? "EINTR" : "error";
 }
 
+/* Until /proc shows the main thread blocked in epoll_wait. */
+static void wait_for_main_to_block(void)
+{
+	char path[64], buf[64];
+	struct timespec ts = { 0, 1000000 };
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)getpid());
+	for (int i = 0; i < 5000; i++) {
+		FILE *f = fopen(path, "r");
+		long nr = -1;
+
+		if (f) {
+			if (fgets(buf, sizeof(buf), f))
+				nr = strtol(buf, NULL, 10);
+			fclose(f);
+		}
+		if (nr == SYS_epoll_wait || nr == SYS_epoll_pwait)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void *send_signals(void *arg)
 {
 	struct timespec ts = { 0, 20000000 };
 
+	wait_for_main_to_block();
 	for (int i = 0; i < 50; i++) {
 		kill(getpid(), SIGWINCH);
 		nanosleep(&ts, NULL);
