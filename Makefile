@@ -165,11 +165,9 @@ $(BUILD)/bench/libchain.so: bench/libchain.c
 $(BUILD)/bench/chain: bench/chain.c $(BUILD)/bench/libchain.so
 	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(BUILD)/bench -lchain -Wl,-rpath,'$$ORIGIN'
 
-# -O0: gcc drops the frame record of leaf functions that need no stack
-# frame even with -fno-omit-frame-pointer, and the example should unwind
-# whole with frame pointers alone.
+# Built as programs usually are: optimized, no frame pointers.
 $(BUILD)/examples/%: examples/%.c
 	@mkdir -p $(@D)
-	$(CC) $(TARGET_CFLAGS) -O0 -o $@ $< -lm
+	$(CC) $(NOFP_CFLAGS) -o $@ $< -lm
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

@@ -87,4 +87,8 @@ void queue_process(struct sampler *s, uint64_t until)
 		 * between copies, not after all of them. */
 		stops_wait(s, 0);
 	}
+	/* Empty: start again at the first slots, whose buffers are warm, so
+	 * a copy does not fault in fresh pages while its thread waits. */
+	if (!q->count)
+		q->head = 0;
 }
