@@ -43,10 +43,10 @@ static int open_candidate(const char *path, const struct build_id *want, Elf **o
 {
 	struct build_id got;
 	Elf *elf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = sym_open_regular(path);
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		elf_end(elf);

@@ -433,9 +433,10 @@ int sym_module_open_in(const char *root, const char *path, const char *open_path
 		sym_errorf(err, errlen, "libelf: %s", elf_errmsg(-1));
 		return -ENOTSUP;
 	}
-	fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	sym_sigbus_guard();
+	fd = sym_open_regular(open_path);
 	if (fd < 0) {
-		ret = -errno;
+		ret = fd;
 		sym_errorf(err, errlen, "open %s: %s", open_path, strerror(-ret));
 		return ret;
 	}
@@ -446,7 +447,16 @@ int sym_module_open_in(const char *root, const char *path, const char *open_path
 		sym_errorf(err, errlen, "%s: %s", path,
 			   m ? elf_errmsg(-1) : strerror(ENOMEM));
 	} else {
+		size_t size = 0;
+		char *raw;
+
 		ret = load_elf(elf, m, root, path, err, errlen);
+		/* The file shrank while we read it: what was read is not it. */
+		raw = elf_rawfile(elf, &size);
+		if (!ret && raw && sym_sigbus_lost(raw, size)) {
+			sym_errorf(err, errlen, "%s: changed while read", path);
+			ret = -EIO;
+		}
 	}
 	elf_end(elf);
 	close(fd);

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * A module's whole file mapped read-only, for unwinding: libunwind reads
- * .eh_frame_hdr and .eh_frame a word at a time through our access_mem, and
- * those words are served from here by file address, never read from the
- * target. Nothing from the file is trusted: every offset is bounded.
+ * A module's file, for unwinding: libunwind reads .eh_frame_hdr and
+ * .eh_frame a word at a time through our access_mem, and those words are
+ * served from here by file address, never read from the target.
+ *
+ * The file is read with pread into a small cache of pages, not mapped:
+ * libunwind blocks every signal while it holds its cache lock, so a read of
+ * a mapped file that shrank meanwhile (a library rewritten in place) would
+ * raise a SIGBUS nothing could catch. pread just comes back short.
+ * Nothing from the file is trusted: every offset is bounded.
  */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +24,9 @@
  * makes dwarf_search_unwind_table return wrong entries (or abort). */
 static const unsigned char EH_HDR_EXPECTED[4] = { 1, 0x1b, 0x03, 0x3b };
 
+#define PAGE_SIZE_ 4096u
+#define PAGE_SLOTS 32u /* direct-mapped: 128 KiB per module at most */
+
 struct image_load {
 	uint64_t vaddr;
 	uint64_t offset;
@@ -28,26 +34,73 @@ struct image_load {
 	bool exec;
 };
 
+struct image_page {
+	uint64_t index;  /* page number + 1; 0 marks an empty slot */
+	uint32_t len;    /* bytes read (short at the end of the file) */
+	uint8_t *data;
+};
+
 struct sym_image {
-	const uint8_t *data;
-	size_t size;
-	bool mapped;          /* data is our mmap of a file, unmapped on free */
+	int fd;               /* -1 for an image in memory */
+	const uint8_t *mem;   /* the image in memory (the vdso) */
+	uint64_t size;
+	struct image_page *pages;
 	struct image_load *loads;
 	size_t nloads;
 	struct sym_eh_table eh;
 };
 
-static bool in_file(const struct sym_image *img, uint64_t off, uint64_t len)
+static struct image_page *page_of(struct sym_image *img, uint64_t index)
 {
-	return off <= img->size && len <= img->size - off;
+	struct image_page *pg = &img->pages[index % PAGE_SLOTS];
+	ssize_t n;
+
+	if (pg->index == index + 1)
+		return pg;
+	if (!pg->data && !(pg->data = malloc(PAGE_SIZE_)))
+		return NULL;
+	n = pread(img->fd, pg->data, PAGE_SIZE_, (off_t)(index * PAGE_SIZE_));
+	if (n <= 0) {
+		pg->index = 0;
+		return NULL;
+	}
+	pg->index = index + 1;
+	pg->len = (uint32_t)n;
+	return pg;
+}
+
+/* len bytes at file offset off; fails past the end of the file. */
+static int read_file(struct sym_image *img, uint64_t off, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+
+	if (off > img->size || len > img->size - off)
+		return -EFAULT;
+	if (img->mem) {
+		memcpy(buf, img->mem + off, len);
+		return 0;
+	}
+	while (len) {
+		uint64_t in_page = off % PAGE_SIZE_;
+		struct image_page *pg = page_of(img, off / PAGE_SIZE_);
+		size_t n = PAGE_SIZE_ - in_page < len ? PAGE_SIZE_ - in_page : len;
+
+		if (!pg || in_page + n > pg->len)
+			return -EFAULT;
+		memcpy(out, pg->data + in_page, n);
+		out += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
 }
 
 static int read_loads(struct sym_image *img, const Elf64_Ehdr *eh, uint64_t *eh_hdr_vaddr,
 		      uint64_t *eh_hdr_size)
 {
-	uint64_t phoff = eh->e_phoff, n = eh->e_phnum;
+	uint64_t n = eh->e_phnum;
 
-	if (eh->e_phentsize != sizeof(Elf64_Phdr) || !in_file(img, phoff, n * sizeof(Elf64_Phdr)))
+	if (eh->e_phentsize != sizeof(Elf64_Phdr) || n > 4096)
 		return -ENOEXEC;
 	img->loads = calloc(n ? n : 1, sizeof(*img->loads));
 	if (!img->loads)
@@ -55,12 +108,13 @@ static int read_loads(struct sym_image *img, const Elf64_Ehdr *eh, uint64_t *eh_
 	for (uint64_t i = 0; i < n; i++) {
 		Elf64_Phdr ph;
 
-		memcpy(&ph, img->data + phoff + i * sizeof(ph), sizeof(ph));
+		if (read_file(img, eh->e_phoff + i * sizeof(ph), &ph, sizeof(ph)) < 0)
+			return -ENOEXEC;
 		if (ph.p_type == PT_GNU_EH_FRAME) {
 			*eh_hdr_vaddr = ph.p_vaddr;
 			*eh_hdr_size = ph.p_filesz;
 		}
-		if (ph.p_type != PT_LOAD || !in_file(img, ph.p_offset, ph.p_filesz))
+		if (ph.p_type != PT_LOAD || ph.p_offset > img->size || ph.p_filesz > img->size - ph.p_offset)
 			continue;
 		img->loads[img->nloads++] = (struct image_load){
 			.vaddr = ph.p_vaddr,
@@ -106,9 +160,8 @@ static int parse(struct sym_image *img)
 	uint64_t hdr_vaddr = 0, hdr_size = 0;
 	int ret;
 
-	if (img->size < sizeof(eh))
+	if (read_file(img, 0, &eh, sizeof(eh)) < 0)
 		return -ENOEXEC;
-	memcpy(&eh, img->data, sizeof(eh));
 	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		return -ENOEXEC;
@@ -120,53 +173,20 @@ static int parse(struct sym_image *img)
 	return 0;
 }
 
-int sym_image_open(const char *path, struct sym_image **out)
-{
-	struct sym_image *img;
-	struct stat st;
-	void *data;
-	int fd, ret;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
-		close(fd);
-		return -ENOEXEC;
-	}
-	/* The mapping keeps the file; the descriptor is not needed. */
-	data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (data == MAP_FAILED)
-		return -errno;
-	img = calloc(1, sizeof(*img));
-	if (!img) {
-		munmap(data, (size_t)st.st_size);
-		return -ENOMEM;
-	}
-	img->data = data;
-	img->size = (size_t)st.st_size;
-	img->mapped = true;
-	ret = parse(img);
-	if (ret) {
-		sym_image_free(img);
-		return ret;
-	}
-	*out = img;
-	return 0;
-}
-
-int sym_image_open_memory(const uint8_t *data, size_t len, struct sym_image **out)
+static int image_new(struct sym_image **out, int fd, const uint8_t *mem, uint64_t size)
 {
 	struct sym_image *img = calloc(1, sizeof(*img));
 	int ret;
 
 	if (!img)
 		return -ENOMEM;
-	img->data = data;
-	img->size = len;
-	ret = parse(img);
+	img->fd = fd;
+	img->mem = mem;
+	img->size = size;
+	img->pages = fd >= 0 ? calloc(PAGE_SLOTS, sizeof(*img->pages)) : NULL;
+	ret = fd >= 0 && !img->pages ? -ENOMEM : parse(img);
 	if (ret) {
+		img->fd = -1; /* the caller still owns fd */
 		sym_image_free(img);
 		return ret;
 	}
@@ -174,12 +194,38 @@ int sym_image_open_memory(const uint8_t *data, size_t len, struct sym_image **ou
 	return 0;
 }
 
+/* Keeps one descriptor per module for its lifetime. */
+int sym_image_open(const char *path, struct sym_image **out)
+{
+	struct stat st;
+	int fd = sym_open_regular(path), ret;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || st.st_size <= 0) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	ret = image_new(out, fd, NULL, (uint64_t)st.st_size);
+	if (ret)
+		close(fd);
+	return ret;
+}
+
+int sym_image_open_memory(const uint8_t *data, size_t len, struct sym_image **out)
+{
+	return image_new(out, -1, data, len);
+}
+
 void sym_image_free(struct sym_image *img)
 {
 	if (!img)
 		return;
-	if (img->mapped)
-		munmap((void *)img->data, img->size);
+	if (img->fd >= 0)
+		close(img->fd);
+	for (size_t i = 0; img->pages && i < PAGE_SLOTS; i++)
+		free(img->pages[i].data);
+	free(img->pages);
 	free(img->loads);
 	free(img);
 }
@@ -195,8 +241,8 @@ int sym_image_read(const struct sym_image *img, uint64_t vaddr, void *buf, size_
 		off = vaddr - l->vaddr;
 		if (len > l->filesz - off)
 			return -EFAULT;
-		memcpy(buf, img->data + l->offset + off, len);
-		return 0;
+		/* The page cache is the image's own state, not its contents. */
+		return read_file((struct sym_image *)img, l->offset + off, buf, len);
 	}
 	return -EFAULT;
 }

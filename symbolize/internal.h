@@ -44,6 +44,15 @@ int sym_debug_file_open(struct Elf *elf, const char *root,
 int sym_module_open_in(const char *root, const char *path, const char *open_path,
 		       struct sym_module **out, char *err, size_t errlen);
 
+/* ---- files that shrink while mapped (sigbus.c) ---- */
+
+/* Installs the SIGBUS handler that survives reading a lost page. */
+void sym_sigbus_guard(void);
+/* Whether a page of [base, base + len) was lost since the last check. */
+bool sym_sigbus_lost(const void *base, size_t len);
+/* An fd of a regular file (no FIFO, device or tty), or -errno. */
+int sym_open_regular(const char *path);
+
 /* ---- a module's file, mapped for unwinding (image.c) ---- */
 
 struct sym_image;

@@ -45,13 +45,15 @@ struct sym_lines {
 	size_t range_count;
 	struct line_slot *cache;
 	size_t cache_used;
+	bool lost;  /* the file shrank under the mapping */
 };
 
 static int open_elf(const char *path, int *fd, Elf **elf)
 {
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	sym_sigbus_guard();
+	*fd = sym_open_regular(path);
 	if (*fd < 0)
-		return -errno;
+		return *fd;
 	*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
 		elf_end(*elf);
@@ -232,11 +234,28 @@ static struct line_slot *cache_slot(struct sym_lines *l, uint64_t key)
 	return &l->cache[i];
 }
 
+/* The file shrank under libdw's mapping: no more lines from it. */
+static bool lines_lost(struct sym_lines *l)
+{
+	size_t size = 0;
+	char *raw = l->elf ? elf_rawfile(l->elf, &size) : NULL;
+
+	if (!l->lost && raw && sym_sigbus_lost(raw, size)) {
+		l->lost = true;
+		memset(l->cache, 0, LINE_CACHE_SLOTS * sizeof(*l->cache));
+		l->cache_used = 0;
+	}
+	return l->lost;
+}
+
 int sym_lines_find(struct sym_lines *l, uint64_t vaddr, const char **file,
 		   uint32_t *line)
 {
-	struct line_slot *s = cache_slot(l, vaddr + 1);
+	struct line_slot *s;
 
+	if (l->lost)
+		return -ENOENT;
+	s = cache_slot(l, vaddr + 1);
 	if (!s->key) {
 		if ((l->cache_used + 1) * 4 > LINE_CACHE_SLOTS * 3) {
 			memset(l->cache, 0, LINE_CACHE_SLOTS * sizeof(*l->cache));
@@ -246,6 +265,8 @@ int sym_lines_find(struct sym_lines *l, uint64_t vaddr, const char **file,
 		look_up(l, vaddr, s);
 		s->key = vaddr + 1;
 		l->cache_used++;
+		if (lines_lost(l))
+			return -ENOENT;
 	}
 	if (!s->file)
 		return -ENOENT;

@@ -291,7 +291,7 @@ static int read_appended(struct sym_perf_map *pm, bool *reset)
 	uint64_t limit;
 	int fd, ret = 0;
 
-	fd = open(pm->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = open(pm->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {

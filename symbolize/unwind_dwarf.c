@@ -37,6 +37,8 @@ struct unwind_ctx {
 	uint64_t bias, lo, hi;
 	bool needed_register;
 	bool read_past_copy;
+	bool no_info;         /* the frame being stepped has no CFI */
+	unsigned reads_left;  /* bounds libunwind on crafted tables */
 };
 
 static int image_at(struct unwind_ctx *c, uint64_t addr)
@@ -53,9 +55,12 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	struct unwind_ctx *c = arg;
 	const struct sym_eh_table *eh;
 	unw_dyn_info_t di;
+	int ret;
 
-	if (image_at(c, ip) < 0 || !(eh = sym_image_eh_table(c->img)))
+	if (image_at(c, ip) < 0 || !(eh = sym_image_eh_table(c->img))) {
+		c->no_info = true;
 		return -UNW_ENOINFO;
+	}
 	memset(&di, 0, sizeof(di));
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 	di.start_ip = eh->text_start + c->bias;
@@ -64,7 +69,10 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	di.u.rti.table_data = eh->table_vaddr + c->bias;
 	/* In unw_word_t units, not entries: each entry is two 4-byte words. */
 	di.u.rti.table_len = eh->fde_count * 8 / sizeof(unw_word_t);
-	return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+	ret = _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+	if (ret == -UNW_ENOINFO)
+		c->no_info = true;
+	return ret;
 }
 
 static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
@@ -92,6 +100,11 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
 	(void)as;
 	if (write)
 		return -UNW_EINVAL;
+	/* A CFI expression can loop (DW_OP_skip back to itself) and libunwind
+	 * sets no limit: every byte it evaluates comes through here. */
+	if (!c->reads_left)
+		return -UNW_EINVAL;
+	c->reads_left--;
 	if (addr >= s->base && addr - s->base <= s->len && s->len - (addr - s->base) >= sizeof(*val)) {
 		memcpy(val, s->data + (addr - s->base), sizeof(*val));
 		return 0;
@@ -232,34 +245,52 @@ static enum sym_unwind_end why_stopped(const struct unwind_ctx *c)
 	return SYM_UNWIND_NO_INFO;
 }
 
+/* A word of the copy, nothing else: a frame record must lie in it. */
+static bool copy_word(const struct sym_stack_copy *s, uint64_t addr, uint64_t *val)
+{
+	if (addr < s->base || addr - s->base > s->len || s->len - (addr - s->base) < 8)
+		return false;
+	memcpy(val, s->data + (addr - s->base), 8);
+	return true;
+}
+
 /*
- * Where a frame has no CFI (JIT code, hand-written assembly) and
- * libunwind's own fallback found no caller, follow the frame pointer of
- * that frame: its record [saved rbp, return address] must lie in the copy
- * above sp and the return address in code. The unwind then goes on from
- * the caller with the three registers that gives.
+ * Where a frame has no CFI (JIT code, hand-written assembly), its frame
+ * pointer is followed: the record [saved rbp, return address] must lie in
+ * the copy above sp, and the return address must be code. libunwind's own
+ * guesses there (the word at sp, a loosely checked rbp) are not used: they
+ * show callers that are not there. The caller is then unwound from its
+ * call instruction (ra - 1), with the three registers this gives.
  */
 static bool frame_pointer_step(struct unwind_ctx *c, uint64_t sp, uint64_t bp,
 			       struct sym_regs *next)
 {
-	unw_word_t saved_bp, ra;
+	uint64_t saved_bp, ra;
 
-	if (bp < sp || bp % 8 || access_mem(NULL, bp, &saved_bp, 0, c) < 0 ||
-	    access_mem(NULL, bp + 8, &ra, 0, c) < 0 || !is_code(c->p, ra))
+	if (bp < sp || bp % 8 || !copy_word(c->stack, bp, &saved_bp) ||
+	    !copy_word(c->stack, bp + 8, &ra) || !is_code(c->p, ra))
 		return false;
 	memset(next, 0, sizeof(*next));
-	next->r[SYM_REG_RIP] = ra;
+	next->r[SYM_REG_RIP] = ra - 1;
 	next->r[SYM_REG_RSP] = bp + 16;
 	next->r[SYM_REG_RBP] = saved_bp;
 	next->known = 1u << SYM_REG_RIP | 1u << SYM_REG_RSP | 1u << SYM_REG_RBP;
 	return true;
 }
 
+/* Reads allowed to libunwind for one unwind (a frame takes a few dozen). */
+#define UNWIND_READ_BUDGET 200000
+
 int sym_unwind(struct sym_process *p, const struct sym_regs *regs,
 	       const struct sym_stack_copy *stack, uint64_t *pcs, int max_pcs,
 	       enum sym_unwind_end *end)
 {
-	struct unwind_ctx c = { .p = p, .regs = regs, .stack = stack };
+	struct unwind_ctx c = {
+		.p = p,
+		.regs = regs,
+		.stack = stack,
+		.reads_left = UNWIND_READ_BUDGET,
+	};
 	struct sym_regs resumed[2];
 	struct sym_unwinder *u;
 	unw_cursor_t cursor;
@@ -275,28 +306,42 @@ int sym_unwind(struct sym_process *p, const struct sym_regs *regs,
 		return n;
 	}
 	for (uint64_t prev = pcs[0];;) {
-		unw_word_t ip = 0, sp = 0, bp = 0;
-		bool exact, have_fp;
+		unw_word_t ip = 0, sp = 0, bp = 0, new_sp = 0;
+		bool exact, after_signal, have_fp;
 
 		/* The frame after a signal frame was interrupted, not calling. */
-		exact = is_sigreturn(&c, prev);
+		after_signal = exact = is_sigreturn(&c, prev);
 		have_fp = unw_get_reg(&cursor, UNW_X86_64_RSP, &sp) == 0 &&
 			  unw_get_reg(&cursor, UNW_X86_64_RBP, &bp) == 0;
 		c.needed_register = false;
+		c.no_info = false;
 		ret = unw_step(&cursor);
+		if (c.no_info) {
+			/* libunwind guessed for a frame without CFI: use ours. */
+			ret = -UNW_ENOINFO;
+			if (have_fp && frame_pointer_step(&c, sp, bp, &resumed[fallbacks % 2])) {
+				c.regs = &resumed[fallbacks++ % 2];
+				if (n == max_pcs) {
+					*end = SYM_UNWIND_FRAME_LIMIT;
+					return n;
+				}
+				pcs[n++] = c.regs->r[SYM_REG_RIP];
+				prev = c.regs->r[SYM_REG_RIP] + 1;
+				if (unw_init_remote(&cursor, u->as, &c) < 0) {
+					ret = -UNW_EUNSPEC;
+					break;
+				}
+				continue;
+			}
+		}
 		if (ret > 0 && (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || !ip))
 			ret = 0;
-		/* A caller runs code: anything else is libunwind's fallback
-		 * reading a frame that was never there. */
-		if (ret > 0 && !is_code(p, ip))
+		/* A caller runs code, and lives above its callee on the stack
+		 * (but after a signal, which may have switched stacks). */
+		if (ret > 0 && (!is_code(p, ip) ||
+				(!after_signal && (unw_get_reg(&cursor, UNW_X86_64_RSP, &new_sp) < 0 ||
+						   new_sp <= sp))))
 			ret = -UNW_EBADFRAME;
-		if (ret < 0 && have_fp && !c.needed_register && !c.read_past_copy &&
-		    frame_pointer_step(&c, sp, bp, &resumed[fallbacks % 2])) {
-			/* Registers of the caller; the copy and maps stay. */
-			c.regs = &resumed[fallbacks++ % 2];
-			ip = c.regs->r[SYM_REG_RIP];
-			ret = unw_init_remote(&cursor, u->as, &c) < 0 ? -UNW_EUNSPEC : 1;
-		}
 		if (ret <= 0)
 			break;
 		/* The signal trampoline itself is "returned to" at its first
