@@ -39,9 +39,10 @@ TARGET_SRCS  := $(wildcard tests/targets/*.c)
 TARGET_BINS  := $(TARGET_SRCS:tests/targets/%.c=$(BUILD)/tests/targets/%)
 # Targets without frame pointers, for DWARF unwinding; one stripped with
 # its symbols in a separate debug file found through .gnu_debuglink.
-NOFP_SRCS    := $(filter-out tests/nofp/libnofp.c,$(wildcard tests/nofp/*.c))
+NOFP_SRCS    := $(filter-out tests/nofp/libnofp.c tests/nofp/plugin.c,$(wildcard tests/nofp/*.c))
 NOFP_BINS    := $(NOFP_SRCS:tests/nofp/%.c=$(BUILD)/tests/nofp/%) $(BUILD)/tests/nofp/cxx_leaf \
-                $(BUILD)/tests/nofp/libnofp.so $(BUILD)/tests/nofp/stripped/nofp_shares
+                $(BUILD)/tests/nofp/libnofp.so $(BUILD)/tests/nofp/stripped/nofp_shares \
+                $(BUILD)/tests/nofp/libplugin_alpha.so $(BUILD)/tests/nofp/libplugin_betaa.so
 # Shared libraries for the symbol tests: one linked by GNU ld, one by lld
 # (whose segments have unaligned p_offset), and stripped copies of the first
 # with MiniDebugInfo or with a debug file.
@@ -116,8 +117,12 @@ $(BUILD)/tests/nofp/libnofp.so: tests/nofp/libnofp.c
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_CFLAGS) -shared -fPIC -o $@ $<
 
+$(BUILD)/tests/nofp/libplugin_%.so: tests/nofp/plugin.c
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_CFLAGS) -DNAME=$* -shared -fPIC -o $@ $<
+
 $(BUILD)/tests/nofp/%: tests/nofp/%.c $(BUILD)/tests/nofp/libnofp.so
-	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(BUILD)/tests/nofp -lnofp -Wl,-rpath,'$$ORIGIN'
+	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(BUILD)/tests/nofp -lnofp -Wl,-rpath,'$$ORIGIN' -ldl
 
 $(BUILD)/tests/nofp/cxx_leaf: tests/nofp/cxx_leaf.cpp
 	@mkdir -p $(@D)

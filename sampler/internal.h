@@ -20,6 +20,7 @@ struct thread {
 	pid_t tid;
 	int stat_fd;          /* /proc/PID/task/TID/stat, kept open */
 	int syscall_fd;       /* /proc/PID/task/TID/syscall, opened on demand */
+	int schedstat_fd;     /* /proc/PID/task/TID/schedstat, likewise */
 	bool listening;       /* in a group stop, resumed with PTRACE_LISTEN */
 	bool interrupt_sent;  /* PTRACE_INTERRUPT sent; its next stop, of any
 			       * kind, is the one we asked for */
@@ -38,12 +39,14 @@ struct thread {
 	uint64_t blocked_sp, blocked_pc;
 	uint32_t blocked_stack;
 	uint32_t blocked_flags;
+	uint64_t blocked_runtime; /* CPU time it had run then (schedstat) */
 };
 
 /* A blocked thread as /proc/PID/task/TID/syscall shows it. */
 struct blocked_state {
 	int64_t nr;           /* syscall number, -1 when not in a syscall */
 	uint64_t sp, pc;
+	uint64_t runtime;     /* CPU time it has run, ns; 0 when unknown */
 };
 
 /* A thread's registers and stack, copied at a tick, waiting to be unwound. */
@@ -136,6 +139,8 @@ char thread_state(struct sampler *s, struct thread *t);
 int thread_blocked_state(struct sampler *s, struct thread *t,
 			 struct blocked_state *b);
 int thread_read_name(struct sampler *s, pid_t tid, char *buf, size_t len);
+/* The CPU time the thread has run, ns (schedstat); 0 when unknown. */
+uint64_t thread_runtime(struct sampler *s, struct thread *t);
 int proc_tids(pid_t pid, pid_t **tids, size_t *n);
 int proc_status_field(pid_t pid, const char *field, char *buf, size_t len);
 bool traced_by_us(pid_t tid);
@@ -175,7 +180,7 @@ void tick_copy_stopped(struct sampler *s, struct thread *t);
 /* queue.c */
 int queue_init(struct sampler *s);
 void queue_free(struct sampler *s);
-bool queue_has_room(const struct sampler *s, size_t n);
+bool queue_prepare(struct sampler *s, size_t n);
 struct stack_sample *queue_reserve(struct sampler *s);
 void queue_commit(struct sampler *s);
 void queue_process(struct sampler *s, uint64_t until);

@@ -18,6 +18,7 @@
 #include "symbolize/symbolize.h"
 
 #define PERIODIC_NS 100000000ull
+#define SYMBOLS_REFRESH_NS 100000000ull
 /* Unwinding stops this long before a tick, to be back in poll for it. */
 #define QUEUE_MARGIN_NS 100000ull
 
@@ -105,7 +106,8 @@ static int wait_ms_until(uint64_t now, uint64_t t)
 int sampler_run(struct sampler *s, enum sampler_end *end, int *signo,
 		char *err, size_t errlen)
 {
-	uint64_t now = monotonic_ns(), deadline, end_at = 0, next_periodic;
+	uint64_t now = monotonic_ns(), deadline, end_at = 0, next_periodic, last_refresh = now;
+	uint64_t refresh_every = SYMBOLS_REFRESH_NS;
 
 	(void)err;
 	(void)errlen;
@@ -149,6 +151,16 @@ int sampler_run(struct sampler *s, enum sampler_end *end, int *signo,
 			if (s->opt.periodic)
 				s->opt.periodic(s->opt.periodic_ctx, now);
 			next_periodic = now + PERIODIC_NS;
+			/* Changes no unknown address shows (dlclose then dlopen
+			 * at the same place, perf map entries over reused JIT
+			 * memory) are caught up with here. */
+			if (now - last_refresh >= refresh_every) {
+				sym_process_refresh(s->sym);
+				last_refresh = monotonic_ns();
+				/* At most 2% of a core on it, however large the maps. */
+				if (refresh_every < (last_refresh - now) * 50)
+					refresh_every = (last_refresh - now) * 50;
+			}
 		}
 		timeout = wait_ms_until(now, next_periodic);
 		if (end_at) {

@@ -41,9 +41,28 @@ void queue_free(struct sampler *s)
 	s->queue.slots = NULL;
 }
 
-bool queue_has_room(const struct sampler *s, size_t n)
+/*
+ * Gives the next n free slots buffers, touched so their pages exist: done
+ * before a thread is interrupted, so its copy never waits for the kernel
+ * to fault fresh memory in. Returns false when there is no room.
+ */
+bool queue_prepare(struct sampler *s, size_t n)
 {
-	return s->queue.count + n <= s->queue.limit;
+	struct copy_queue *q = &s->queue;
+
+	if (q->count + n > q->limit)
+		return false;
+	for (size_t k = 0; k < n; k++) {
+		struct stack_sample *c = &q->slots[(q->head + q->count + k) % q->limit];
+
+		if (c->data)
+			continue;
+		c->data = malloc(s->opt.stack_bytes);
+		if (!c->data)
+			return false;
+		memset(c->data, 0, s->opt.stack_bytes);
+	}
+	return true;
 }
 
 /* The next free slot, with its buffer; NULL when full. Not queued until

@@ -375,10 +375,15 @@ static int intern_idle_leaf(struct sampler *s, int64_t nr, uint32_t parent,
 	return ret;
 }
 
+/*
+ * The same syscall, sp and pc are not enough: two callers with frames of
+ * one size reach the same wrapper at the same depth. A thread that has not
+ * run at all since (its CPU time unchanged) cannot have changed its stack.
+ */
 bool stacks_blocked_unchanged(const struct thread *t, const struct blocked_state *b)
 {
 	return t->blocked_valid && t->blocked_nr == b->nr && t->blocked_sp == b->sp &&
-	       t->blocked_pc == b->pc;
+	       t->blocked_pc == b->pc && b->runtime && t->blocked_runtime == b->runtime;
 }
 
 /*
@@ -417,6 +422,7 @@ int stacks_add_blocked(struct sampler *s, struct thread *t,
 		t->blocked_pc = b->pc;
 		t->blocked_stack = stack;
 		t->blocked_flags = flags;
+		t->blocked_runtime = b->runtime;
 		stacks_name_thread(s, t);
 	}
 	return add_sample(s, c->tid, stack, flags, c->time_ns, c->weight_ns);

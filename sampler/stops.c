@@ -324,7 +324,7 @@ static void handle_exec(struct sampler *s)
 	s->exec_seq++; /* copies waiting to be unwound belong to the old image */
 	if (!thread_add(s, s->pid))
 		s->st.errors++;
-	sym_process_reload(s->sym);
+	sym_process_exec(s->sym);
 	if (proc_is_64bit(s->pid) == 0 && !s->stop_requested) {
 		sampler_notice(s, "PID %d now runs a 32-bit program, which trainsample cannot sample; stopping",
 			       (int)s->pid);

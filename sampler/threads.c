@@ -51,7 +51,7 @@ struct thread *thread_add(struct sampler *s, pid_t tid)
 	if (!t)
 		return NULL;
 	t->tid = tid;
-	t->syscall_fd = -1;
+	t->syscall_fd = t->schedstat_fd = -1;
 	/* Running out of descriptors only costs an open per read. */
 	t->stat_fd = open_task_file(s->pid, tid, "stat");
 	s->threads[s->nthreads++] = t;
@@ -65,7 +65,9 @@ static void thread_close(struct thread *t)
 		close(t->stat_fd);
 	if (t->syscall_fd >= 0)
 		close(t->syscall_fd);
-	t->stat_fd = t->syscall_fd = -1;
+	if (t->schedstat_fd >= 0)
+		close(t->schedstat_fd);
+	t->stat_fd = t->syscall_fd = t->schedstat_fd = -1;
 }
 
 void thread_remove(struct sampler *s, struct thread *t)
@@ -170,6 +172,17 @@ int thread_blocked_state(struct sampler *s, struct thread *t,
 	b->sp = strtoull(tok[ntok - 2], NULL, 16);
 	b->pc = strtoull(tok[ntok - 1], NULL, 16);
 	return 0;
+}
+
+uint64_t thread_runtime(struct sampler *s, struct thread *t)
+{
+	char buf[96];
+
+	if (t->schedstat_fd < 0)
+		t->schedstat_fd = open_task_file(s->pid, t->tid, "schedstat");
+	if (read_task_file(s, t->tid, &t->schedstat_fd, "schedstat", buf, sizeof(buf)) <= 0)
+		return 0;
+	return strtoull(buf, NULL, 10);
 }
 
 int thread_read_name(struct sampler *s, pid_t tid, char *buf, size_t len)

@@ -80,7 +80,7 @@ static void interrupt(struct sampler *s, struct thread *t)
 {
 	/* No room for its copy: unwinding is behind; the sample is dropped
 	 * and the thread never stopped. */
-	if (!queue_has_room(s, (size_t)s->pending_traps + 1)) {
+	if (!queue_prepare(s, (size_t)s->pending_traps + 1)) {
 		s->st.dropped++;
 		return;
 	}
@@ -179,6 +179,7 @@ static bool sample_blocked(struct sampler *s, struct thread *t)
 		return false;
 	if (ret < 0)
 		return true; /* gone */
+	b.runtime = thread_runtime(s, t);
 	if (stacks_blocked_unchanged(t, &b)) {
 		stacks_add_blocked(s, t, &b, NULL);
 		return true;

@@ -38,6 +38,11 @@ struct sym_module {
 	struct sym_symbol *symbols;
 	size_t symbol_count;
 	char *names;
+	size_t names_len;
+	/* Readable names, made on first lookup: demangling every symbol of a
+	 * large C++ library at load took as long as reading it. Each is a
+	 * string of its own or, where nothing demangles, the name in names. */
+	char **readable;
 };
 
 /* A symbol as read, its name still in the Elf's string table. */
@@ -187,7 +192,7 @@ static int collect_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 	return 0;
 }
 
-/* ---- names, demangled once per symbol as they are copied (demangle.c) ---- */
+/* ---- names (demangled on first lookup, see sym_module_function) ---- */
 
 struct name_buffer {
 	char *text;
@@ -215,17 +220,9 @@ static int append_name(struct name_buffer *b, const char *name, size_t len)
 	return 0;
 }
 
-/* Stores a symbol's name, demangled where it is a C++ or Rust one. */
 static int store_name(struct name_buffer *b, const struct raw_symbol *r)
 {
-	char *demangled;
-	int ret;
-
-	if (sym_demangle(r->name, r->len, &demangled))
-		return append_name(b, r->name, r->len);
-	ret = append_name(b, demangled, strlen(demangled));
-	free(demangled);
-	return ret;
+	return append_name(b, r->name, r->len);
 }
 
 /* Keeps the first (preferred) name at each address; copies the names. */
@@ -259,6 +256,7 @@ static int keep_one_per_address(struct sym_module *m,
 		}
 	}
 	m->names = names.text;
+	m->names_len = names.len;
 	return 0;
 }
 
@@ -308,6 +306,7 @@ static bool take_full_symbols(struct sym_module *m, struct sym_module *other,
 		free(m->names);
 		m->symbols = other->symbols;
 		m->names = other->names;
+		m->names_len = other->names_len;
 		m->symbol_count = other->symbol_count;
 	} else {
 		free(other->symbols);
@@ -472,10 +471,31 @@ void sym_module_free(struct sym_module *m)
 {
 	if (!m)
 		return;
+	for (size_t i = 0; m->readable && i < m->symbol_count; i++) {
+		char *r = m->readable[i];
+
+		if (r && (r < m->names || r >= m->names + m->names_len))
+			free(r);
+	}
+	free(m->readable);
 	free(m->loads);
 	free(m->symbols);
 	free(m->names);
 	free(m);
+}
+
+/* The demangled name of symbol i, made once; the raw one if that fails. */
+static const char *readable_name(const struct sym_module *cm, size_t i)
+{
+	/* The cache is the module's own state, not its contents. */
+	struct sym_module *m = (struct sym_module *)cm;
+	char *raw = m->names + m->symbols[i].name, *out;
+
+	if (!m->readable && !(m->readable = calloc(m->symbol_count, sizeof(*m->readable))))
+		return raw;
+	if (!m->readable[i])
+		m->readable[i] = sym_demangle(raw, strlen(raw), &out) == 0 ? out : raw;
+	return m->readable[i];
 }
 
 size_t sym_module_symbol_count(const struct sym_module *m)
@@ -568,7 +588,7 @@ const char *sym_module_function(const struct sym_module *m, uint64_t vaddr,
 		if (symbol_covers(s, vaddr)) {
 			if (offset)
 				*offset = vaddr - s->addr;
-			return m->names + s->name;
+			return readable_name(m, lo - 1 - k);
 		}
 	}
 	return NULL;

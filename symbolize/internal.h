@@ -118,6 +118,10 @@ void sym_perf_map_free(struct sym_perf_map *pm);
  */
 int sym_perf_map_find(struct sym_perf_map *pm, uint64_t addr,
 		      const char **name, uint64_t *offset, bool *changed);
+/* Reads what was appended (at most every 100 ms), covered or not. */
+void sym_perf_map_refresh(struct sym_perf_map *pm, bool *changed);
+/* Drops every entry read so far; only later ones will count. */
+void sym_perf_map_forget(struct sym_perf_map *pm);
 
 /* ---- MiniDebugInfo (minidebuginfo.c) ---- */
 

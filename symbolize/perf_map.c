@@ -543,3 +543,28 @@ int sym_perf_map_find(struct sym_perf_map *pm, uint64_t addr,
 	*offset = addr - pm->entries[s->entry].start;
 	return 0;
 }
+
+void sym_perf_map_refresh(struct sym_perf_map *pm, bool *changed)
+{
+	*changed = false;
+	if (!pm->read_once || now_ns() - pm->read_ns >= PERF_MAP_REREAD_NS)
+		refresh(pm, changed);
+}
+
+/*
+ * After an exec: the new image writes its entries after the old ones (a
+ * JIT opens the file to append), over addresses the old one used: forget
+ * every entry so far and read only what comes after.
+ */
+void sym_perf_map_forget(struct sym_perf_map *pm)
+{
+	bool changed, skipping;
+	uint64_t offset;
+
+	refresh(pm, &changed);
+	offset = pm->offset;
+	skipping = pm->skipping;
+	drop_entries(pm);
+	pm->offset = offset;
+	pm->skipping = skipping;
+}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "symbolize/internal.h"
@@ -135,20 +136,36 @@ static struct module_entry *find_entry(struct sym_process *p,
 	return add_entry(p, m);
 }
 
-static bool same_mappings(const struct sym_maps *a, const struct sym_maps *b)
+/* What names and unwinds addresses: mappings of files, and executable ones
+ * (JIT code). Heaps and stacks come and go without changing either. */
+static bool is_code_mapping(const struct sym_mapping *m)
 {
-	size_t n = sym_maps_count(a);
+	return m->exec || m->path[0] == '/' || !strcmp(m->path, "[vdso]");
+}
 
-	if (!a || !b || n != sym_maps_count(b))
+static const struct sym_mapping *next_code(const struct sym_maps *m, size_t *i)
+{
+	for (; *i < sym_maps_count(m); (*i)++)
+		if (is_code_mapping(sym_maps_at(m, *i)))
+			return sym_maps_at(m, (*i)++);
+	return NULL;
+}
+
+static bool same_code_mappings(const struct sym_maps *a, const struct sym_maps *b)
+{
+	size_t i = 0, j = 0;
+
+	if (!a || !b)
 		return false;
-	for (size_t i = 0; i < n; i++) {
-		const struct sym_mapping *x = sym_maps_at(a, i), *y = sym_maps_at(b, i);
+	for (;;) {
+		const struct sym_mapping *x = next_code(a, &i), *y = next_code(b, &j);
 
+		if (!x || !y)
+			return x == y;
 		if (x->start != y->start || x->end != y->end || x->pgoff != y->pgoff ||
 		    x->inode != y->inode || x->exec != y->exec || strcmp(x->path, y->path))
 			return false;
 	}
-	return true;
 }
 
 /* Takes ownership of maps, also on failure. Unchanged maps keep their
@@ -158,13 +175,11 @@ static int install_maps(struct sym_process *p, struct sym_maps *maps)
 	size_t n = sym_maps_count(maps);
 	struct mapping_state *states = calloc(n ? n : 1, sizeof(*states));
 	struct module_entry *last = NULL;
+	bool code_changed;
 
-	if (same_mappings(p->maps, maps)) {
-		free(states);
-		sym_maps_free(maps);
-		return 0;
-	}
-	p->changed_ns = p->read_ns;
+	code_changed = !same_code_mappings(p->maps, maps);
+	if (code_changed)
+		p->changed_ns = p->read_ns;
 	if (!states) {
 		sym_maps_free(maps);
 		return -ENOMEM;
@@ -186,7 +201,8 @@ static int install_maps(struct sym_process *p, struct sym_maps *maps)
 	free(p->states);
 	p->maps = maps;
 	p->states = states;
-	p->generation++;
+	if (code_changed)
+		p->generation++;
 	return 0;
 }
 
@@ -342,8 +358,17 @@ static void load_vdso(struct module_entry *e, const struct sym_mapping *m)
 		e->image = NULL;
 }
 
+/* Overlay filesystems report another device than the maps but keep the
+ * inode number: only that is compared. */
+static bool same_inode(const char *path, uint64_t inode)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && (uint64_t)st.st_ino == inode;
+}
+
 /* Through the process's own root (containers), or its map_files link
- * when the file was deleted. */
+ * when the file was deleted or replaced. */
 static void load_entry(struct sym_process *p, struct module_entry *e,
 		       const struct sym_mapping *m)
 {
@@ -356,12 +381,20 @@ static void load_entry(struct sym_process *p, struct module_entry *e,
 		return;
 	}
 	snprintf(root, sizeof(root), "%s/root", p->view);
-	if (m->deleted)
+	n = snprintf(path, sizeof(path), "%s%s", root, m->path);
+	/*
+	 * Deleted, or replaced on disk since it was mapped (a package upgraded
+	 * under a running job): the path names another file. The mapped one
+	 * is still reachable through map_files (which needs privileges); if
+	 * not, no symbols beat another file's.
+	 */
+	if (m->deleted || !same_inode(path, m->inode)) {
 		n = snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx",
 			     p->pid, (unsigned long long)m->start,
 			     (unsigned long long)m->end);
-	else
-		n = snprintf(path, sizeof(path), "%s%s", root, m->path);
+		if (n > 0 && (size_t)n < sizeof(path) && !same_inode(path, m->inode))
+			return;
+	}
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return;
 	e->open_path = strdup(path);
@@ -544,4 +577,58 @@ int sym_process_line(struct sym_process *p, uint64_t addr, const char **file,
 	if (!e->lines)
 		return -ENOENT;
 	return sym_lines_find(e->lines, addr - s->bias, file, line);
+}
+
+/* Entries no mapping refers to any more (a library dlclose'd, an image
+ * exec'd away) are freed. Only between unwinds: an unwind holds images. */
+static void collect_unused(struct sym_process *p)
+{
+	size_t n = sym_maps_count(p->maps), kept = 0;
+
+	for (size_t i = 0; i < p->entry_count; i++) {
+		struct module_entry *e = p->entries[i];
+		bool used = false;
+
+		for (size_t j = 0; j < n && !used; j++)
+			used = p->states[j].entry == e;
+		if (used) {
+			p->entries[kept++] = e;
+			continue;
+		}
+		sym_module_free(e->module);
+		sym_image_free(e->image);
+		sym_lines_free(e->lines);
+		free(e->open_path);
+		free(e->path);
+		free(e);
+	}
+	p->entry_count = kept;
+}
+
+int sym_process_refresh(struct sym_process *p)
+{
+	bool changed = false;
+	int ret;
+
+	if (!p)
+		return -EINVAL;
+	ret = read_maps(p, NULL, 0);
+	if (p->perf_map) {
+		sym_perf_map_refresh(p->perf_map, &changed);
+		if (changed)
+			p->generation++;
+	}
+	if (!ret)
+		collect_unused(p);
+	return ret;
+}
+
+int sym_process_exec(struct sym_process *p)
+{
+	if (!p)
+		return -EINVAL;
+	if (p->perf_map)
+		sym_perf_map_forget(p->perf_map);
+	p->generation++;
+	return sym_process_refresh(p);
 }

@@ -82,9 +82,18 @@ struct sym_process;
 int sym_process_open(int pid, struct sym_process **out, char *err,
 		     size_t errlen);
 void sym_process_free(struct sym_process *p);
-/* Re-reads /proc/PID/maps now (after exec, say). Modules stay cached by
- * device and inode. */
+/* Re-reads /proc/PID/maps now. Modules stay cached by device and inode. */
 int sym_process_reload(struct sym_process *p);
+/*
+ * Catches up with what changed without an unknown address showing it: a
+ * library unloaded and another loaded at its place, new perf map entries
+ * over reused JIT memory. Re-reads the maps and the perf map, and frees
+ * modules nothing maps any more. Call it every few hundred ms, never while
+ * an unwind runs.
+ */
+int sym_process_refresh(struct sym_process *p);
+/* After the process exec'd: forgets the old image's perf map entries. */
+int sym_process_exec(struct sym_process *p);
 /* Changes whenever a (re-)read found the maps different, or the perf map
  * file changed what it names: callers drop their own caches of resolved
  * addresses then. */

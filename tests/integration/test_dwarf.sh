@@ -175,3 +175,63 @@ if [ -x "$PY" ] && "$PY" -c 'import numpy' 2>/dev/null; then
 else
 	skip "numpy's BLAS kernel unwinds through numpy and the interpreter to _start" "no $PY with numpy (python3-numpy)"
 fi
+
+# Code without CFI that uses rbp for something else: the stack ends there
+# with a marker; no caller is guessed from rbp or from the word at sp.
+for rbp in 0 0x1234; do
+	$TS record -q -r 500 -o "$TMP/nocfi.folded" -- "$N/nocfi" 0.6 $rbp
+	if grep -q '^\[truncated: no unwind info\];nocfi_tramp;spin_leaf ' "$TMP/nocfi.folded" \
+		&& ! grep -q 'nocfi_tramp;spin_leaf' "$TMP/nocfi.folded" | grep -qv '^\[truncated'; then
+		ok "code without CFI (rbp=$rbp): the stack ends there, marked"
+	else
+		not_ok "code without CFI (rbp=$rbp): the stack ends there, marked" "$(head -3 "$TMP/nocfi.folded")"
+	fi
+done
+
+# CFI that loops forever: unwinding gives up; trainsample and the target
+# carry on (the target starts a thread afterwards).
+timeout 30 $TS record -q -r 500 -o "$TMP/loop.folded" -- "$N/cfi_loop" >"$TMP/loop.out"
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'thread joined' "$TMP/loop.out" && grep -q 'bad_spin' "$TMP/loop.folded"; then
+	ok "a CFI expression that loops forever: unwinding gives up, nothing hangs"
+else
+	not_ok "a CFI expression that loops forever: unwinding gives up, nothing hangs" "exit $rc"
+fi
+
+# Blocked threads: the same syscall, sp and pc from two call sites.
+$TS record -q -r 200 --idle -o "$TMP/waits.folded" -- "$N/two_waits" 10
+h=$(folded_with "$TMP/waits.folded" wait_header)
+b=$(folded_with "$TMP/waits.folded" wait_body)
+if [ "$h" -gt 20 ] && [ "$b" -gt 20 ] && within "$(percent "$h" "$((h + b))")" 50 15; then
+	ok "two call sites blocked at one depth are told apart ($h / $b)"
+else
+	not_ok "two call sites blocked at one depth are told apart" "$h / $b"
+fi
+
+# A library unloaded and another loaded at its address: its own names.
+$TS record -q -r 200 -o "$TMP/swap.folded" -- "$N/plugins" "$PWD/$N/libplugin_alpha.so" 1 "$PWD/$N/libplugin_betaa.so" 1
+a=$(folded_with "$TMP/swap.folded" alpha_inner)
+b=$(folded_with "$TMP/swap.folded" betaa_inner)
+if [ "$a" -gt 50 ] && [ "$b" -gt 50 ] && within "$(percent "$a" "$((a + b))")" 50 15; then
+	ok "dlclose then dlopen at the same address: each library's own names ($a / $b)"
+else
+	not_ok "dlclose then dlopen at the same address: each library's own names" "$a / $b"
+fi
+
+# A library replaced on disk after it was mapped: names of the mapped file.
+if [ "$(id -u)" = 0 ]; then
+	cp "$N/libplugin_alpha.so" "$TMP/plug.so"
+	"$N/plugins" -w 1 "$TMP/plug.so" 1.5 &
+	pid=$!
+	sleep 0.3
+	cp "$N/libplugin_betaa.so" "$TMP/plug.new" && mv "$TMP/plug.new" "$TMP/plug.so"
+	$TS attach "$pid" -q -r 200 -o "$TMP/replaced.folded"
+	wait $pid
+	if [ "$(folded_with "$TMP/replaced.folded" alpha_inner)" -gt 50 ] && [ "$(folded_with "$TMP/replaced.folded" betaa_inner)" = 0 ]; then
+		ok "a library replaced on disk: names from the file that is mapped"
+	else
+		not_ok "a library replaced on disk: names from the file that is mapped" "$(head -2 "$TMP/replaced.folded")"
+	fi
+else
+	skip "a library replaced on disk: names from the file that is mapped" "map_files needs root"
+fi
