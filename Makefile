@@ -104,7 +104,7 @@ $(GEN): scripts/gen-syscall-names.sh
 	@mkdir -p $(@D)
 	sh scripts/gen-syscall-names.sh > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB) $(SYMTEST_LIBS)
+$(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/self_helpers.h $(LIB) $(SYMTEST_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(TS_CFLAGS) -Wno-unused-parameter -fno-omit-frame-pointer -pie -fPIE \
 		-o $@ $< $(LIB) $(TS_LIBS) $(CRIT_FLAGS) -ldl

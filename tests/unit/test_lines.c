@@ -16,32 +16,11 @@
 #include <unistd.h>
 
 #include "symbolize/symbolize.h"
+#include "tests/unit/self_helpers.h"
 
 #define LIB_DBGLINK "build/tests/libsymtest_dbglink.so"
 #define LIB_MINI "build/tests/libsymtest_mini.so"
 #define LIB_SOURCE "tests/unit/symtest_lib.c"
-
-static uint64_t addr_of(const void *p)
-{
-	return (uint64_t)(uintptr_t)p;
-}
-
-static struct sym_process *open_self(void)
-{
-	struct sym_process *p = NULL;
-	char err[256] = "";
-
-	cr_assert_eq(sym_process_open(getpid(), &p, err, sizeof(err)), 0,
-		     "%s", err);
-	return p;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n >= k && !strcmp(s + n - k, suffix);
-}
 
 /* ---- this binary's own functions ---- */
 

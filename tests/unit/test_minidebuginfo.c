@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "symbolize/symbolize.h"
+#include "tests/unit/self_helpers.h"
 
 #define LIB_FULL "build/tests/libsymtest.so"
 #define LIB_MINI "build/tests/libsymtest_mini.so"
@@ -146,19 +147,6 @@ Test(minidebuginfo, through_a_process)
 	cr_expect_str_eq(loc.function, "symtest_static");
 	sym_process_free(p);
 	dlclose(h);
-}
-
-static void copy_file(const char *from, const char *to)
-{
-	char buf[65536];
-	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_TRUNC);
-	ssize_t n;
-
-	cr_assert(in >= 0 && out >= 0);
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		cr_assert_eq(write(out, buf, (size_t)n), n);
-	close(in);
-	close(out);
 }
 
 /* Damaged xz data: no crash, and the .dynsym symbols still there. */

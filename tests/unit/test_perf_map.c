@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "symbolize/symbolize.h"
+#include "tests/unit/self_helpers.h"
 
 #define JIT_LEN (16 * 4096)
 
@@ -55,21 +56,6 @@ static uint8_t *jit_region(void)
 
 	cr_assert_neq(code, MAP_FAILED);
 	return code;
-}
-
-static uint64_t addr_of(const void *p)
-{
-	return (uint64_t)(uintptr_t)p;
-}
-
-static struct sym_process *open_self(void)
-{
-	struct sym_process *p = NULL;
-	char err[256] = "";
-
-	cr_assert_eq(sym_process_open(getpid(), &p, err, sizeof(err)), 0,
-		     "%s", err);
-	return p;
 }
 
 /* Past the 100 ms between two reads of the map. */

@@ -18,24 +18,10 @@
 #include <unistd.h>
 
 #include "symbolize/symbolize.h"
+#include "tests/unit/self_helpers.h"
 
 #define LIB_BFD "build/tests/libsymtest.so"
 #define LIB_LLD "build/tests/libsymtest_lld.so"
-
-static uint64_t addr_of(const void *p)
-{
-	return (uint64_t)(uintptr_t)p;
-}
-
-static struct sym_process *open_self(void)
-{
-	struct sym_process *p = NULL;
-	char err[256] = "";
-
-	cr_assert_eq(sym_process_open(getpid(), &p, err, sizeof(err)), 0,
-		     "%s", err);
-	return p;
-}
 
 static void *open_lib(const char *path)
 {
@@ -659,19 +645,6 @@ Test(symbols, file_that_is_not_elf)
 	munmap(map, 4096);
 	close(fd);
 	unlink(path);
-}
-
-static void copy_file(const char *from, const char *to)
-{
-	char buf[65536];
-	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_TRUNC);
-	ssize_t n;
-
-	cr_assert(in >= 0 && out >= 0);
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		cr_assert_eq(write(out, buf, (size_t)n), n);
-	close(in);
-	close(out);
 }
 
 Test(symbols, deleted_library)
