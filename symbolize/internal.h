@@ -68,7 +68,7 @@ struct sym_eh_table {
 };
 
 int sym_image_open(const char *path, struct sym_image **out);
-/* An image in memory that outlives it (the vdso). */
+/* An image in memory that outlives it (a vdso). */
 int sym_image_open_memory(const uint8_t *data, size_t len, struct sym_image **out);
 void sym_image_free(struct sym_image *img);
 /* len bytes at a file address inside a PT_LOAD's file contents. */
@@ -90,6 +90,10 @@ int sym_process_image(struct sym_process *p, uint64_t addr,
 
 /* trainsample's own vdso image, which is every 64-bit process's. */
 int sym_vdso_bytes(const uint8_t **data, size_t *len);
+/* A copy (malloc'd, the caller's) of the vdso image process pid maps at
+ * [start, end); *len is the image's length within it. */
+int sym_vdso_read(int pid, uint64_t start, uint64_t end, uint8_t **data,
+		  size_t *len);
 /* A module from an ELF image in memory (copied). */
 int sym_module_open_memory(const uint8_t *data, size_t len, const char *name,
 			   struct sym_module **out, char *err, size_t errlen);

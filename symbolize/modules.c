@@ -72,19 +72,24 @@ void module_entry_free(struct module_entry *e)
 	sym_module_free(e->module);
 	sym_image_free(e->image);
 	sym_lines_free(e->lines);
+	free(e->vdso_copy);
 	free(e->open_path);
 	free(e->path);
 	free(e);
 }
 
-/* Ours is the target's when it spans as much: the same kernel's image. */
-static void load_vdso(struct module_entry *e, const struct sym_mapping *m)
+/* The target's own image; ours (the same kernel's) if it cannot be read.
+ * The unwinder's image points into the copy, which the entry owns. */
+static void load_vdso(struct sym_process *p, struct module_entry *e,
+		      const struct sym_mapping *m)
 {
 	const uint8_t *data;
 	size_t len;
 
 	e->image_tried = true;
-	if (sym_vdso_bytes(&data, &len) < 0 || len > m->end - m->start)
+	if (!sym_vdso_read(p->pid, m->start, m->end, &e->vdso_copy, &len))
+		data = e->vdso_copy;
+	else if (sym_vdso_bytes(&data, &len) < 0 || len > m->end - m->start)
 		return;
 	if (sym_module_open_memory(data, len, "[vdso]", &e->module, NULL, 0))
 		e->module = NULL;
@@ -111,7 +116,7 @@ static void load_entry(struct sym_process *p, struct module_entry *e,
 
 	e->loaded = true;
 	if (is_vdso(m)) {
-		load_vdso(e, m);
+		load_vdso(p, e, m);
 		return;
 	}
 	snprintf(root, sizeof(root), "%s/root", p->view);

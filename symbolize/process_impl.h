@@ -23,6 +23,7 @@ struct module_entry {
 	struct sym_image *image;   /* for unwinding; NULL: none */
 	bool lines_tried;
 	struct sym_lines *lines;   /* source lines; NULL: none */
+	uint8_t *vdso_copy;        /* [vdso]: its image, read from the target */
 };
 
 /* What was worked out for one mapping of the current maps. */
