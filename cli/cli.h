@@ -33,6 +33,10 @@ struct cli_options {
 	bool idle_given;      /* -i or --no-idle was on the command line */
 	bool stats;
 	bool native_lines;
+	bool native;          /* Python and native frames merged */
+	bool gil_only;        /* -g: only samples of the GIL holder */
+	bool by_function;     /* --function */
+	bool full_filenames;
 	bool quiet;
 	pid_t pid;            /* record --pid / attach */
 	char **command;       /* record -- CMD ARGS, NULL-terminated */

@@ -46,8 +46,15 @@ void usage(FILE *f)
 "  -d, --duration SEC    stop after SEC seconds (fractions allowed; default: until\n"
 "                        Ctrl-C or the process exits)\n"
 "  -t, --threads         a 'thread TID (name)' root frame per thread\n"
-"  -i, --idle            keep samples of threads blocked in the kernel\n"
-"      --no-idle         drop them (default)\n"
+"  -i, --idle            keep samples of every thread blocked in the kernel\n"
+"      --no-idle         drop them all. Default: those of Python threads only,\n"
+"                        ending in '[idle: SYSCALL]' (a wait on a queue, a lock, .item())\n"
+"      --native          Python targets: native frames too, each evaluator frame\n"
+"                        replaced by the Python frames it ran (stops running threads)\n"
+"  -g, --gil             only samples of the thread holding Python's GIL\n"
+"      --function        Python frames by function, without line numbers\n"
+"      --full-filenames  Python files with their whole path (default: below\n"
+"                        site-packages/, the standard library or the script's folder)\n"
 "      --native-lines    native frames as 'function (file:line)', from debug info\n"
 "      --stack-bytes N   bytes of stack copied per sample (default 64K; K and M suffixes)\n"
 "      --unwind-queue N  copies that may wait to be unwound (default: 32 MiB of them);\n"
@@ -58,7 +65,8 @@ void usage(FILE *f)
 "  -h, --help            this text\n"
 "      --version         print the version\n"
 "\n"
-"options of report: -o/--output, -f/--format, -t/--threads, -i/--idle, --no-idle, -q\n",
+"options of report: -o/--output, -f/--format, -t/--threads, --no-idle, -g/--gil,\n"
+"  --function, --full-filenames, -q\n",
 	      f);
 }
 

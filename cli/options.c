@@ -17,6 +17,9 @@ enum {
 	OPT_STACK_BYTES,
 	OPT_UNWIND_QUEUE,
 	OPT_NATIVE_LINES,
+	OPT_NATIVE,
+	OPT_FUNCTION,
+	OPT_FULL_FILENAMES,
 };
 
 static const struct option long_options[] = {
@@ -35,6 +38,10 @@ static const struct option long_options[] = {
 	{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
 	{ "unwind-queue", required_argument, NULL, OPT_UNWIND_QUEUE },
 	{ "native-lines", no_argument, NULL, OPT_NATIVE_LINES },
+	{ "native", no_argument, NULL, OPT_NATIVE },
+	{ "gil", no_argument, NULL, 'g' },
+	{ "function", no_argument, NULL, OPT_FUNCTION },
+	{ "full-filenames", no_argument, NULL, OPT_FULL_FILENAMES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -137,8 +144,20 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 	case OPT_STATS:
 		o->stats = true;
 		return 0;
+	case 'g':
+		o->gil_only = true;
+		return 0;
+	case OPT_FUNCTION:
+		o->by_function = true;
+		return 0;
+	case OPT_FULL_FILENAMES:
+		o->full_filenames = true;
+		return 0;
 	case OPT_NATIVE_LINES:
 		o->native_lines = true;
+		return 0;
+	case OPT_NATIVE:
+		o->native = true;
 		return 0;
 	case 'q':
 		o->quiet = true;
@@ -200,7 +219,7 @@ int options_parse_record(int argc, char **argv, bool attach, struct cli_options 
 
 	defaults(o);
 	/* record stops at the command ('+'); attach takes PID anywhere. */
-	ret = getopt_loop(argc, argv, attach ? "o:f:r:d:tiqh" : "+o:f:r:d:tiqh", o);
+	ret = getopt_loop(argc, argv, attach ? "o:f:r:d:tigqh" : "+o:f:r:d:tigqh", o);
 	if (ret)
 		return ret;
 	if (attach) {
@@ -232,7 +251,7 @@ int options_parse_report(int argc, char **argv, struct cli_options *o)
 	int ret;
 
 	defaults(o);
-	ret = getopt_loop(argc, argv, "o:f:r:d:tiqh", o);
+	ret = getopt_loop(argc, argv, "o:f:r:d:tigqh", o);
 	if (ret)
 		return ret;
 	if (optind != argc - 1) {

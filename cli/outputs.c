@@ -135,7 +135,14 @@ void outputs_announce(const struct output *out, const struct profile *p, bool qu
 
 int outputs_write(struct cli_options *o, const struct profile *p)
 {
-	struct folded_options fo = { .threads = o->threads, .include_idle = o->idle };
+	/* What was recorded idle is shown, unless --no-idle says otherwise. */
+	struct folded_options fo = {
+		.threads = o->threads,
+		.include_idle = !(o->idle_given && !o->idle),
+		.gil_only = o->gil_only,
+		.by_function = o->by_function,
+		.full_filenames = o->full_filenames,
+	};
 	char err[256] = "";
 	int failed = 0;
 

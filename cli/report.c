@@ -46,13 +46,6 @@ int cmd_report(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	/* Idle samples are in the recording only if it was made with --idle:
-	 * render them then, unless told otherwise. */
-	if (!o.idle_given) {
-		const char *idle = profile_meta(p, "idle");
-
-		o.idle = idle && !strcmp(idle, "1");
-	}
 	if (info.damaged)
 		cli_warn("%s: %s; writing what was read", o.input, info.note);
 	else if (!info.complete)

@@ -31,6 +31,7 @@ struct folded_builder {
 	uint32_t *path; /* frame ids, outermost first */
 	size_t path_cap;
 	struct text text;
+	const char *script_dir;
 };
 
 static int text_reserve(struct text *t, size_t more)
@@ -84,9 +85,41 @@ static int text_put_number(struct text *t, uint32_t v)
 	return text_put(t, digits, (size_t)n);
 }
 
-static int put_frame(struct text *t, const struct profile *p, uint32_t id)
+const char *python_file_short(const char *path, const char *script_dir)
+{
+	static const char *const marks[] = { "/site-packages/", "/dist-packages/" };
+	const char *best = NULL, *lib;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+		const char *at = strstr(path, marks[i]);
+
+		/* The last one: a venv inside another package's tree. */
+		while (at) {
+			best = at + strlen(marks[i]);
+			at = strstr(at + 1, marks[i]);
+		}
+	}
+	if (best && *best)
+		return best;
+	lib = strstr(path, "/lib/python");
+	if (lib) {
+		const char *slash = strchr(lib + 11, '/');
+
+		if (slash && slash[1])
+			return slash + 1;
+	}
+	n = script_dir ? strlen(script_dir) : 0;
+	if (n && !strncmp(path, script_dir, n) && path[n] == '/' && path[n + 1])
+		return path + n + 1;
+	return path;
+}
+
+static int put_frame(struct text *t, const struct profile *p,
+		     const struct folded_options *o, const char *script_dir, uint32_t id)
 {
 	const struct frame *f = profile_frame(p, id);
+	const char *file;
 	int err;
 
 	err = text_put_name(t, profile_string(p, f->name));
@@ -94,10 +127,13 @@ static int put_frame(struct text *t, const struct profile *p, uint32_t id)
 	 * module field holds the source file), print where they are. */
 	if (err || !f->module || (f->kind != FRAME_PYTHON && !(f->kind == FRAME_NATIVE && f->line)))
 		return err;
+	file = profile_string(p, f->module);
+	if (f->kind == FRAME_PYTHON && !o->full_filenames)
+		file = python_file_short(file, script_dir);
 	err = text_put(t, " (", 2);
 	if (!err)
-		err = text_put_name(t, profile_string(p, f->module));
-	if (!err && f->line) {
+		err = text_put_name(t, file);
+	if (!err && f->line && !(o->by_function && f->kind == FRAME_PYTHON)) {
 		err = text_put(t, ":", 1);
 		if (!err)
 			err = text_put_number(t, f->line);
@@ -146,7 +182,7 @@ static int put_stack(struct folded_builder *b, uint32_t stack)
 		if (i)
 			err = text_put(&b->text, ";", 1);
 		if (!err)
-			err = put_frame(&b->text, b->p, b->path[i]);
+			err = put_frame(&b->text, b->p, b->o, b->script_dir, b->path[i]);
 	}
 	return err;
 }
@@ -158,6 +194,8 @@ static int add_line(const struct profile_aggregate *row, void *ctx)
 	int err = 0;
 
 	if (row->flags & SAMPLE_IDLE && !b->o->include_idle)
+		return 0;
+	if (b->o->gil_only && !(row->flags & SAMPLE_GIL))
 		return 0;
 	b->text.len = 0;
 	if (b->o->threads)
@@ -267,6 +305,7 @@ int folded_write(const struct profile *p, FILE *out,
 	if (!p || !out)
 		return errbuf_set(err, errlen, -EINVAL,
 				  "folded: bad arguments");
+	b.script_dir = profile_meta(p, "python_script_dir");
 	ret = parse_period(p, &period, err, errlen);
 	if (ret)
 		return ret;

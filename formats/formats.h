@@ -47,6 +47,7 @@ struct stack_node {
 enum sample_flag {
 	SAMPLE_IDLE = 1u << 0,      /* blocked thread, not on CPU */
 	SAMPLE_TRUNCATED = 1u << 1, /* unwinding stopped short of the outermost frame */
+	SAMPLE_GIL = 1u << 2,       /* the thread held Python's GIL */
 };
 
 struct sample {
@@ -160,7 +161,18 @@ int tsprof_read(const char *path, struct profile *into,
 struct folded_options {
 	bool threads;      /* a "thread TID (name)" root frame per thread */
 	bool include_idle; /* keep SAMPLE_IDLE samples */
+	bool gil_only;     /* keep only SAMPLE_GIL samples */
+	bool by_function;  /* Python frames without their line: one per function */
+	bool full_filenames; /* Python files as recorded, not shortened */
 };
+
+/*
+ * A Python file as people read it: what follows site-packages/ or
+ * dist-packages/, the standard library's path below lib/python3.X/, or the
+ * path below the script's directory (meta "python_script_dir"); else as it
+ * is. Returns a pointer into path.
+ */
+const char *python_file_short(const char *path, const char *script_dir);
 
 /*
  * Writes "root;...;leaf COUNT" lines, sorted. Frames print their name,

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include "sampler/py_layout.h"
 #include "sampler/sampler.h"
 
 struct profile;
@@ -75,6 +76,35 @@ struct copy_queue {
 
 struct addr_cache;
 
+/* python.c, py_sample.c: the target's CPython, once found */
+enum python_state {
+	PY_SEARCHING,  /* no runtime found in this image yet */
+	PY_FOUND,      /* runtime and layout known; no thread state yet */
+	PY_READY,
+	PY_REFUSED,    /* unsupported: native stacks only (said once) */
+};
+
+#define PY_MAX_THREADS 4096
+
+struct python {
+	enum python_state state;
+	bool ever_ready;
+	struct py_target target;
+	char version[16];     /* "3.11" */
+	char what[96];        /* "Python 3.11 (libpython3.11.so.1.0)" */
+	uint64_t exec_seq;
+	uint64_t last_search_ns;
+	uint64_t tried[32];   /* inodes without a runtime, this image */
+	int ntried;
+	uint32_t tid_offset;  /* <= 3.10: of the tid in glibc's struct pthread */
+	struct py_code_cache *codes;
+	struct py_walk_scratch scratch;
+	struct py_thread *threads;
+	struct py_raw_frame *frames;
+	pid_t *tids;          /* per entry of threads: its OS tid, 0 unknown */
+	bool script_dir_set;
+};
+
 struct sampler {
 	pid_t pid;
 	bool spawned;         /* we started it: it is our child */
@@ -86,6 +116,7 @@ struct sampler {
 	struct profile *profile;
 	struct sym_process *sym;
 	struct addr_cache *addrs;
+	struct python *py;    /* NULL: not looked for */
 
 	struct thread **threads;
 	size_t nthreads, cap_threads;
@@ -173,9 +204,20 @@ int attach_threads(struct sampler *s, char *err, size_t errlen);
 void detach_threads(struct sampler *s);
 int attach_explain_failure(pid_t pid, int error, char *err, size_t errlen);
 
+/* python.c */
+int python_new(struct sampler *s);
+void python_free(struct python *py);
+void python_search(struct sampler *s, uint64_t now);
+
+/* py_sample.c: a tick that reads Python stacks without stopping anyone */
+bool python_ready(const struct sampler *s);
+void python_tick(struct sampler *s);
+
 /* tick.c */
 void tick_sample(struct sampler *s, uint64_t now);
 void tick_copy_stopped(struct sampler *s, struct thread *t);
+/* Samples a blocked thread without stopping it; false if it runs. */
+bool tick_sample_blocked(struct sampler *s, struct thread *t);
 
 /* queue.c */
 int queue_init(struct sampler *s);
@@ -195,6 +237,12 @@ int stacks_add_blocked(struct sampler *s, struct thread *t,
 		       const struct blocked_state *b, const struct stack_sample *c);
 bool stacks_blocked_unchanged(const struct thread *t, const struct blocked_state *b);
 void stacks_name_thread(struct sampler *s, struct thread *t);
+int stacks_add_sample(struct sampler *s, pid_t tid, uint32_t stack,
+		      uint32_t flags, uint64_t now, uint64_t weight);
+/* The stack of parent with the idle leaf of syscall nr on top. */
+int stacks_idle_leaf(struct sampler *s, int64_t nr, uint32_t parent, uint32_t *stack);
+/* A marker frame ("[error]") on top of parent. */
+int stacks_marker(struct sampler *s, const char *name, uint32_t parent, uint32_t *stack);
 void stats_unwind_time(struct sampler *s, uint64_t ns);
 void stats_pause(struct sampler *s, uint64_t ns);
 

@@ -98,6 +98,11 @@ int sampler_open_symbols(struct sampler *s, char *err, size_t errlen)
 {
 	int ret = sym_process_open(s->pid, &s->sym, err, errlen);
 
+	if (!ret && s->opt.python) {
+		ret = python_new(s);
+		if (ret < 0)
+			snprintf(err, errlen, "out of memory");
+	}
 	if (ret < 0)
 		detach_threads(s);
 	return ret;
@@ -184,6 +189,8 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	for (size_t i = 0; i < s->nthreads; i++)
 		live += !s->threads[i]->gone;
 	st->threads_live = live;
+	if (s->py && s->py->ever_ready)
+		snprintf(st->python, sizeof(st->python), "%s", s->py->what);
 	st->elapsed_ns = (s->end_ns ? s->end_ns : monotonic_ns()) - s->start_ns;
 	if (!s->start_ns)
 		st->elapsed_ns = 0;
@@ -212,6 +219,7 @@ void sampler_free(struct sampler *s)
 	queue_free(s);
 	free(s->blocked);
 	addr_cache_free(s->addrs);
+	python_free(s->py);
 	sym_process_free(s->sym);
 	if (s->sigfd >= 0)
 		close(s->sigfd);

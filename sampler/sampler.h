@@ -30,7 +30,11 @@ struct sampler_options {
 	double duration_s;    /* 0: until a signal or the target's exit */
 	size_t stack_bytes;   /* cap of each stack copy; default 64 KiB */
 	size_t queue_copies;  /* copies waiting to be unwound; 0: 32 MiB worth */
-	bool idle;            /* keep samples of blocked threads */
+	bool idle;            /* keep samples of blocked threads, all of them */
+	bool idle_python;     /* keep those of threads with Python frames */
+	bool python;          /* look for a CPython and sample its stacks */
+	bool native;          /* with Python: native frames too, merged */
+	bool gil_only;        /* Python: only the GIL holder's samples */
 	bool native_lines;    /* source file:line of native frames, from DWARF */
 	bool trace_stops;     /* log every ptrace stop to stderr (debugging) */
 	bool quiet;           /* no notices on stderr */
@@ -61,6 +65,7 @@ struct sampler_stats {
 	uint64_t syscalls_restarted; /* EINTR undone after an interrupt */
 	uint64_t signals_forwarded;  /* signal-delivery stops re-injected */
 	uint64_t cpu_ns;           /* trainsample's own CPU time */
+	char python[96];           /* "Python 3.11 (libpython3.11.so.1.0)"; "" none */
 };
 
 enum sampler_end {

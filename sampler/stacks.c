@@ -227,7 +227,7 @@ void stacks_name_thread(struct sampler *s, struct thread *t)
 		profile_set_thread(s->profile, (uint32_t)s->pid, (uint32_t)t->tid, name);
 }
 
-static int add_sample(struct sampler *s, pid_t tid, uint32_t stack,
+int stacks_add_sample(struct sampler *s, pid_t tid, uint32_t stack,
 		      uint32_t flags, uint64_t now, uint64_t weight)
 {
 	struct sample smp = {
@@ -349,11 +349,10 @@ int stacks_add_running(struct sampler *s, const struct stack_sample *c)
 	}
 	if (t)
 		stacks_name_thread(s, t);
-	return add_sample(s, c->tid, stack, flags, c->time_ns, c->weight_ns);
+	return stacks_add_sample(s, c->tid, stack, flags, c->time_ns, c->weight_ns);
 }
 
-static int intern_idle_leaf(struct sampler *s, int64_t nr, uint32_t parent,
-			    uint32_t *stack)
+int stacks_idle_leaf(struct sampler *s, int64_t nr, uint32_t parent, uint32_t *stack)
 {
 	const size_t nnames = sizeof(syscall_names) / sizeof(syscall_names[0]);
 	struct frame f = { .kind = FRAME_IDLE };
@@ -399,7 +398,7 @@ int stacks_add_blocked(struct sampler *s, struct thread *t,
 
 	if (!c) {
 		stacks_name_thread(s, t);
-		return add_sample(s, t->tid, t->blocked_stack, t->blocked_flags, s->tick_now,
+		return stacks_add_sample(s, t->tid, t->blocked_stack, t->blocked_flags, s->tick_now,
 				  s->tick_weight);
 	}
 	{
@@ -410,7 +409,7 @@ int stacks_add_blocked(struct sampler *s, struct thread *t,
 		ret = unwind_copy(s, t, &regs, c, &stack, &flags);
 	}
 	if (!ret)
-		ret = intern_idle_leaf(s, b->nr, stack, &stack);
+		ret = stacks_idle_leaf(s, b->nr, stack, &stack);
 	if (ret < 0) {
 		s->st.errors++;
 		return ret;
@@ -425,5 +424,13 @@ int stacks_add_blocked(struct sampler *s, struct thread *t,
 		t->blocked_runtime = b->runtime;
 		stacks_name_thread(s, t);
 	}
-	return add_sample(s, c->tid, stack, flags, c->time_ns, c->weight_ns);
+	return stacks_add_sample(s, c->tid, stack, flags, c->time_ns, c->weight_ns);
+}
+
+int stacks_marker(struct sampler *s, const char *name, uint32_t parent, uint32_t *stack)
+{
+	uint32_t frame;
+	int ret = intern_native(s->profile, name, "", &frame);
+
+	return ret ? ret : profile_intern_stack(s->profile, parent, frame, stack);
 }

@@ -167,7 +167,7 @@ static void collect_traps(struct sampler *s)
  * same place, the last unwind stands and nothing is read at all.
  * Returns false when the thread turned out to be running.
  */
-static bool sample_blocked(struct sampler *s, struct thread *t)
+bool tick_sample_blocked(struct sampler *s, struct thread *t)
 {
 	struct blocked_state b, again;
 	struct stack_sample *c;
@@ -233,6 +233,12 @@ void tick_sample(struct sampler *s, uint64_t now)
 	s->st.ticks++;
 	s->our_cpu = sched_getcpu();
 	s->trap_on_our_cpu = false;
+	python_search(s, now);
+	if (python_ready(s) && !s->opt.native) {
+		python_tick(s);
+		threads_sweep(s);
+		return;
+	}
 	if (grow_list(&s->blocked, &s->cap_blocked, s->nthreads) < 0) {
 		s->st.errors++;
 		return;
@@ -255,7 +261,7 @@ void tick_sample(struct sampler *s, uint64_t now)
 	for (size_t i = 0; i < nblocked; i++) {
 		struct thread *t = s->blocked[i];
 
-		if (!t->gone && !sample_blocked(s, t))
+		if (!t->gone && !tick_sample_blocked(s, t))
 			s->blocked[nlate++] = t;
 	}
 	s->trap_on_our_cpu = false;

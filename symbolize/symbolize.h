@@ -128,6 +128,13 @@ int sym_process_resolve(struct sym_process *p, uint64_t addr,
 int sym_process_line(struct sym_process *p, uint64_t addr, const char **file,
 		     uint32_t *line);
 
+/* The maps as last read (valid until they are read again). */
+const struct sym_maps *sym_process_maps(struct sym_process *p);
+/* The runtime address of the symbol `name`, data or function (.dynsym,
+ * then .symtab), of the file mapped at m. -ENOENT when it has none. */
+int sym_process_symbol(struct sym_process *p, const struct sym_mapping *m,
+		       const char *name, uint64_t *addr);
+
 /* ---- names ---- */
 
 /*

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Code objects: names, file, first line and line table, read once and
+ * cached by address; strings; each version's own line-table format.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/py_layout.h"
+
+#define STRING_MAX 1024          /* characters read of a name or path */
+#define LINETABLE_MAX (1 << 20)
+#define CODE_HEADER_MAX 512
+
+static int read_exact(const struct py_target *t, uint64_t addr, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (!addr)
+		return -EFAULT;
+	n = t->mem.read(t->mem.ctx, addr, buf, len);
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static size_t put_utf8(char *out, uint32_t c)
+{
+	if (c < 0x80) {
+		out[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		out[0] = (char)(0xc0 | c >> 6);
+		out[1] = (char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	if (c < 0x10000) {
+		out[0] = (char)(0xe0 | c >> 12);
+		out[1] = (char)(0x80 | (c >> 6 & 0x3f));
+		out[2] = (char)(0x80 | (c & 0x3f));
+		return 3;
+	}
+	if (c > 0x10ffff)
+		c = 0xfffd;
+	out[0] = (char)(0xf0 | c >> 18);
+	out[1] = (char)(0x80 | (c >> 12 & 0x3f));
+	out[2] = (char)(0x80 | (c >> 6 & 0x3f));
+	out[3] = (char)(0x80 | (c & 0x3f));
+	return 4;
+}
+
+/*
+ * Compact strings only (what code objects hold): the state's kind (bits
+ * 2-4), compact (5) and ascii (6) bits say where the characters are and
+ * how wide.
+ */
+int py_string_read(const struct py_target *t, uint64_t addr, char *buf, size_t len)
+{
+	const struct py_layout *l = &t->l;
+	uint8_t raw[STRING_MAX * 4];
+	uint32_t state;
+	int64_t length;
+	unsigned kind;
+	size_t o = 0, n;
+	int ret;
+
+	if (!len)
+		return -EINVAL;
+	buf[0] = 0;
+	ret = read_exact(t, addr + l->unicode_length, &length, sizeof(length));
+	if (!ret)
+		ret = read_exact(t, addr + l->unicode_state, &state, sizeof(state));
+	if (ret < 0)
+		return ret;
+	kind = state >> 2 & 7;
+	if (!(state & 1u << 5) || length < 0 || (kind != 1 && kind != 2 && kind != 4))
+		return -EPROTO;
+	n = length > STRING_MAX ? STRING_MAX : (size_t)length;
+	if (state & 1u << 6)
+		ret = read_exact(t, addr + l->unicode_ascii_data, raw, n);
+	else
+		ret = read_exact(t, addr + l->unicode_compact_data, raw, n * kind);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c;
+		char u[4];
+		size_t k;
+
+		if (kind == 1) {
+			c = raw[i];
+		} else if (kind == 2) {
+			uint16_t v;
+
+			memcpy(&v, raw + 2 * i, 2);
+			c = v;
+		} else {
+			memcpy(&c, raw + 4 * i, 4);
+		}
+		k = put_utf8(u, c);
+		if (o + k >= len)
+			break;
+		memcpy(buf + o, u, k);
+		o += k;
+	}
+	buf[o] = 0;
+	return 0;
+}
+
+/* co_lnotab (3.8, 3.9): (byte increment, signed line increment) pairs. */
+static uint32_t line_lnotab(const struct py_code *c, uint64_t lasti)
+{
+	int64_t line = c->firstlineno;
+	uint64_t addr = 0;
+
+	if (lasti == UINT64_MAX)
+		return c->firstlineno;
+	for (size_t i = 0; i + 1 < c->linetable_len; i += 2) {
+		addr += c->linetable[i];
+		if (addr > lasti)
+			break;
+		line += (int8_t)c->linetable[i + 1];
+	}
+	return line > 0 ? (uint32_t)line : 0;
+}
+
+/* 3.10: (bytes covered, signed line delta; -128: no line) pairs. */
+static uint32_t line_310(const struct py_code *c, uint64_t offset)
+{
+	int64_t line = c->firstlineno;
+	uint64_t end = 0;
+
+	if (offset == UINT64_MAX)
+		return c->firstlineno;
+	for (size_t i = 0; i + 1 < c->linetable_len; i += 2) {
+		int8_t delta = (int8_t)c->linetable[i + 1];
+		uint64_t start = end;
+
+		if (delta != -128)
+			line += delta;
+		end += c->linetable[i];
+		if (offset >= start && offset < end)
+			break;
+	}
+	return line > 0 ? (uint32_t)line : 0;
+}
+
+static uint64_t varint(const uint8_t *p, size_t len, size_t *i)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (*i >= len || shift > 56)
+			return v;
+		b = p[(*i)++];
+		v |= (uint64_t)(b & 63) << shift;
+		shift += 6;
+	} while (b & 64);
+	return v;
+}
+
+static int64_t svarint(const uint8_t *p, size_t len, size_t *i)
+{
+	uint64_t v = varint(p, len, i);
+
+	return v & 1 ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
+}
+
+/* 3.11+: the location table, entries of (code, length in code units). */
+static uint32_t line_locations(const struct py_code *c, uint64_t instr)
+{
+	const uint8_t *p = c->linetable;
+	size_t len = c->linetable_len, i = 0;
+	int64_t line = c->firstlineno;
+	uint64_t target, addr = 0;
+
+	if (instr < c->code_start)
+		return c->firstlineno;
+	target = (instr - c->code_start) / 2;
+	while (i < len) {
+		uint8_t b = p[i++];
+		unsigned code = b >> 3 & 15, n = (b & 7) + 1;
+
+		if (!(b & 0x80))
+			break; /* out of step: not an entry's first byte */
+		if (code == 14) {
+			line += svarint(p, len, &i);
+			varint(p, len, &i);
+			varint(p, len, &i);
+			varint(p, len, &i);
+		} else if (code == 13) {
+			line += svarint(p, len, &i);
+		} else if (code >= 10 && code <= 12) {
+			line += code - 10;
+			i += 2;
+		} else if (code < 10) {
+			i += 1;
+		}
+		if (target >= addr && target < addr + n)
+			break;
+		addr += n;
+	}
+	return line > 0 ? (uint32_t)line : 0;
+}
+
+uint32_t py_code_line(const struct py_target *t, const struct py_code *c, uint64_t instr)
+{
+	if (!c->linetable)
+		return c->firstlineno;
+	if (t->l.version <= 0x0309)
+		return line_lnotab(c, instr);
+	if (t->l.version == 0x030a)
+		return line_310(c, instr);
+	return line_locations(c, instr);
+}
+
+/* ---- the cache ---- */
+
+struct py_code_cache {
+	struct py_code **slots;
+	size_t cap, used;
+};
+
+int py_code_cache_new(struct py_code_cache **out)
+{
+	struct py_code_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->cap = 1024;
+	c->slots = calloc(c->cap, sizeof(*c->slots));
+	if (!c->slots) {
+		free(c);
+		return -ENOMEM;
+	}
+	*out = c;
+	return 0;
+}
+
+static void code_free(struct py_code *k)
+{
+	if (!k)
+		return;
+	free(k->name);
+	free(k->file);
+	free(k->linetable);
+	free(k);
+}
+
+void py_code_cache_free(struct py_code_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->cap; i++)
+		code_free(c->slots[i]);
+	free(c->slots);
+	free(c);
+}
+
+static size_t slot_of(struct py_code **slots, size_t cap, uint64_t addr)
+{
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+
+	while (slots[i] && slots[i]->addr != addr)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+static int cache_grow(struct py_code_cache *c)
+{
+	size_t cap = c->cap * 2;
+	struct py_code **n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->slots[i])
+			n[slot_of(n, cap, c->slots[i]->addr)] = c->slots[i];
+	free(c->slots);
+	c->slots = n;
+	c->cap = cap;
+	return 0;
+}
+
+static uint32_t header_len(const struct py_layout *l)
+{
+	uint32_t m = l->object_type;
+	const uint32_t f[] = { l->code_filename, l->code_name, l->code_qualname,
+			       l->code_firstlineno, l->code_linetable };
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i] > m)
+			m = f[i];
+	return m + 8;
+}
+
+static uint64_t word(const uint8_t *h, uint32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, h + off, sizeof(v));
+	return v;
+}
+
+/* The header words a cache entry must still match. */
+static void signature(const struct py_target *t, const uint8_t *h, uint64_t sig[3])
+{
+	const struct py_layout *l = &t->l;
+	int32_t first;
+
+	memcpy(&first, h + l->code_firstlineno, sizeof(first));
+	sig[0] = word(h, l->object_type) ^ (uint64_t)(uint32_t)first << 40;
+	sig[1] = word(h, l->code_filename);
+	sig[2] = word(h, l->version >= 0x030b ? l->code_qualname : l->code_name) ^
+		 word(h, l->code_linetable) << 1;
+}
+
+static int linetable_read(const struct py_target *t, uint64_t bytes, struct py_code *k)
+{
+	const struct py_layout *l = &t->l;
+	int64_t size;
+	int ret = read_exact(t, bytes + l->bytes_size, &size, sizeof(size));
+
+	if (ret < 0)
+		return ret;
+	if (size < 0 || size > LINETABLE_MAX)
+		return -EPROTO;
+	k->linetable = malloc(size ? (size_t)size : 1);
+	if (!k->linetable)
+		return -ENOMEM;
+	k->linetable_len = (size_t)size;
+	return read_exact(t, bytes + l->bytes_data, k->linetable, (size_t)size);
+}
+
+static int code_read(const struct py_target *t, uint64_t addr, const uint8_t *h,
+		     struct py_code **out)
+{
+	const struct py_layout *l = &t->l;
+	struct py_code *k = calloc(1, sizeof(*k));
+	char buf[STRING_MAX * 4 + 1];
+	int32_t first;
+	int ret;
+
+	if (!k)
+		return -ENOMEM;
+	k->addr = addr;
+	k->id = k->id2 = UINT32_MAX;
+	signature(t, h, k->sig);
+	memcpy(&first, h + l->code_firstlineno, sizeof(first));
+	k->firstlineno = first > 0 ? (uint32_t)first : 0;
+	ret = py_string_read(t, word(h, l->version >= 0x030b ? l->code_qualname : l->code_name),
+			     buf, sizeof(buf));
+	if (!ret && !(k->name = strdup(buf)))
+		ret = -ENOMEM;
+	if (!ret)
+		ret = py_string_read(t, word(h, l->code_filename), buf, sizeof(buf));
+	if (!ret && !(k->file = strdup(buf)))
+		ret = -ENOMEM;
+	/* Without its line table the frame still has its first line. */
+	if (!ret && linetable_read(t, word(h, l->code_linetable), k) < 0) {
+		free(k->linetable);
+		k->linetable = NULL;
+		k->linetable_len = 0;
+	}
+	if (l->version >= 0x030b)
+		k->code_start = addr + l->code_adaptive;
+	if (ret < 0) {
+		code_free(k);
+		return ret;
+	}
+	*out = k;
+	return 0;
+}
+
+int py_code_get(const struct py_target *t, struct py_code_cache *c, uint64_t addr,
+		struct py_code **out)
+{
+	uint8_t h[CODE_HEADER_MAX];
+	uint32_t hlen = header_len(&t->l);
+	struct py_code *k;
+	uint64_t sig[3];
+	size_t i;
+	int ret;
+
+	if (!addr || (addr & 7) || hlen > sizeof(h))
+		return -ENOENT;
+	if (addr == t->none)
+		return -ENOENT;
+	ret = read_exact(t, addr, h, hlen);
+	if (ret < 0)
+		return ret;
+	if (t->code_type && word(h, t->l.object_type) != t->code_type)
+		return t->l.version >= 0x030d ? -ENOENT : -EPROTO;
+	signature(t, h, sig);
+	i = slot_of(c->slots, c->cap, addr);
+	if (c->slots[i] && !memcmp(c->slots[i]->sig, sig, sizeof(sig))) {
+		*out = c->slots[i];
+		return 0;
+	}
+	ret = code_read(t, addr, h, &k);
+	if (ret < 0)
+		return ret;
+	if (c->slots[i]) {
+		code_free(c->slots[i]);
+		c->used--;
+	}
+	c->slots[i] = k;
+	c->used++;
+	if (c->used * 2 > c->cap)
+		cache_grow(c);
+	*out = k;
+	return 0;
+}

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * CPython layouts and the walks over them: interpreters, thread states and
+ * frame chains. Versions differ in where the current frame hangs (tstate
+ * ->frame up to 3.10, ->cframe->current_frame in 3.11-3.12,
+ * ->current_frame in 3.13) and in how an evaluator call's first frame is
+ * marked (is_entry in 3.11, a C-stack-owned shim frame below it from 3.12).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/py_layout.h"
+
+#include "sampler/py_layouts_gen.h"
+
+#define MAX_INTERPRETERS 64
+#define MAX_THREADS 65536
+/* The part of the data-stack chunk read in one call. */
+#define CHUNK_MAX (256 * 1024)
+
+const struct py_layout *py_layout_find(unsigned major, unsigned minor)
+{
+	unsigned v = major << 8 | minor;
+
+	for (size_t i = 0; i < sizeof(py_layouts_gen) / sizeof(py_layouts_gen[0]); i++)
+		if (py_layouts_gen[i].version == v)
+			return &py_layouts_gen[i];
+	return NULL;
+}
+
+void py_layout_range(unsigned *lo, unsigned *hi)
+{
+	*lo = 0xffff;
+	*hi = 0;
+	for (size_t i = 0; i < sizeof(py_layouts_gen) / sizeof(py_layouts_gen[0]); i++) {
+		if (py_layouts_gen[i].version < *lo)
+			*lo = py_layouts_gen[i].version;
+		if (py_layouts_gen[i].version > *hi)
+			*hi = py_layouts_gen[i].version;
+	}
+}
+
+static void errorf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t u64_at(const uint8_t *p, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, p + off, sizeof(v));
+	return v;
+}
+
+/* An offset from the debug struct, bounded: no field lies beyond 64 KiB. */
+static int debug_field(const uint8_t *b, size_t len, uint32_t pos, uint32_t *out)
+{
+	uint64_t v;
+
+	if ((size_t)pos + 8 > len)
+		return -EPROTO;
+	v = u64_at(b, pos);
+	if (v > 65536)
+		return -EPROTO;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int py_layout_from_debug_offsets(const struct py_layout *base,
+				 const uint8_t *b, size_t len,
+				 struct py_layout *out, char *err, size_t errlen)
+{
+	const struct { uint32_t pos; uint32_t *field; } map[] = {
+		{ base->debug_runtime_interp_head, &out->runtime_interp_head },
+		{ base->debug_interp_next, &out->interp_next },
+		{ base->debug_interp_tstate_head, &out->interp_tstate_head },
+		{ base->debug_interp_gil, &out->interp_gil },
+		{ base->debug_gil_locked, &out->gil_locked },
+		{ base->debug_gil_holder, &out->gil_holder },
+		{ base->debug_tstate_next, &out->tstate_next },
+		{ base->debug_tstate_interp, &out->tstate_interp },
+		{ base->debug_tstate_frame, &out->tstate_frame },
+		{ base->debug_tstate_thread_id, &out->tstate_thread_id },
+		{ base->debug_tstate_native_thread_id, &out->tstate_native_thread_id },
+		{ base->debug_tstate_datastack_chunk, &out->tstate_datastack_chunk },
+		{ base->debug_frame_back, &out->frame_back },
+		{ base->debug_frame_code, &out->frame_code },
+		{ base->debug_frame_instr, &out->frame_instr },
+		{ base->debug_frame_owner, &out->frame_owner },
+		{ base->debug_code_filename, &out->code_filename },
+		{ base->debug_code_name, &out->code_name },
+		{ base->debug_code_qualname, &out->code_qualname },
+		{ base->debug_code_linetable, &out->code_linetable },
+		{ base->debug_code_firstlineno, &out->code_firstlineno },
+		{ base->debug_code_adaptive, &out->code_adaptive },
+	};
+	uint64_t version;
+
+	*out = *base;
+	if (len < 16 || memcmp(b, "xdebugpy", 8)) {
+		errorf(err, errlen, "_PyRuntime does not start with the debug offsets cookie");
+		return -EPROTO;
+	}
+	if ((size_t)base->debug_version + 8 > len || (size_t)base->debug_size > len) {
+		errorf(err, errlen, "the debug offsets are cut short");
+		return -EPROTO;
+	}
+	version = u64_at(b, base->debug_version);
+	/* PY_VERSION_HEX: 0x030d00f0; the minor version must be ours. */
+	if ((version >> 16) != base->version) {
+		errorf(err, errlen, "the debug offsets are of version %#llx, not 3.%u",
+		       (unsigned long long)version, base->version & 0xff);
+		return -EPROTO;
+	}
+	if (u64_at(b, base->debug_free_threaded)) {
+		errorf(err, errlen, "a free-threaded build (its layouts are not supported)");
+		return -ENOTSUP;
+	}
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (debug_field(b, len, map[i].pos, map[i].field) < 0) {
+			errorf(err, errlen, "implausible debug offsets");
+			return -EPROTO;
+		}
+	return 0;
+}
+
+static int read_exact(const struct py_target *t, uint64_t addr, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (!addr)
+		return -EFAULT;
+	n = t->mem.read(t->mem.ctx, addr, buf, len);
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static int read_ptr(const struct py_target *t, uint64_t addr, uint64_t *out)
+{
+	return read_exact(t, addr, out, sizeof(*out));
+}
+
+/* 3.8-3.11 name the holder in the runtime; 3.12+ in each interpreter's GIL,
+ * which is held only while `locked`. */
+static uint64_t gil_holder(const struct py_target *t, uint64_t interp)
+{
+	const struct py_layout *l = &t->l;
+	uint64_t gil, holder = 0;
+	int32_t locked = 0;
+
+	if (l->version <= 0x030b) {
+		read_ptr(t, t->runtime + l->runtime_gil_tstate, &holder);
+		return holder;
+	}
+	if (read_ptr(t, interp + l->interp_gil, &gil) < 0 ||
+	    read_exact(t, gil + l->gil_locked, &locked, sizeof(locked)) < 0 || !locked)
+		return 0;
+	read_ptr(t, gil + l->gil_holder, &holder);
+	return holder;
+}
+
+int py_threads_read(const struct py_target *t, struct py_thread *out, int max)
+{
+	const struct py_layout *l = &t->l;
+	uint64_t interp, ts;
+	int n = 0, ret;
+
+	ret = read_ptr(t, t->runtime + l->runtime_interp_head, &interp);
+	if (ret < 0)
+		return ret;
+	for (int i = 0; interp && i < MAX_INTERPRETERS; i++) {
+		uint64_t holder = gil_holder(t, interp);
+
+		if (read_ptr(t, interp + l->interp_tstate_head, &ts) < 0)
+			break;
+		for (int j = 0; ts && j < MAX_THREADS && n < max; j++) {
+			struct py_thread *th = &out[n];
+
+			memset(th, 0, sizeof(*th));
+			th->tstate = ts;
+			th->interp = interp;
+			th->gil = holder && holder == ts;
+			if (read_ptr(t, ts + l->tstate_thread_id, &th->thread_id) < 0)
+				break;
+			if (l->version >= 0x030b &&
+			    read_ptr(t, ts + l->tstate_native_thread_id, &th->native_thread_id) < 0)
+				break;
+			n++;
+			if (read_ptr(t, ts + l->tstate_next, &ts) < 0 || ts == th->tstate)
+				break;
+		}
+		if (read_ptr(t, interp + l->interp_next, &interp) < 0)
+			break;
+	}
+	return n;
+}
+
+int py_layout_validate(const struct py_target *t, char *err, size_t errlen)
+{
+	const struct py_layout *l = &t->l;
+	uint64_t interp, ts, back;
+
+	if (read_ptr(t, t->runtime + l->runtime_interp_head, &interp) < 0 || !interp) {
+		errorf(err, errlen, "no interpreter yet");
+		return -EAGAIN;
+	}
+	if (read_ptr(t, interp + l->interp_tstate_head, &ts) < 0 || !ts) {
+		errorf(err, errlen, "no thread state yet");
+		return -EAGAIN;
+	}
+	if (read_ptr(t, ts + l->tstate_interp, &back) < 0 || back != interp) {
+		errorf(err, errlen, "the layout of Python 3.%u does not fit this build "
+		       "(a debug build?)", l->version & 0xff);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int py_walk_scratch_init(struct py_walk_scratch *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->seen_cap = 16384;
+	s->seen = calloc(s->seen_cap, sizeof(*s->seen));
+	s->chunk_cap = CHUNK_MAX;
+	s->chunk = malloc(s->chunk_cap);
+	if (!s->seen || !s->chunk) {
+		py_walk_scratch_free(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void py_walk_scratch_free(struct py_walk_scratch *s)
+{
+	free(s->seen);
+	free(s->chunk);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Adds addr to the visited set; false if it was there: a cycle. */
+static bool seen_add(struct py_walk_scratch *s, uint64_t addr)
+{
+	size_t mask = s->seen_cap - 1;
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & mask;
+
+	while (s->seen[i]) {
+		if (s->seen[i] == addr)
+			return false;
+		i = (i + 1) & mask;
+	}
+	s->seen[i] = addr;
+	return true;
+}
+
+/* The part of the current data-stack chunk in use, copied in one read. */
+struct chunk_window {
+	uint64_t lo, hi;
+	const uint8_t *data;
+};
+
+static void chunk_read(const struct py_target *t, uint64_t tstate,
+		       struct py_walk_scratch *s, struct chunk_window *w)
+{
+	const struct py_layout *l = &t->l;
+	uint64_t chunk, top;
+	ssize_t n;
+
+	memset(w, 0, sizeof(*w));
+	if (l->version < 0x030b || read_ptr(t, tstate + l->tstate_datastack_chunk, &chunk) < 0 ||
+	    read_ptr(t, tstate + l->tstate_datastack_top, &top) < 0 || !chunk)
+		return;
+	w->lo = chunk + l->chunk_data;
+	if (top <= w->lo)
+		return;
+	/* The innermost frames are at the top: keep those when it is large. */
+	if (top - w->lo > s->chunk_cap)
+		w->lo = top - s->chunk_cap;
+	n = t->mem.read(t->mem.ctx, w->lo, s->chunk, (size_t)(top - w->lo));
+	if (n <= 0)
+		return;
+	w->hi = w->lo + (uint64_t)n;
+	w->data = s->chunk;
+}
+
+/* The first len bytes of a frame: from the chunk copy, else read. */
+static int frame_bytes(const struct py_target *t, const struct chunk_window *w,
+		       uint64_t addr, uint8_t *buf, size_t len)
+{
+	if (w->data && addr >= w->lo && addr + len <= w->hi && addr + len > addr) {
+		memcpy(buf, w->data + (addr - w->lo), len);
+		return 0;
+	}
+	return read_exact(t, addr, buf, len);
+}
+
+static size_t frame_span(const struct py_layout *l)
+{
+	uint32_t m = l->frame_back;
+
+	if (l->frame_code > m)
+		m = l->frame_code;
+	if (l->frame_instr > m)
+		m = l->frame_instr;
+	if (l->frame_owner > m)
+		m = l->frame_owner;
+	if (l->frame_is_entry > m)
+		m = l->frame_is_entry;
+	return m + 8;
+}
+
+int py_frame_head(const struct py_target *t, uint64_t tstate, uint64_t *frame)
+{
+	const struct py_layout *l = &t->l;
+	uint64_t cframe;
+	int ret;
+
+	if (l->version != 0x030b && l->version != 0x030c)
+		return read_ptr(t, tstate + l->tstate_frame, frame);
+	ret = read_ptr(t, tstate + l->tstate_frame, &cframe);
+	if (ret < 0)
+		return ret;
+	if (!cframe) {
+		*frame = 0;
+		return 0;
+	}
+	return read_ptr(t, cframe + l->cframe_current_frame, frame);
+}
+
+int py_frames_read(const struct py_target *t, uint64_t tstate,
+		   struct py_walk_scratch *s, struct py_raw_frame *out,
+		   int max, enum py_walk_end *end)
+{
+	const struct py_layout *l = &t->l;
+	size_t span = frame_span(l);
+	struct chunk_window w;
+	uint8_t buf[512];
+	uint64_t frame;
+	int n = 0, visited = 0;
+
+	*end = PY_WALK_COMPLETE;
+	if (max > PY_MAX_DEPTH)
+		max = PY_MAX_DEPTH;
+	if (span > sizeof(buf) || py_frame_head(t, tstate, &frame) < 0) {
+		*end = PY_WALK_ERROR;
+		return 0;
+	}
+	memset(s->seen, 0, s->seen_cap * sizeof(*s->seen));
+	chunk_read(t, tstate, s, &w);
+	while (frame) {
+		struct py_raw_frame *f = &out[n];
+
+		if (n >= max || visited >= 2 * PY_MAX_DEPTH) {
+			*end = PY_WALK_DEPTH;
+			break;
+		}
+		if (!seen_add(s, frame)) {
+			*end = PY_WALK_CYCLE;
+			break;
+		}
+		visited++;
+		if ((frame & 7) || frame_bytes(t, &w, frame, buf, span) < 0) {
+			*end = PY_WALK_ERROR;
+			break;
+		}
+		if (l->version >= 0x030c && buf[l->frame_owner] == l->frame_owner_cstack) {
+			/* The shim below an evaluator call's first frame. */
+			if (n)
+				out[n - 1].entry = true;
+		} else {
+			f->code = u64_at(buf, l->frame_code);
+			if (l->version <= 0x030a) {
+				int32_t lasti;
+
+				memcpy(&lasti, buf + l->frame_instr, sizeof(lasti));
+				/* 3.10 counts 2-byte code units. */
+				if (lasti >= 0 && l->version == 0x030a)
+					lasti *= 2;
+				f->instr = lasti < 0 ? UINT64_MAX : (uint64_t)lasti;
+				f->entry = true;
+			} else {
+				f->instr = u64_at(buf, l->frame_instr);
+				f->entry = l->version == 0x030b && buf[l->frame_is_entry];
+			}
+			n++;
+		}
+		frame = u64_at(buf, l->frame_back);
+	}
+	return n;
+}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CPython's memory layouts, 3.8-3.13, and everything that reads a Python
+ * thread's frames through them: the thread-state list, the GIL holder, the
+ * frame chain, code objects, strings and line tables.
+ *
+ * Dependency-free on purpose: memory is read through a callback, so the
+ * sampler reads another process with it and the GPU agent (cuda/) its own.
+ * Nothing here trusts what it reads: every length, count and pointer is
+ * bounded, chains are depth-limited and cycle-checked, and a bad read ends
+ * a walk with an error instead of a crash or a hang.
+ */
+#ifndef TRAINSAMPLE_PY_LAYOUT_H
+#define TRAINSAMPLE_PY_LAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Offsets of one CPython minor version (bytes). 0 is "absent" for fields
+ * some versions lack (offsets that are really 0 are the first members of
+ * their structs: interp_next, cframe_current_frame, frame_code in 3.11+,
+ * which every version that has them lists).
+ */
+struct py_layout {
+	uint32_t version;              /* 0x0308 .. 0x030d */
+	uint32_t object_type;
+	uint32_t bytes_size, bytes_data;
+	uint32_t unicode_length, unicode_state;
+	uint32_t unicode_ascii_data, unicode_compact_data;
+	uint32_t runtime_interp_head;
+	uint32_t runtime_gil_tstate;   /* <= 3.11: gilstate.tstate_current */
+	uint32_t interp_next, interp_tstate_head;
+	uint32_t interp_gil;           /* >= 3.12: ceval.gil (a pointer) */
+	uint32_t gil_locked, gil_holder;
+	uint32_t tstate_next, tstate_interp;
+	uint32_t tstate_frame;         /* frame, cframe (3.11-12), current_frame */
+	uint32_t cframe_current_frame;
+	uint32_t tstate_thread_id, tstate_native_thread_id;
+	uint32_t tstate_datastack_chunk, tstate_datastack_top, chunk_data;
+	uint32_t frame_back, frame_code;
+	uint32_t frame_instr;          /* f_lasti (int), prev_instr, instr_ptr */
+	uint32_t frame_owner, frame_owner_cstack, frame_is_entry;
+	uint32_t code_filename, code_name, code_qualname, code_firstlineno;
+	uint32_t code_linetable, code_adaptive;
+	/* 3.13: where in the runtime's _Py_DebugOffsets each offset is */
+	uint32_t debug_version, debug_free_threaded, debug_size;
+	uint32_t debug_runtime_interp_head, debug_interp_next;
+	uint32_t debug_interp_tstate_head, debug_interp_gil;
+	uint32_t debug_gil_locked, debug_gil_holder;
+	uint32_t debug_tstate_next, debug_tstate_interp, debug_tstate_frame;
+	uint32_t debug_tstate_thread_id, debug_tstate_native_thread_id;
+	uint32_t debug_tstate_datastack_chunk;
+	uint32_t debug_frame_back, debug_frame_code, debug_frame_instr;
+	uint32_t debug_frame_owner;
+	uint32_t debug_code_filename, debug_code_name, debug_code_qualname;
+	uint32_t debug_code_linetable, debug_code_firstlineno;
+	uint32_t debug_code_adaptive;
+};
+
+/* The known layout of a minor version, NULL if none. */
+const struct py_layout *py_layout_find(unsigned major, unsigned minor);
+/* The lowest and highest supported version, as 0x0308. */
+void py_layout_range(unsigned *lo, unsigned *hi);
+
+/* The 3.13 layout from the bytes at the start of its _PyRuntime. -EPROTO
+ * when the cookie or the version does not match, -ENOTSUP for a
+ * free-threaded build. */
+int py_layout_from_debug_offsets(const struct py_layout *base,
+				 const uint8_t *bytes, size_t len,
+				 struct py_layout *out, char *err, size_t errlen);
+#define PY_DEBUG_OFFSETS_MAX 1024
+
+/* Reads len bytes at addr; the number read or a negative errno. */
+struct py_memory {
+	ssize_t (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	void *ctx;
+};
+
+/* A process's interpreter, as found by its reader. */
+struct py_target {
+	struct py_layout l;
+	uint64_t runtime;    /* &_PyRuntime */
+	uint64_t code_type;  /* &PyCode_Type: frames' code objects are checked */
+	uint64_t none;       /* &_Py_NoneStruct: a 3.13 frame without code */
+	struct py_memory mem;
+};
+
+struct py_thread {
+	uint64_t tstate;
+	uint64_t interp;
+	uint64_t thread_id;        /* pthread_t */
+	uint64_t native_thread_id; /* OS tid, 3.11+; 0 before */
+	bool gil;                  /* holds the GIL */
+};
+
+/* Every thread state of every interpreter (at most max). The count, or a
+ * negative errno when not even the first interpreter could be read. */
+int py_threads_read(const struct py_target *t, struct py_thread *out, int max);
+/* Whether the first thread state points back at its interpreter: the
+ * layout fits this build. */
+int py_layout_validate(const struct py_target *t, char *err, size_t errlen);
+
+#define PY_MAX_DEPTH 4096
+
+struct py_raw_frame {
+	uint64_t code;   /* code object (3.13: may be None, or not code) */
+	uint64_t instr;  /* <= 3.10: byte offset (-1: not started); else the
+			  * instruction's address */
+	bool entry;      /* the first frame its evaluator call ran (3.11+) */
+};
+
+enum py_walk_end {
+	PY_WALK_COMPLETE,
+	PY_WALK_ERROR,   /* a read failed or a pointer was implausible */
+	PY_WALK_CYCLE,
+	PY_WALK_DEPTH,
+};
+
+/* Scratch a walk reuses: the data-stack chunk copy and the visited set. */
+struct py_walk_scratch {
+	uint8_t *chunk;
+	size_t chunk_cap;
+	uint64_t *seen;
+	size_t seen_cap;   /* a power of two, > 2 * PY_MAX_DEPTH */
+};
+int py_walk_scratch_init(struct py_walk_scratch *s);
+void py_walk_scratch_free(struct py_walk_scratch *s);
+
+/* The thread's innermost frame (0: none): read again after a walk, it
+ * tells whether the thread called or returned meanwhile. */
+int py_frame_head(const struct py_target *t, uint64_t tstate, uint64_t *frame);
+
+/*
+ * The frame chain of a thread, innermost first (at most max, <=
+ * PY_MAX_DEPTH). From 3.11 the thread's current data-stack chunk is read
+ * in one call and frames in it come from that copy. Shim frames are
+ * skipped. Returns the number of frames; *end says how it stopped.
+ */
+int py_frames_read(const struct py_target *t, uint64_t tstate,
+		   struct py_walk_scratch *s, struct py_raw_frame *out,
+		   int max, enum py_walk_end *end);
+
+/* ---- code objects (py_code.c) ---- */
+
+struct py_code {
+	uint64_t addr;
+	uint64_t sig[3];       /* header words it was read with */
+	char *name;            /* qualname from 3.11 */
+	char *file;
+	uint32_t firstlineno;
+	uint8_t *linetable;
+	size_t linetable_len;
+	uint64_t code_start;   /* 3.11+: address of the first instruction */
+	uint32_t id;           /* the caller's, e.g. an interned frame name */
+	uint32_t id2;
+};
+
+/* A UTF-8 copy of a str object, at most len - 1 bytes. */
+int py_string_read(const struct py_target *t, uint64_t addr, char *buf,
+		   size_t len);
+/* The line of an instruction (struct py_raw_frame.instr); 0 unknown. */
+uint32_t py_code_line(const struct py_target *t, const struct py_code *c,
+		      uint64_t instr);
+
+/*
+ * Code objects by address. A hit is checked against the object's header
+ * words, read again: a code object freed and its memory reused for another
+ * is read anew, never mislabelled.
+ */
+struct py_code_cache;
+int py_code_cache_new(struct py_code_cache **out);
+void py_code_cache_free(struct py_code_cache *c);
+/* -ENOENT: no code object there (3.13: the frame's executable is None or
+ * another object), another negative errno when it cannot be read. */
+int py_code_get(const struct py_target *t, struct py_code_cache *c,
+		uint64_t addr, struct py_code **out);
+
+#endif

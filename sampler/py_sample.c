@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A tick of a Python target, Python stacks only: no thread is stopped. A
+ * thread that does not hold the GIL cannot change its Python frames, so
+ * they are read as they are; the holder's chain is read and its head read
+ * again, and the walk repeated (a few times) when it called or returned
+ * meanwhile. Blocked threads with Python frames give idle samples ending
+ * in the syscall they wait in; threads without Python frames are left out
+ * (blocked ones are kept, natively and unstopped, with --idle).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "formats/formats.h"
+#include "sampler/internal.h"
+
+#define HOLDER_TRIES 3
+/* How far into glibc's struct pthread its tid is looked for. */
+#define PTHREAD_SCAN 2048
+
+bool python_ready(const struct sampler *s)
+{
+	return s->py && s->py->state == PY_READY;
+}
+
+/*
+ * Before 3.11 a thread state knows its pthread_t, the address of glibc's
+ * struct pthread, which holds the kernel tid at a fixed offset. That
+ * offset is found once: the first one at which every thread's struct holds
+ * a distinct tid of this process.
+ */
+static uint32_t find_tid_offset(struct sampler *s, int n)
+{
+	static const int most = 8;
+	uint32_t words[8][PTHREAD_SCAN / 4];
+	int have = 0;
+
+	for (int i = 0; i < n && have < most; i++)
+		if (remote_read(s->pid, s->py->threads[i].thread_id, words[have],
+				sizeof(words[0])) == sizeof(words[0]))
+			have++;
+	if (!have)
+		return 0;
+	for (uint32_t w = 4; w < PTHREAD_SCAN / 4; w++) {
+		bool ok = true;
+
+		for (int i = 0; i < have && ok; i++) {
+			ok = words[i][w] > 0 && thread_find(s, (pid_t)words[i][w]);
+			for (int j = 0; j < i && ok; j++)
+				ok = words[j][w] != words[i][w];
+		}
+		if (ok)
+			return w * 4;
+	}
+	return 0;
+}
+
+static void map_tids(struct sampler *s, int n)
+{
+	struct python *py = s->py;
+
+	for (int i = 0; i < n; i++) {
+		const struct py_thread *pt = &py->threads[i];
+		uint32_t tid = 0;
+
+		if (py->target.l.version >= 0x030b) {
+			tid = (uint32_t)pt->native_thread_id;
+		} else {
+			if (!py->tid_offset)
+				py->tid_offset = find_tid_offset(s, n);
+			if (py->tid_offset)
+				remote_read(s->pid, pt->thread_id + py->tid_offset, &tid, sizeof(tid));
+		}
+		py->tids[i] = (pid_t)tid;
+	}
+}
+
+/* The file of the outermost frame of the main thread: the script. */
+static void note_script_dir(struct sampler *s, const struct py_code *outer)
+{
+	char dir[1024];
+	const char *slash;
+
+	if (s->py->script_dir_set || !outer->file || outer->file[0] == '<')
+		return;
+	s->py->script_dir_set = true;
+	slash = strrchr(outer->file, '/');
+	if (!slash)
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - outer->file), outer->file);
+	profile_set_meta(s->profile, "python_script_dir", dir);
+}
+
+static int intern_python(struct sampler *s, struct py_code *c, uint32_t line, uint32_t *frame)
+{
+	struct frame f = { .kind = FRAME_PYTHON, .line = line };
+	int ret = 0;
+
+	if (c->id == UINT32_MAX) {
+		ret = profile_intern_string(s->profile, c->name, &c->id);
+		if (!ret)
+			ret = profile_intern_string(s->profile, c->file, &c->id2);
+		if (ret < 0) {
+			c->id = UINT32_MAX;
+			return ret;
+		}
+	}
+	f.name = c->id;
+	f.module = c->id2;
+	return profile_intern_frame(s->profile, &f, frame);
+}
+
+static const char *walk_marker(enum py_walk_end end)
+{
+	switch (end) {
+	case PY_WALK_COMPLETE:
+		return NULL;
+	case PY_WALK_CYCLE:
+		return "[error: frame cycle]";
+	case PY_WALK_DEPTH:
+		return "[truncated: depth limit]";
+	case PY_WALK_ERROR:
+		break;
+	}
+	return "[error]";
+}
+
+/* Frames innermost first to a stack id; *nframes the Python frames in it. */
+static int python_stack(struct sampler *s, pid_t tid, int n, enum py_walk_end end,
+			uint32_t *stack, int *nframes, uint32_t *flags)
+{
+	struct python *py = s->py;
+	const char *marker = walk_marker(end);
+	uint32_t id = 0, frame;
+	int ret;
+
+	*nframes = 0;
+	if (marker) {
+		*flags |= SAMPLE_TRUNCATED;
+		if (end != PY_WALK_DEPTH)
+			s->st.errors++;
+		ret = stacks_marker(s, marker, 0, &id);
+		if (ret < 0)
+			return ret;
+	}
+	for (int i = n - 1; i >= 0; i--) {
+		struct py_code *c;
+
+		ret = py_code_get(&py->target, py->codes, py->frames[i].code, &c);
+		if (ret == -ENOENT)
+			continue; /* a 3.13 frame without code: not a Python function */
+		if (ret < 0) {
+			s->st.errors++;
+			ret = stacks_marker(s, "[error: unreadable code object]", id, &id);
+		} else {
+			if (tid == s->pid && !*nframes)
+				note_script_dir(s, c);
+			ret = intern_python(s, c, py_code_line(&py->target, c, py->frames[i].instr),
+					    &frame);
+			if (!ret)
+				ret = profile_intern_stack(s->profile, id, frame, &id);
+			(*nframes)++;
+		}
+		if (ret < 0)
+			return ret;
+	}
+	*stack = id;
+	return 0;
+}
+
+/* The thread's frames; the GIL holder's read until its head holds still. */
+static int read_frames(struct sampler *s, const struct py_thread *pt, bool running,
+		       enum py_walk_end *end)
+{
+	struct python *py = s->py;
+	int n = 0;
+
+	for (int i = 0; i < HOLDER_TRIES; i++) {
+		uint64_t before = 0, after = 0;
+
+		if (pt->gil && running)
+			py_frame_head(&py->target, pt->tstate, &before);
+		n = py_frames_read(&py->target, pt->tstate, &py->scratch, py->frames,
+				   PY_MAX_DEPTH, end);
+		if (!pt->gil || !running)
+			break;
+		py_frame_head(&py->target, pt->tstate, &after);
+		if (before == after)
+			break;
+	}
+	return n;
+}
+
+static void sample_thread(struct sampler *s, struct thread *t, const struct py_thread *pt,
+			  char state)
+{
+	bool running = state == 'R';
+	uint32_t stack, flags = 0;
+	enum py_walk_end end;
+	struct blocked_state b;
+	int n, nframes;
+
+	if (s->opt.gil_only && !pt->gil)
+		return;
+	if (!running && !s->opt.idle && !s->opt.idle_python)
+		return;
+	n = read_frames(s, pt, running, &end);
+	if (python_stack(s, t->tid, n, end, &stack, &nframes, &flags) < 0) {
+		s->st.errors++;
+		return;
+	}
+	if (pt->gil)
+		flags |= SAMPLE_GIL;
+	if (!running) {
+		/* Idle threads with no Python code on them are not the user's. */
+		if (!nframes && !s->opt.idle)
+			return;
+		if (thread_blocked_state(s, t, &b) < 0)
+			b.nr = -1;
+		flags |= SAMPLE_IDLE;
+		if (stacks_idle_leaf(s, b.nr, stack, &stack) < 0) {
+			s->st.errors++;
+			return;
+		}
+	} else if (!nframes && !n) {
+		return; /* runs, but not Python: not in a Python-only profile */
+	}
+	stacks_name_thread(s, t);
+	stacks_add_sample(s, t->tid, stack, flags, s->tick_now, s->tick_weight);
+}
+
+static const struct py_thread *thread_of(struct python *py, int n, pid_t tid)
+{
+	for (int i = 0; i < n; i++)
+		if (py->tids[i] == tid)
+			return &py->threads[i];
+	return NULL;
+}
+
+void python_tick(struct sampler *s)
+{
+	struct python *py = s->py;
+	int n = py_threads_read(&py->target, py->threads, PY_MAX_THREADS);
+
+	if (n < 0) {
+		s->st.errors++;
+		return;
+	}
+	map_tids(s, n);
+	for (size_t i = 0; i < s->nthreads; i++) {
+		struct thread *t = s->threads[i];
+		const struct py_thread *pt;
+		char c;
+
+		if (t->gone || t->listening || t->interrupt_sent || t->detaching)
+			continue;
+		c = thread_state(s, t);
+		if (c != 'R' && c != 'S' && c != 'D')
+			continue;
+		pt = thread_of(py, n, t->tid);
+		if (pt)
+			sample_thread(s, t, pt, c);
+		else if (c != 'R' && s->opt.idle && !s->opt.gil_only)
+			tick_sample_blocked(s, t);
+	}
+}

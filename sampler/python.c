@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Finding a target's CPython: _PyRuntime in the executable or in a
+ * libpython3.X.so it maps, the version from Py_Version (3.11+) or the
+ * file's name, and a layout that is checked against the live process
+ * before it is used. Until an interpreter is ready (under `record --` it
+ * does not exist yet at the first ticks) the search is repeated and the
+ * process is sampled natively meanwhile. Versions without a layout,
+ * free-threaded builds and layouts that fail the check are refused, never
+ * guessed at.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "formats/formats.h"
+#include "sampler/internal.h"
+#include "sampler/py_layout.h"
+#include "symbolize/symbolize.h"
+
+/* How often an unfinished search is repeated. */
+#define SEARCH_EVERY_NS 10000000ull
+
+static ssize_t read_target(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return remote_read((pid_t)(intptr_t)ctx, addr, buf, len);
+}
+
+int python_new(struct sampler *s)
+{
+	struct python *py = calloc(1, sizeof(*py));
+	int ret;
+
+	if (!py)
+		return -ENOMEM;
+	py->threads = calloc(PY_MAX_THREADS, sizeof(*py->threads));
+	py->frames = calloc(PY_MAX_DEPTH, sizeof(*py->frames));
+	py->tids = calloc(PY_MAX_THREADS, sizeof(*py->tids));
+	ret = py->threads && py->frames && py->tids ? py_code_cache_new(&py->codes) : -ENOMEM;
+	if (!ret)
+		ret = py_walk_scratch_init(&py->scratch);
+	if (ret < 0) {
+		python_free(py);
+		return ret;
+	}
+	py->target.mem.read = read_target;
+	py->target.mem.ctx = (void *)(intptr_t)s->pid;
+	s->py = py;
+	return 0;
+}
+
+void python_free(struct python *py)
+{
+	if (!py)
+		return;
+	py_code_cache_free(py->codes);
+	py_walk_scratch_free(&py->scratch);
+	free(py->threads);
+	free(py->frames);
+	free(py->tids);
+	free(py);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/* "libpython3.11.so.1.0", "python3.11", "libpython3.13t.so": 3, 11, t. */
+static bool version_from_name(const char *path, unsigned *major, unsigned *minor,
+			      bool *threaded)
+{
+	const char *b = base_name(path), *p;
+	char *end;
+
+	if (!strncmp(b, "lib", 3))
+		b += 3;
+	if (strncmp(b, "python", 6))
+		return false;
+	p = b + 6;
+	*major = (unsigned)strtoul(p, &end, 10);
+	if (end == p || *end != '.')
+		return false;
+	p = end + 1;
+	*minor = (unsigned)strtoul(p, &end, 10);
+	if (end == p)
+		return false;
+	*threaded = *end == 't';
+	return true;
+}
+
+static bool is_candidate(const char *path, const char *exe)
+{
+	return !strncmp(base_name(path), "libpython3", 10) || !strcmp(path, exe);
+}
+
+static bool tried_before(struct python *py, uint64_t inode)
+{
+	for (int i = 0; i < py->ntried; i++)
+		if (py->tried[i] == inode)
+			return true;
+	if (py->ntried < (int)(sizeof(py->tried) / sizeof(py->tried[0])))
+		py->tried[py->ntried++] = inode;
+	return false;
+}
+
+static void refuse(struct sampler *s, const char *why)
+{
+	s->py->state = PY_REFUSED;
+	sampler_notice(s, "%s: native stacks only", why);
+}
+
+/* Sets the layout of the interpreter whose runtime is at rt. */
+static int choose_layout(struct sampler *s, const struct sym_mapping *m, uint64_t rt)
+{
+	struct python *py = s->py;
+	const struct py_layout *l;
+	unsigned major = 0, minor = 0, lo, hi;
+	bool threaded = false, named;
+	uint64_t at;
+	uint32_t hex;
+	char what[PATH_MAX + 32], why[PATH_MAX + 160];
+
+	named = version_from_name(m->path, &major, &minor, &threaded);
+	if (!sym_process_symbol(s->sym, m, "Py_Version", &at) &&
+	    remote_read(s->pid, at, &hex, sizeof(hex)) == sizeof(hex) && hex >> 24 == 3) {
+		major = hex >> 24;
+		minor = hex >> 16 & 0xff;
+	} else if (!named) {
+		snprintf(why, sizeof(why), "the Python in %s of process %d has no version "
+			 "trainsample can read", m->path, (int)s->pid);
+		refuse(s, why);
+		return -ENOTSUP;
+	}
+	snprintf(py->version, sizeof(py->version), "%u.%u", major, minor);
+	snprintf(what, sizeof(what), "Python %s (%s)", py->version, base_name(m->path));
+	py_layout_range(&lo, &hi);
+	l = major == 3 ? py_layout_find(major, minor) : NULL;
+	if (threaded) {
+		snprintf(why, sizeof(why), "%s in process %d is a free-threaded build, which "
+			 "trainsample does not support", what, (int)s->pid);
+		refuse(s, why);
+		return -ENOTSUP;
+	}
+	if (!l) {
+		snprintf(why, sizeof(why), "%s in process %d is not supported (3.%u to 3.%u are)",
+			 what, (int)s->pid, lo & 0xff, hi & 0xff);
+		refuse(s, why);
+		return -ENOTSUP;
+	}
+	py->target.l = *l;
+	py->target.runtime = rt;
+	snprintf(py->what, sizeof(py->what), "%.90s", what);
+	return 0;
+}
+
+/* 3.13: the rest of the layout from the runtime's debug offsets. */
+static int read_debug_offsets(struct sampler *s)
+{
+	struct python *py = s->py;
+	uint8_t b[PY_DEBUG_OFFSETS_MAX];
+	struct py_layout l;
+	char err[160];
+	ssize_t n;
+	int ret;
+
+	if (py->target.l.version < 0x030d)
+		return 0;
+	n = remote_read(s->pid, py->target.runtime, b, sizeof(b));
+	if (n < 0)
+		return (int)n;
+	ret = py_layout_from_debug_offsets(&py->target.l, b, (size_t)n, &l, err, sizeof(err));
+	if (ret < 0) {
+		refuse(s, err);
+		return ret;
+	}
+	py->target.l = l;
+	return 0;
+}
+
+/* Looks for _PyRuntime in the executable and every libpython mapped. */
+static int find_runtime(struct sampler *s)
+{
+	struct python *py = s->py;
+	const struct sym_maps *maps;
+	char link[64], exe[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)s->pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	if (n > 10 && !strcmp(exe + n - 10, " (deleted)"))
+		exe[n - 10] = 0;
+	sym_process_reload(s->sym);
+	maps = sym_process_maps(s->sym);
+	for (size_t i = 0; maps && i < sym_maps_count(maps); i++) {
+		const struct sym_mapping *m = sym_maps_at(maps, i);
+		uint64_t rt, sym;
+
+		if (m->pgoff || !is_candidate(m->path, exe) || tried_before(py, m->inode))
+			continue;
+		if (sym_process_symbol(s->sym, m, "_PyRuntime", &rt) < 0)
+			continue;
+		if (choose_layout(s, m, rt) < 0)
+			return -ENOTSUP;
+		if (!sym_process_symbol(s->sym, m, "PyCode_Type", &sym))
+			py->target.code_type = sym;
+		if (!sym_process_symbol(s->sym, m, "_Py_NoneStruct", &sym))
+			py->target.none = sym;
+		return read_debug_offsets(s) < 0 ? -ENOTSUP : 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * One step of the search, at most every 10 ms: find the runtime (once per
+ * process image), then wait for its first thread state and check the
+ * layout against it.
+ */
+void python_search(struct sampler *s, uint64_t now)
+{
+	struct python *py = s->py;
+	char err[160];
+	int ret;
+
+	if (!py)
+		return;
+	if (py->exec_seq != s->exec_seq) {
+		/* A new image: whatever was found belongs to the old one. */
+		py->exec_seq = s->exec_seq;
+		py->state = PY_SEARCHING;
+		py->ntried = 0;
+		py->tid_offset = 0;
+	}
+	if (py->state == PY_READY || py->state == PY_REFUSED)
+		return;
+	if (now - py->last_search_ns < SEARCH_EVERY_NS)
+		return;
+	py->last_search_ns = now;
+	if (py->state == PY_SEARCHING) {
+		ret = find_runtime(s);
+		if (ret < 0)
+			return;
+		py->state = PY_FOUND;
+	}
+	ret = py_layout_validate(&py->target, err, sizeof(err));
+	if (ret == -EAGAIN)
+		return;
+	if (ret < 0) {
+		refuse(s, err);
+		return;
+	}
+	py->state = PY_READY;
+	py->ever_ready = true;
+	profile_set_meta(s->profile, "python", py->version);
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Prints one CPython build's struct offsets as a C initializer of
+ * struct py_layout (sampler/py_layout.h). Compiled by
+ * gen-python-layouts.sh against each interpreter's own internal headers.
+ */
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include <stddef.h>
+#include <stdio.h>
+#if PY_VERSION_HEX < 0x030B0000
+#include <frameobject.h>
+#endif
+#if PY_VERSION_HEX < 0x03090000
+#include "internal/pycore_pystate.h"
+#else
+#include "internal/pycore_runtime.h"
+#include "internal/pycore_interp.h"
+#endif
+#if PY_VERSION_HEX >= 0x030B0000
+#include "internal/pycore_frame.h"
+#include "internal/pycore_code.h"
+#endif
+#if PY_VERSION_HEX >= 0x030C0000
+#include "internal/pycore_gil.h"
+#endif
+
+#define F(name, value) printf("\t\t.%s = %lu,\n", name, (unsigned long)(value))
+
+int main(void)
+{
+	printf("\t{ /* %s */\n", PY_VERSION);
+	F("version", (PY_MAJOR_VERSION << 8) | PY_MINOR_VERSION);
+	F("object_type", offsetof(PyObject, ob_type));
+	F("bytes_size", offsetof(PyVarObject, ob_size));
+	F("bytes_data", offsetof(PyBytesObject, ob_sval));
+	F("unicode_length", offsetof(PyASCIIObject, length));
+	F("unicode_state", offsetof(PyASCIIObject, state));
+	F("unicode_ascii_data", sizeof(PyASCIIObject));
+	F("unicode_compact_data", sizeof(PyCompactUnicodeObject));
+#if PY_VERSION_HEX >= 0x030D0000
+	/* 3.13: the runtime's _Py_DebugOffsets say the rest; these are where
+	 * in that struct each offset is. */
+	F("debug_version", offsetof(_Py_DebugOffsets, version));
+	F("debug_free_threaded", offsetof(_Py_DebugOffsets, free_threaded));
+	F("debug_runtime_interp_head", offsetof(_Py_DebugOffsets, runtime_state.interpreters_head));
+	F("debug_interp_next", offsetof(_Py_DebugOffsets, interpreter_state.next));
+	F("debug_interp_tstate_head", offsetof(_Py_DebugOffsets, interpreter_state.threads_head));
+	F("debug_interp_gil", offsetof(_Py_DebugOffsets, interpreter_state.ceval_gil));
+	F("debug_gil_locked", offsetof(_Py_DebugOffsets, interpreter_state.gil_runtime_state_locked));
+	F("debug_gil_holder", offsetof(_Py_DebugOffsets, interpreter_state.gil_runtime_state_holder));
+	F("debug_tstate_next", offsetof(_Py_DebugOffsets, thread_state.next));
+	F("debug_tstate_interp", offsetof(_Py_DebugOffsets, thread_state.interp));
+	F("debug_tstate_frame", offsetof(_Py_DebugOffsets, thread_state.current_frame));
+	F("debug_tstate_thread_id", offsetof(_Py_DebugOffsets, thread_state.thread_id));
+	F("debug_tstate_native_thread_id", offsetof(_Py_DebugOffsets, thread_state.native_thread_id));
+	F("debug_tstate_datastack_chunk", offsetof(_Py_DebugOffsets, thread_state.datastack_chunk));
+	F("debug_frame_back", offsetof(_Py_DebugOffsets, interpreter_frame.previous));
+	F("debug_frame_code", offsetof(_Py_DebugOffsets, interpreter_frame.executable));
+	F("debug_frame_instr", offsetof(_Py_DebugOffsets, interpreter_frame.instr_ptr));
+	F("debug_frame_owner", offsetof(_Py_DebugOffsets, interpreter_frame.owner));
+	F("debug_code_filename", offsetof(_Py_DebugOffsets, code_object.filename));
+	F("debug_code_name", offsetof(_Py_DebugOffsets, code_object.name));
+	F("debug_code_qualname", offsetof(_Py_DebugOffsets, code_object.qualname));
+	F("debug_code_linetable", offsetof(_Py_DebugOffsets, code_object.linetable));
+	F("debug_code_firstlineno", offsetof(_Py_DebugOffsets, code_object.firstlineno));
+	F("debug_code_adaptive", offsetof(_Py_DebugOffsets, code_object.co_code_adaptive));
+	F("debug_size", sizeof(_Py_DebugOffsets));
+	/* Not in the debug offsets. */
+	F("tstate_datastack_top", offsetof(PyThreadState, datastack_top));
+	F("chunk_data", offsetof(_PyStackChunk, data));
+	F("frame_owner_cstack", FRAME_OWNED_BY_CSTACK);
+#else
+	/* 3.8-3.12: every offset from the headers. */
+	F("runtime_interp_head", offsetof(_PyRuntimeState, interpreters.head));
+	F("interp_next", offsetof(PyInterpreterState, next));
+#if PY_VERSION_HEX >= 0x030B0000
+	F("interp_tstate_head", offsetof(PyInterpreterState, threads.head));
+#else
+	F("interp_tstate_head", offsetof(PyInterpreterState, tstate_head));
+#endif
+#if PY_VERSION_HEX >= 0x030C0000
+	F("interp_gil", offsetof(PyInterpreterState, ceval.gil));
+	F("gil_locked", offsetof(struct _gil_runtime_state, locked));
+	F("gil_holder", offsetof(struct _gil_runtime_state, last_holder));
+#else
+	F("runtime_gil_tstate", offsetof(_PyRuntimeState, gilstate.tstate_current));
+#endif
+	F("tstate_next", offsetof(PyThreadState, next));
+	F("tstate_interp", offsetof(PyThreadState, interp));
+	F("tstate_thread_id", offsetof(PyThreadState, thread_id));
+	F("code_filename", offsetof(PyCodeObject, co_filename));
+	F("code_name", offsetof(PyCodeObject, co_name));
+	F("code_firstlineno", offsetof(PyCodeObject, co_firstlineno));
+#if PY_VERSION_HEX >= 0x030B0000
+	F("tstate_frame", offsetof(PyThreadState, cframe));
+	F("cframe_current_frame", offsetof(_PyCFrame, current_frame));
+	F("tstate_native_thread_id", offsetof(PyThreadState, native_thread_id));
+	F("tstate_datastack_chunk", offsetof(PyThreadState, datastack_chunk));
+	F("tstate_datastack_top", offsetof(PyThreadState, datastack_top));
+	F("chunk_data", offsetof(_PyStackChunk, data));
+	F("frame_back", offsetof(_PyInterpreterFrame, previous));
+	F("frame_code", offsetof(_PyInterpreterFrame, f_code));
+	F("frame_instr", offsetof(_PyInterpreterFrame, prev_instr));
+	F("frame_owner", offsetof(_PyInterpreterFrame, owner));
+	F("code_qualname", offsetof(PyCodeObject, co_qualname));
+	F("code_linetable", offsetof(PyCodeObject, co_linetable));
+	F("code_adaptive", offsetof(PyCodeObject, co_code_adaptive));
+#if PY_VERSION_HEX >= 0x030C0000
+	F("frame_owner_cstack", FRAME_OWNED_BY_CSTACK);
+#else
+	F("frame_is_entry", offsetof(_PyInterpreterFrame, is_entry));
+#endif
+#else
+	F("tstate_frame", offsetof(PyThreadState, frame));
+	F("frame_back", offsetof(PyFrameObject, f_back));
+	F("frame_code", offsetof(PyFrameObject, f_code));
+	F("frame_instr", offsetof(PyFrameObject, f_lasti));
+#if PY_VERSION_HEX >= 0x030A0000
+	F("code_linetable", offsetof(PyCodeObject, co_linetable));
+#else
+	F("code_linetable", offsetof(PyCodeObject, co_lnotab));
+#endif
+#endif
+#endif
+	printf("\t},\n");
+	return 0;
+}
