@@ -160,7 +160,7 @@ fi
 # interpreter to main.
 PY=/usr/bin/python3.11
 if [ -x "$PY" ] && "$PY" -c 'import numpy' 2>/dev/null; then
-	$TS record -q -r 1000 --stats -o "$TMP/np.folded" -- "$PY" -c \
+	$TS record -q -r 1000 --native --stats -o "$TMP/np.folded" -- "$PY" -c \
 		'import numpy; a = numpy.random.rand(300, 300); [a @ a for _ in range(60)]' 2>"$TMP/np.err"
 	total=$(folded_total "$TMP/np.folded")
 	whole=$(awk '{ c = $NF } /^_start;__libc_start_main;.*;_PyEval_EvalFrameDefault;.*;cblas_dgemm;dgemm_ / { n += c } END { print n + 0 }' "$TMP/np.folded")
