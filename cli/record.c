@@ -102,7 +102,8 @@ static void print_stats(const struct sampler_stats *st)
 		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
 		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %.1f us (%" PRIu64 " stacks)\n"
 		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on\n"
-		"  trainsample cpu  %.3f s (%.1f%% of one core)\n",
+		"  trainsample cpu  %.3f s (%.1f%% of one core)\n"
+		"  python           %s\n",
 		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
 		st->dropped,
 		st->threads_seen, st->threads_live, st->errors,
@@ -111,7 +112,8 @@ static void print_stats(const struct sampler_stats *st)
 		(double)st->unwind_p99_ns / 1e3, (double)st->unwind_first_ns / 1e3, st->unwinds,
 		st->syscalls_restarted,
 		st->signals_forwarded, (double)st->cpu_ns / 1e9,
-		secs > 0 ? 100.0 * (double)st->cpu_ns / 1e9 / secs : 0.0);
+		secs > 0 ? 100.0 * (double)st->cpu_ns / 1e9 / secs : 0.0,
+		st->python[0] ? st->python : "none (native stacks)");
 }
 
 static char *join_args(char **argv)

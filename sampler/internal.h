@@ -208,6 +208,8 @@ int attach_explain_failure(pid_t pid, int error, char *err, size_t errlen);
 int python_new(struct sampler *s);
 void python_free(struct python *py);
 void python_search(struct sampler *s, uint64_t now);
+/* Says, once, when no Python was ever found: the profile is native. */
+void python_finish(struct sampler *s);
 
 /* py_sample.c: a tick that reads Python stacks without stopping anyone */
 bool python_ready(const struct sampler *s);

@@ -104,6 +104,7 @@ int py_layout_from_debug_offsets(const struct py_layout *base,
 		{ base->debug_code_firstlineno, &out->code_firstlineno },
 		{ base->debug_code_adaptive, &out->code_adaptive },
 	};
+	uint32_t gil_state;
 	uint64_t version;
 
 	*out = *base;
@@ -131,6 +132,15 @@ int py_layout_from_debug_offsets(const struct py_layout *base,
 			errorf(err, errlen, "implausible debug offsets");
 			return -EPROTO;
 		}
+	/* The GIL's fields are given within the interpreter's own _gil; the
+	 * interpreter's ceval.gil points at the GIL it uses (maybe another's). */
+	if (debug_field(b, len, base->debug_gil_state, &gil_state) < 0 ||
+	    out->gil_locked < gil_state || out->gil_holder < gil_state) {
+		errorf(err, errlen, "implausible debug offsets");
+		return -EPROTO;
+	}
+	out->gil_locked -= gil_state;
+	out->gil_holder -= gil_state;
 	return 0;
 }
 

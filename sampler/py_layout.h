@@ -49,7 +49,7 @@ struct py_layout {
 	uint32_t debug_version, debug_free_threaded, debug_size;
 	uint32_t debug_runtime_interp_head, debug_interp_next;
 	uint32_t debug_interp_tstate_head, debug_interp_gil;
-	uint32_t debug_gil_locked, debug_gil_holder;
+	uint32_t debug_gil_state, debug_gil_locked, debug_gil_holder;
 	uint32_t debug_tstate_next, debug_tstate_interp, debug_tstate_frame;
 	uint32_t debug_tstate_thread_id, debug_tstate_native_thread_id;
 	uint32_t debug_tstate_datastack_chunk;

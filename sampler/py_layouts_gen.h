@@ -161,6 +161,7 @@ static const struct py_layout py_layouts_gen[] = {
 		.debug_interp_next = 64,
 		.debug_interp_tstate_head = 72,
 		.debug_interp_gil = 112,
+		.debug_gil_state = 120,
 		.debug_gil_locked = 136,
 		.debug_gil_holder = 144,
 		.debug_tstate_next = 168,

@@ -217,6 +217,15 @@ static int find_runtime(struct sampler *s)
 	return -ENOENT;
 }
 
+void python_finish(struct sampler *s)
+{
+	struct python *py = s->py;
+
+	if (py && !py->ever_ready && py->state != PY_REFUSED && s->st.samples)
+		sampler_notice(s, "no Python interpreter in process %d: native stacks only",
+			       (int)s->pid);
+}
+
 /*
  * One step of the search, at most every 10 ms: find the runtime (once per
  * process image), then wait for its first thread state and check the

@@ -47,6 +47,7 @@ int main(void)
 	F("debug_interp_next", offsetof(_Py_DebugOffsets, interpreter_state.next));
 	F("debug_interp_tstate_head", offsetof(_Py_DebugOffsets, interpreter_state.threads_head));
 	F("debug_interp_gil", offsetof(_Py_DebugOffsets, interpreter_state.ceval_gil));
+	F("debug_gil_state", offsetof(_Py_DebugOffsets, interpreter_state.gil_runtime_state));
 	F("debug_gil_locked", offsetof(_Py_DebugOffsets, interpreter_state.gil_runtime_state_locked));
 	F("debug_gil_holder", offsetof(_Py_DebugOffsets, interpreter_state.gil_runtime_state_holder));
 	F("debug_tstate_next", offsetof(_Py_DebugOffsets, thread_state.next));

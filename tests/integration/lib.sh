@@ -63,3 +63,22 @@ wait_tracer() {
 	while [ "$(tracer_of "$1")" != "$2" ] && [ $i -lt $(( ${3:-5} * 20 )) ]; do sleep 0.05; i=$((i + 1)); done
 	[ "$(tracer_of "$1")" = "$2" ]
 }
+
+# Sum of counts of stacks with a frame that starts with $2 ("heavy (").
+folded_with_prefix() {
+	awk -v f="$2" '{
+		c = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		k = split(s, fr, ";")
+		for (i = 1; i <= k; i++) if (index(fr[i], f) == 1) { n += c; break }
+	} END { print n + 0 }' "$1"
+}
+# The CPython interpreters to test, "LABEL PATH" per line, or "LABEL" alone
+# for one that is not on this machine: pyenv's 3.8-3.13 and Debian's 3.11.
+python_interpreters() {
+	root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+	for m in 8 9 10 11 12 13; do
+		p=$(ls -d "$root"/versions/3.$m.*/bin/python3.$m 2>/dev/null | sort -V | tail -1)
+		echo "pyenv-3.$m${p:+ $p}"
+	done
+	if [ -x /usr/bin/python3.11 ]; then echo "debian-3.11 /usr/bin/python3.11"; else echo "debian-3.11"; fi
+}

@@ -1,0 +1,118 @@
+# Python stacks on every CPython present: shares against the target's own
+# CPU clock, qualnames and lines, launches, threads, idle and the GIL,
+# stack shapes, attach, and the versions that are refused.
+. tests/integration/lib.sh
+P=tests/python
+
+# A frame "name (file:LINE)" of function $2 whose line is one of $3's.
+line_share() {
+	awk -v f="$2 (" -v lines=" $3 " '{
+		c = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		k = split(s, fr, ";")
+		for (i = 1; i <= k; i++) if (index(fr[i], f) == 1) {
+			all += c
+			l = fr[i]; sub(/.*:/, "", l); sub(/\)$/, "", l)
+			if (index(lines, " " l " ")) in_loop += c
+			break
+		}
+	} END { if (all == 0) print "0.0"; else printf "%.1f\n", 100 * in_loop / all }' "$1"
+}
+
+shares() {
+	label=$1 py=$2
+	$TS record -q -r 1000 -o "$TMP/$label.folded" -- "$py" $P/shares.py 3.3 "$TMP/$label.truth"
+	total=$(folded_total "$TMP/$label.folded")
+	read -r h_ns l_ns t_ns <"$TMP/$label.truth"
+	sh=$(percent "$(folded_with_prefix "$TMP/$label.folded" "heavy (")" "$total")
+	sl=$(percent "$(folded_with_prefix "$TMP/$label.folded" "light (")" "$total")
+	th=$(percent "$h_ns" "$t_ns")
+	tl=$(percent "$l_ns" "$t_ns")
+	case $label in *3.8|*3.9|*3.10) step="step (" ;; *) step="Trainer.step (" ;; esac
+	qual=$(percent "$(folded_with_prefix "$TMP/$label.folded" "$step")" "$total")
+	loop_lines=$(grep -n LOOP_HEAVY $P/shares.py | cut -d: -f1 | tr '\n' ' ')
+	inloop=$(line_share "$TMP/$label.folded" heavy "$loop_lines")
+	echo "$label: $total samples; heavy $sh% (truth $th%), light $sl% (truth $tl%), '$step' in $qual%, heavy at its loop's lines in $inloop%"
+	if at_least "$total" 3000; then ok "$label: at least 3000 samples"; else not_ok "$label: at least 3000 samples" "$total"; fi
+	if within "$sh" "$th" 3; then ok "$label: heavy's share within 3 points"; else not_ok "$label: heavy's share within 3 points" "$sh vs $th"; fi
+	if within "$sl" "$tl" 3; then ok "$label: light's share within 3 points"; else not_ok "$label: light's share within 3 points" "$sl vs $tl"; fi
+	if at_least "$qual" 90; then ok "$label: the method is named '${step% (}'"; else not_ok "$label: the method is named '${step% (}'" "$qual%"; fi
+	if at_least "$inloop" 95; then ok "$label: heavy's samples are at the lines of its loop"; else not_ok "$label: heavy's samples are at the lines of its loop" "$inloop%"; fi
+}
+
+launches() {
+	label=$1 py=$2 bad=""
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		$TS record -q -o "$TMP/l$i.folded" -- "$py" $P/short.py
+		[ "$(folded_with_prefix "$TMP/l$i.folded" "brief (")" -gt 0 ] || bad="$bad $i"
+	done
+	if [ -z "$bad" ]; then ok "$label: 20 launches in a row all have Python frames"
+	else not_ok "$label: 20 launches in a row all have Python frames" "none in launch$bad"; fi
+}
+
+threads() {
+	label=$1 py=$2
+	"$py" $P/threads.py 4 >"$TMP/th.out" &
+	pid=$!
+	reap_later $pid
+	wait_file "$TMP/th.out"
+	$TS attach "$pid" -t -r 200 -d 1.5 --stats -o "$TMP/th.tsprof" -o "$TMP/th.folded" 2>"$TMP/th.err"
+	$TS report -q "$TMP/th.tsprof" -g -o "$TMP/gil.folded"
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	roots_l=$(grep 'spin_loader (' "$TMP/th.folded" | cut -d';' -f1 | sort -u | wc -l)
+	roots_t=$(grep 'spin_trainer (' "$TMP/th.folded" | cut -d';' -f1 | sort -u | wc -l)
+	same=$(grep 'spin_loader (' "$TMP/th.folded" | cut -d';' -f1 | sort -u | grep -c -F "$(grep 'spin_trainer (' "$TMP/th.folded" | cut -d';' -f1 | head -1)")
+	if [ "$roots_l" = 1 ] && [ "$roots_t" = 1 ] && [ "$same" = 0 ]; then ok "$label: each busy thread has its own stack under -t"
+	else not_ok "$label: each busy thread has its own stack under -t" "$roots_l/$roots_t roots, shared $same"; fi
+	idle=$(grep 'sleeper (' "$TMP/th.folded" | grep -c ';\[idle: [a-z_0-9]*\] [0-9]*$')
+	if [ "$idle" -ge 1 ]; then ok "$label: the sleeping thread is idle, shown by default"
+	else not_ok "$label: the sleeping thread is idle, shown by default" "$(grep sleeper "$TMP/th.folded" | head -2)"; fi
+	if [ -s "$TMP/gil.folded" ] && ! grep -q 'sleeper (' "$TMP/gil.folded"; then ok "$label: -g keeps the GIL holder's samples, never the sleeper's"
+	else not_ok "$label: -g keeps the GIL holder's samples, never the sleeper's" "$(head -c 300 "$TMP/gil.folded")"; fi
+	stops=$(sed -n 's/.*(\([0-9]*\) stops).*/\1/p' "$TMP/th.err")
+	if [ "$stops" = 0 ]; then ok "$label: attach reads Python stacks without stopping any thread"
+	else not_ok "$label: attach reads Python stacks without stopping any thread" "$stops stops"; fi
+}
+
+shapes() {
+	label=$1 py=$2
+	script="$TMP/fîlé_名.py"
+	cp $P/shapes.py "$script"
+	$TS record -q -r 200 -o "$TMP/sh.folded" -- "$py" "$script" 0.6
+	deep=$(awk '{ n = gsub(/;recurse \(/, "&"); if (n > m) m = n } END { print m + 0 }' "$TMP/sh.folded")
+	if [ "$deep" = 500 ]; then ok "$label: a recursion 500 deep has exactly 500 frames"
+	else not_ok "$label: a recursion 500 deep has exactly 500 frames" "$deep"; fi
+	for f in "numbers (" "coroutine_work (" "función_ünïcode (fîlé_名.py:"; do
+		n=$(folded_with_prefix "$TMP/sh.folded" "$f")
+		if [ "$n" -gt 0 ]; then ok "$label: a stack through '$f'"; else not_ok "$label: a stack through '$f'" "none"; fi
+	done
+}
+
+python_interpreters >"$TMP/pythons"
+while read -r label py; do
+	# ONLY="pyenv-3.12 ..." runs those alone (when working on one version).
+	case " ${ONLY:-$label} " in *" $label "*) ;; *) continue ;; esac
+	if [ -z "$py" ]; then
+		for t in "shares" "launches" "threads" "shapes"; do
+			skip "$label: $t" "$label is not installed here"
+		done
+		continue
+	fi
+	shares "$label" "$py"
+	launches "$label" "$py"
+	threads "$label" "$py"
+	shapes "$label" "$py"
+done <"$TMP/pythons"
+
+# Versions before 3.8 are refused in one line and profiled natively.
+root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+old=$(ls -d "$root"/versions/3.7.*/bin/python3.7 2>/dev/null | tail -1)
+if [ -n "$old" ]; then
+	$TS record -o "$TMP/old.folded" -- "$old" $P/short.py 2>"$TMP/old.err"
+	native=$(folded_with_prefix "$TMP/old.folded" "_PyEval_EvalFrameDefault")
+	if grep -q "Python 3.7 (.*) in process [0-9]* is not supported (3.8 to 3.13 are): native stacks only" "$TMP/old.err" &&
+	   [ "$native" -gt 0 ]; then ok "Python 3.7 is refused in one line and profiled natively"
+	else not_ok "Python 3.7 is refused in one line and profiled natively" "$(cat "$TMP/old.err")"; fi
+else
+	skip "Python 3.7 is refused in one line and profiled natively" "no pyenv 3.7 here"
+fi
