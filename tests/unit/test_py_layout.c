@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The Python layout module on memory built here: a fake interpreter laid
+ * out with each version's offsets, line tables of each format, the 3.13
+ * debug offsets, and garbage that must never crash or hang a walk.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/py_layout.h"
+
+#define ARENA (256 * 1024)
+
+struct arena {
+	uint8_t *mem;
+	size_t used;
+};
+
+static ssize_t arena_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct arena *a = ctx;
+	uint64_t base = (uint64_t)(uintptr_t)a->mem;
+
+	if (addr < base || addr >= base + ARENA)
+		return -EFAULT;
+	if (len > base + ARENA - addr)
+		len = (size_t)(base + ARENA - addr);
+	memcpy(buf, (void *)(uintptr_t)addr, len);
+	return (ssize_t)len;
+}
+
+static uint64_t alloc(struct arena *a, size_t len)
+{
+	uint64_t at = (uint64_t)(uintptr_t)(a->mem + a->used);
+
+	a->used += (len + 15) & ~(size_t)15;
+	cr_assert(a->used <= ARENA);
+	return at;
+}
+
+static void put64(uint64_t at, uint32_t off, uint64_t v)
+{
+	memcpy((void *)(uintptr_t)(at + off), &v, sizeof(v));
+}
+
+static void put32(uint64_t at, uint32_t off, uint32_t v)
+{
+	memcpy((void *)(uintptr_t)(at + off), &v, sizeof(v));
+}
+
+static uint64_t ascii_str(struct arena *a, const struct py_layout *l, const char *s)
+{
+	uint64_t o = alloc(a, l->unicode_ascii_data + strlen(s) + 1);
+
+	put64(o, l->unicode_length, strlen(s));
+	/* kind 1, compact, ascii */
+	put32(o, l->unicode_state, 1u << 2 | 1u << 5 | 1u << 6);
+	memcpy((void *)(uintptr_t)(o + l->unicode_ascii_data), s, strlen(s) + 1);
+	return o;
+}
+
+static uint64_t bytes_obj(struct arena *a, const struct py_layout *l, const uint8_t *b, size_t n)
+{
+	uint64_t o = alloc(a, l->bytes_data + n + 1);
+
+	put64(o, l->bytes_size, n);
+	memcpy((void *)(uintptr_t)(o + l->bytes_data), b, n);
+	return o;
+}
+
+#define CODE_TYPE 0x7777000ull
+
+static uint64_t code_obj(struct arena *a, const struct py_layout *l, const char *name,
+			 int first, const uint8_t *table, size_t n)
+{
+	uint64_t c = alloc(a, 1024);
+
+	put64(c, l->object_type, CODE_TYPE);
+	put64(c, l->code_name, ascii_str(a, l, name));
+	if (l->version >= 0x030b)
+		put64(c, l->code_qualname, ascii_str(a, l, name));
+	put64(c, l->code_filename, ascii_str(a, l, "/src/train.py"));
+	put32(c, l->code_firstlineno, (uint32_t)first);
+	put64(c, l->code_linetable, bytes_obj(a, l, table, n));
+	return c;
+}
+
+struct fake {
+	struct arena a;
+	struct py_target t;
+	uint64_t tstate;
+	uint64_t frames[8];
+	uint64_t codes[8];
+};
+
+/* A runtime with one interpreter and one thread whose chain is
+ * main <- step <- [shim] <- loss (innermost): two evaluator calls. */
+static void fake_build(struct fake *f, unsigned minor)
+{
+	const struct py_layout *base = py_layout_find(3, minor);
+	struct py_layout *l = &f->t.l;
+	/* One entry per code unit: line first+1 for 8 units (3.11+ codes). */
+	static const uint8_t loc[] = { 0x80 | 13 << 3 | 7, 0x02 };
+	static const uint8_t lnotab[] = { 0, 1 };
+	const char *names[] = { "loss", "step", "main" };
+	uint64_t interp, rt, cframe = 0;
+	bool shim = minor >= 12;
+	int n = shim ? 4 : 3;
+
+	cr_assert(base, "no layout for 3.%u", minor);
+	memset(f, 0, sizeof(*f));
+	f->a.mem = calloc(1, ARENA);
+	cr_assert(f->a.mem);
+	f->a.used = 16;
+	*l = *base;
+	if (minor >= 13) {
+		/* 3.13's real offsets come from its debug offsets; these are
+		 * plausible stand-ins laid out like 3.12's. */
+		*l = *py_layout_find(3, 12);
+		l->version = 0x030d;
+	}
+	f->t.mem.read = arena_read;
+	f->t.mem.ctx = &f->a;
+	f->t.code_type = CODE_TYPE;
+	rt = alloc(&f->a, 4096);
+	interp = alloc(&f->a, 4096);
+	f->tstate = alloc(&f->a, 4096);
+	f->t.runtime = rt;
+	put64(rt, l->runtime_interp_head, interp);
+	put64(interp, l->interp_tstate_head, f->tstate);
+	put64(f->tstate, l->tstate_interp, interp);
+	put64(f->tstate, l->tstate_thread_id, 0x1234);
+	if (minor >= 11)
+		put64(f->tstate, l->tstate_native_thread_id, 4242);
+	for (int i = 0; i < 3; i++)
+		f->codes[i] = minor >= 11 ? code_obj(&f->a, l, names[i], 10 * (i + 1), loc, sizeof(loc))
+					  : code_obj(&f->a, l, names[i], 10 * (i + 1), lnotab, sizeof(lnotab));
+	for (int i = 0; i < n; i++)
+		f->frames[i] = alloc(&f->a, 256);
+	/* frames[]: loss, step, (shim), main */
+	for (int i = 0, c = 0; i < n; i++) {
+		uint64_t fr = f->frames[i];
+
+		if (i + 1 < n)
+			put64(fr, l->frame_back, f->frames[i + 1]);
+		if (shim && i == 2) {
+			((uint8_t *)(uintptr_t)fr)[l->frame_owner] = (uint8_t)l->frame_owner_cstack;
+			continue;
+		}
+		put64(fr, l->frame_code, f->codes[c]);
+		if (minor >= 11)
+			put64(fr, l->frame_instr, f->codes[c] + l->code_adaptive + 2);
+		else
+			put32(fr, l->frame_instr, 4);
+		if (minor == 11 && c == 1)
+			((uint8_t *)(uintptr_t)fr)[l->frame_is_entry] = 1;
+		c++;
+	}
+	if (minor == 11 || minor == 12) {
+		cframe = alloc(&f->a, 64);
+		put64(f->tstate, l->tstate_frame, cframe);
+		put64(cframe, l->cframe_current_frame, f->frames[0]);
+	} else {
+		put64(f->tstate, l->tstate_frame, f->frames[0]);
+	}
+}
+
+static void check_version(unsigned minor)
+{
+	struct fake f;
+	struct py_thread th[4];
+	struct py_raw_frame out[16];
+	struct py_walk_scratch s;
+	struct py_code_cache *cache;
+	enum py_walk_end end;
+	const char *want[] = { "loss", "step", "main" };
+	char err[128];
+	int n;
+
+	fake_build(&f, minor);
+	cr_assert_eq(py_layout_validate(&f.t, err, sizeof(err)), 0, "%s", err);
+	n = py_threads_read(&f.t, th, 4);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(th[0].tstate, f.tstate);
+	cr_assert_eq(th[0].thread_id, 0x1234);
+	cr_assert_eq(th[0].native_thread_id, minor >= 11 ? 4242u : 0u);
+	cr_assert_eq(py_walk_scratch_init(&s), 0);
+	cr_assert_eq(py_code_cache_new(&cache), 0);
+	n = py_frames_read(&f.t, f.tstate, &s, out, 16, &end);
+	cr_assert_eq(end, PY_WALK_COMPLETE);
+	cr_assert_eq(n, 3, "3.%u: %d frames (the shim is skipped)", minor, n);
+	for (int i = 0; i < 3; i++) {
+		struct py_code *c;
+
+		cr_assert_eq(out[i].code, f.codes[i]);
+		cr_assert_eq(py_code_get(&f.t, cache, out[i].code, &c), 0);
+		cr_assert_str_eq(c->name, want[i]);
+		cr_assert_str_eq(c->file, "/src/train.py");
+		/* Every format here puts the instruction on the first line + 1. */
+		cr_assert_eq(py_code_line(&f.t, c, out[i].instr), 10u * (i + 1) + 1,
+			     "3.%u %s: line %u", minor, want[i], py_code_line(&f.t, c, out[i].instr));
+	}
+	/* Where each evaluator call began: every frame up to 3.10; "step"
+	 * (is_entry in 3.11, above the shim from 3.12) and nothing else. */
+	if (minor >= 11) {
+		cr_assert(!out[0].entry);
+		cr_assert(out[1].entry, "3.%u: step starts an evaluator call", minor);
+	} else {
+		cr_assert(out[0].entry && out[1].entry && out[2].entry);
+	}
+	py_code_cache_free(cache);
+	py_walk_scratch_free(&s);
+	free(f.a.mem);
+}
+
+Test(py_layout, walks_a_fake_interpreter_of_each_version)
+{
+	for (unsigned minor = 8; minor <= 13; minor++)
+		check_version(minor);
+}
+
+Test(py_layout, a_code_object_reused_for_another_is_read_again)
+{
+	struct fake f;
+	struct py_code_cache *cache;
+	struct py_code *c;
+
+	fake_build(&f, 12);
+	cr_assert_eq(py_code_cache_new(&cache), 0);
+	cr_assert_eq(py_code_get(&f.t, cache, f.codes[0], &c), 0);
+	cr_assert_str_eq(c->name, "loss");
+	/* Freed and its memory reused: another name at the same address. */
+	put64(f.codes[0], f.t.l.code_qualname, ascii_str(&f.a, &f.t.l, "other"));
+	cr_assert_eq(py_code_get(&f.t, cache, f.codes[0], &c), 0);
+	cr_assert_str_eq(c->name, "other");
+	/* Not a code object any more. */
+	put64(f.codes[0], f.t.l.object_type, 0x5555);
+	cr_assert_lt(py_code_get(&f.t, cache, f.codes[0], &c), 0);
+	py_code_cache_free(cache);
+	free(f.a.mem);
+}
+
+Test(py_layout, a_cycle_ends_the_walk)
+{
+	struct fake f;
+	struct py_raw_frame out[64];
+	struct py_walk_scratch s;
+	enum py_walk_end end;
+	int n;
+
+	fake_build(&f, 10);
+	put64(f.frames[2], f.t.l.frame_back, f.frames[0]);
+	cr_assert_eq(py_walk_scratch_init(&s), 0);
+	n = py_frames_read(&f.t, f.tstate, &s, out, 64, &end);
+	cr_assert_eq(end, PY_WALK_CYCLE);
+	cr_assert_eq(n, 3);
+	py_walk_scratch_free(&s);
+	free(f.a.mem);
+}
+
+Test(py_layout, line_tables_of_each_format)
+{
+	struct py_target t = { 0 };
+	struct py_code c = { .firstlineno = 100 };
+	/* 3.8/3.9 co_lnotab: bytes 0-5 line 100, 6-9 line 101, 10- line 103 */
+	static const uint8_t lnotab[] = { 6, 1, 4, 2 };
+	/* 3.10: bytes 0-3 line 101, 4-9 no line, 10-13 line 103 */
+	static const uint8_t t310[] = { 4, 1, 6, (uint8_t)-128, 4, 2 };
+	/* 3.11+: 2 units +1 line, 3 units +2 (no column), 1 unit long form
+	 * -1, 1 unit one-line form +1 */
+	static const uint8_t loc[] = { 0x80 | 13 << 3 | 1, 0x02, 0x80 | 13 << 3 | 2, 0x04,
+				       0x80 | 14 << 3 | 0, 0x03, 0x00, 0x01, 0x02,
+				       0x80 | 11 << 3 | 0, 0x05, 0x06 };
+
+	t.l.version = 0x0308;
+	c.linetable = (uint8_t *)lnotab;
+	c.linetable_len = sizeof(lnotab);
+	cr_assert_eq(py_code_line(&t, &c, UINT64_MAX), 100);
+	cr_assert_eq(py_code_line(&t, &c, 4), 100);
+	cr_assert_eq(py_code_line(&t, &c, 6), 101);
+	cr_assert_eq(py_code_line(&t, &c, 12), 103);
+
+	t.l.version = 0x030a;
+	c.linetable = (uint8_t *)t310;
+	c.linetable_len = sizeof(t310);
+	cr_assert_eq(py_code_line(&t, &c, 2), 101);
+	cr_assert_eq(py_code_line(&t, &c, 11), 103);
+
+	t.l.version = 0x030c;
+	c.linetable = (uint8_t *)loc;
+	c.linetable_len = sizeof(loc);
+	c.code_start = 0x1000;
+	cr_assert_eq(py_code_line(&t, &c, 0x1000), 101);
+	cr_assert_eq(py_code_line(&t, &c, 0x1002), 101);
+	cr_assert_eq(py_code_line(&t, &c, 0x1004), 103);
+	cr_assert_eq(py_code_line(&t, &c, 0x1008), 103);
+	cr_assert_eq(py_code_line(&t, &c, 0x100a), 102);
+	cr_assert_eq(py_code_line(&t, &c, 0x100c), 103);
+}
+
+static void debug_offsets(uint8_t *b, const struct py_layout *base)
+{
+	memset(b, 0, PY_DEBUG_OFFSETS_MAX);
+	memcpy(b, "xdebugpy", 8);
+	put64((uint64_t)(uintptr_t)b, base->debug_version, 0x030d00f0);
+	put64((uint64_t)(uintptr_t)b, base->debug_tstate_frame, 72);
+	put64((uint64_t)(uintptr_t)b, base->debug_gil_state, 1000);
+	put64((uint64_t)(uintptr_t)b, base->debug_gil_locked, 1016);
+	put64((uint64_t)(uintptr_t)b, base->debug_gil_holder, 1008);
+}
+
+Test(py_layout, debug_offsets_of_313)
+{
+	const struct py_layout *base = py_layout_find(3, 13);
+	uint8_t b[PY_DEBUG_OFFSETS_MAX];
+	struct py_layout l;
+	char err[128];
+
+	cr_assert(base);
+	debug_offsets(b, base);
+	cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(l.tstate_frame, 72);
+	cr_assert_eq(l.gil_locked, 16);
+	cr_assert_eq(l.gil_holder, 8);
+
+	b[0] = 'y';
+	cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)), -EPROTO);
+	debug_offsets(b, base);
+	put64((uint64_t)(uintptr_t)b, base->debug_version, 0x030c00f0);
+	cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)), -EPROTO);
+	debug_offsets(b, base);
+	put64((uint64_t)(uintptr_t)b, base->debug_free_threaded, 1);
+	cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)), -ENOTSUP);
+	cr_assert(strstr(err, "free-threaded"), "%s", err);
+	debug_offsets(b, base);
+	put64((uint64_t)(uintptr_t)b, base->debug_tstate_frame, 1ull << 40);
+	cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)), -EPROTO);
+}
+
+/* Random memory where pointers mostly point back into it: every walk ends,
+ * nothing reads outside what the callback gives. */
+Test(py_layout, garbage_never_crashes_or_hangs)
+{
+	struct py_walk_scratch s;
+	struct py_code_cache *cache;
+	static struct py_raw_frame out[PY_MAX_DEPTH];
+	struct py_thread th[64];
+	struct arena a = { .mem = malloc(ARENA) };
+	uint64_t base = (uint64_t)(uintptr_t)a.mem, rng = 0x12345678;
+	long frames = 0, codes = 0;
+
+	cr_assert(a.mem);
+	cr_assert_eq(py_walk_scratch_init(&s), 0);
+	cr_assert_eq(py_code_cache_new(&cache), 0);
+	for (int round = 0; round < 300; round++) {
+		unsigned minor = 8 + round % 6;
+		struct py_target t = { .l = *py_layout_find(3, minor) };
+		enum py_walk_end end;
+		int n;
+
+		for (size_t i = 0; i < ARENA / 8; i++) {
+			uint64_t v;
+
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			v = rng >> 16;
+			/* Most words are aligned pointers into the arena. */
+			if (v & 7)
+				v = base + ((v >> 1) % ARENA & ~7ull);
+			memcpy(a.mem + i * 8, &v, 8);
+		}
+		t.mem.read = arena_read;
+		t.mem.ctx = &a;
+		t.runtime = base + (rng % (ARENA / 2) & ~7ull);
+		t.code_type = round % 2 ? 0 : CODE_TYPE;
+		n = py_threads_read(&t, th, 64);
+		cr_assert_leq(n, 64);
+		for (int i = 0; i < (n > 0 ? n : 1); i++) {
+			uint64_t ts = n > 0 ? th[i].tstate : base + 64;
+
+			n = py_frames_read(&t, ts, &s, out, PY_MAX_DEPTH, &end);
+			cr_assert_leq(n, PY_MAX_DEPTH);
+			frames += n;
+			for (int j = 0; j < n && j < 32; j++) {
+				struct py_code *c;
+
+				if (py_code_get(&t, cache, out[j].code, &c) == 0) {
+					(void)py_code_line(&t, c, out[j].instr);
+					codes++;
+				}
+			}
+		}
+	}
+	/* The garbage was walked, not refused at the door. */
+	cr_assert_gt(frames, 1000, "%ld frames walked", frames);
+	cr_log_info("%ld frames walked, %ld code objects read", frames, codes);
+	py_code_cache_free(cache);
+	py_walk_scratch_free(&s);
+	free(a.mem);
+}
