@@ -51,6 +51,7 @@ int outputs_resolve(struct cli_options *o, const char *stem, bool recording);
 
 int cmd_record(int argc, char **argv, bool attach);
 int cmd_report(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 
 /* Opens every output but the .tsprof ones (those stream from the start). */
 int outputs_open(struct cli_options *o);

@@ -36,6 +36,7 @@ void usage(FILE *f)
 "       trainsample record [OPTIONS] --pid PID             profile a running process\n"
 "       trainsample attach PID [OPTIONS]                   the same as record --pid PID\n"
 "       trainsample report IN.tsprof [-o OUT] [-f FORMAT]  render a saved recording again\n"
+"       trainsample dump --pid PID [--native] [--json]     print every thread's stack once\n"
 "\n"
 "options of record and attach:\n"
 "  -o, --output FILE     write FILE; the format comes from the extension: .folded or\n"
@@ -92,6 +93,8 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1, true);
 	if (!strcmp(cmd, "report"))
 		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(cmd, "dump"))
+		return cmd_dump(argc - 1, argv + 1);
 	cli_error("unknown command '%s' (try: trainsample --help)", cmd);
 	return 2;
 }

@@ -62,7 +62,15 @@ struct stack_sample {
 	uint8_t *data;        /* from sp upwards */
 	size_t len;
 	bool capped;          /* the stack goes on beyond len */
+	/* --native: the thread's Python frames, read at the same moment */
+	bool has_py;
+	bool gil;
+	uint8_t py_end;       /* enum py_walk_end */
+	int npy;
+	struct py_raw_frame *py; /* PY_NATIVE_DEPTH, allocated on first use */
 };
+
+#define PY_NATIVE_DEPTH 1024
 
 /* queue.c: copies waiting to be unwound, bounded */
 struct copy_queue {
@@ -94,6 +102,7 @@ struct python {
 	char what[96];        /* "Python 3.11 (libpython3.11.so.1.0)" */
 	uint64_t exec_seq;
 	uint64_t last_search_ns;
+	uint64_t image_ns;    /* when this process image was first seen */
 	uint64_t tried[32];   /* inodes without a runtime, this image */
 	int ntried;
 	uint32_t tid_offset;  /* <= 3.10: of the tid in glibc's struct pthread */
@@ -102,6 +111,7 @@ struct python {
 	struct py_thread *threads;
 	struct py_raw_frame *frames;
 	pid_t *tids;          /* per entry of threads: its OS tid, 0 unknown */
+	int nthreads;         /* entries of the last read */
 	bool script_dir_set;
 };
 
@@ -214,6 +224,22 @@ void python_finish(struct sampler *s);
 /* py_sample.c: a tick that reads Python stacks without stopping anyone */
 bool python_ready(const struct sampler *s);
 void python_tick(struct sampler *s);
+/* The profile frame of one Python frame; -ENOENT: none (not code). */
+int python_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw, bool outermost,
+		 uint32_t *frame);
+
+void python_map_tids(struct sampler *s, int n);
+const struct py_thread *python_thread_of(struct python *py, int n, pid_t tid);
+
+/* py_native.c: --native, Python frames merged into native stacks */
+/* At a tick's start: the Python threads and their OS tids. */
+void python_threads_refresh(struct sampler *s);
+/* Reads tid's Python frames into its copy (while it is stopped, or blocked). */
+void python_copy_frames(struct sampler *s, pid_t tid, struct stack_sample *c);
+/* The stack of unwound pcs (leaf first) with each evaluator frame replaced
+ * by the Python frames it ran. */
+int python_merge(struct sampler *s, const struct stack_sample *c, const uint64_t *pcs, int n,
+		 const char *marker, uint32_t *stack, bool *python);
 
 /* tick.c */
 void tick_sample(struct sampler *s, uint64_t now);
@@ -243,6 +269,9 @@ int stacks_add_sample(struct sampler *s, pid_t tid, uint32_t stack,
 		      uint32_t flags, uint64_t now, uint64_t weight);
 /* The stack of parent with the idle leaf of syscall nr on top. */
 int stacks_idle_leaf(struct sampler *s, int64_t nr, uint32_t parent, uint32_t *stack);
+int intern_marker_frame(struct sampler *s, const char *name, uint32_t *frame);
+/* The profile frame of a pc to look up (cached by address). */
+int stacks_frame_for_addr(struct sampler *s, uint64_t addr, uint32_t *frame);
 /* A marker frame ("[error]") on top of parent. */
 int stacks_marker(struct sampler *s, const char *name, uint32_t parent, uint32_t *stack);
 void stats_unwind_time(struct sampler *s, uint64_t ns);

@@ -193,3 +193,18 @@ int sampler_run(struct sampler *s, enum sampler_end *end, int *signo,
 	python_finish(s);
 	return 0;
 }
+
+int sampler_sample_once(struct sampler *s, char *err, size_t errlen)
+{
+	uint64_t now = monotonic_ns();
+
+	(void)err;
+	(void)errlen;
+	s->start_ns = s->last_tick_ns = now;
+	tick_sample(s, now);
+	s->end_ns = monotonic_ns();
+	/* Unwound while the threads are known, for their names. */
+	queue_process(s, UINT64_MAX);
+	detach_threads(s);
+	return 0;
+}

@@ -55,7 +55,7 @@ static uint32_t find_tid_offset(struct sampler *s, int n)
 	return 0;
 }
 
-static void map_tids(struct sampler *s, int n)
+void python_map_tids(struct sampler *s, int n)
 {
 	struct python *py = s->py;
 
@@ -125,6 +125,24 @@ static const char *walk_marker(enum py_walk_end end)
 	return "[error]";
 }
 
+int python_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw, bool outermost,
+		 uint32_t *frame)
+{
+	struct python *py = s->py;
+	struct py_code *c;
+	int ret = py_code_get(&py->target, py->codes, raw->code, &c);
+
+	if (ret == -ENOENT)
+		return ret; /* a 3.13 frame without code: not a Python function */
+	if (ret < 0) {
+		s->st.errors++;
+		return intern_marker_frame(s, "[error: unreadable code object]", frame);
+	}
+	if (tid == s->pid && outermost)
+		note_script_dir(s, c);
+	return intern_python(s, c, py_code_line(&py->target, c, raw->instr), frame);
+}
+
 /* Frames innermost first to a stack id; *nframes the Python frames in it. */
 static int python_stack(struct sampler *s, pid_t tid, int n, enum py_walk_end end,
 			uint32_t *stack, int *nframes, uint32_t *flags)
@@ -144,25 +162,14 @@ static int python_stack(struct sampler *s, pid_t tid, int n, enum py_walk_end en
 			return ret;
 	}
 	for (int i = n - 1; i >= 0; i--) {
-		struct py_code *c;
-
-		ret = py_code_get(&py->target, py->codes, py->frames[i].code, &c);
+		ret = python_frame(s, tid, &py->frames[i], !*nframes, &frame);
 		if (ret == -ENOENT)
-			continue; /* a 3.13 frame without code: not a Python function */
-		if (ret < 0) {
-			s->st.errors++;
-			ret = stacks_marker(s, "[error: unreadable code object]", id, &id);
-		} else {
-			if (tid == s->pid && !*nframes)
-				note_script_dir(s, c);
-			ret = intern_python(s, c, py_code_line(&py->target, c, py->frames[i].instr),
-					    &frame);
-			if (!ret)
-				ret = profile_intern_stack(s->profile, id, frame, &id);
-			(*nframes)++;
-		}
+			continue;
+		if (!ret)
+			ret = profile_intern_stack(s->profile, id, frame, &id);
 		if (ret < 0)
 			return ret;
+		(*nframes)++;
 	}
 	*stack = id;
 	return 0;
@@ -229,7 +236,7 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 	stacks_add_sample(s, t->tid, stack, flags, s->tick_now, s->tick_weight);
 }
 
-static const struct py_thread *thread_of(struct python *py, int n, pid_t tid)
+const struct py_thread *python_thread_of(struct python *py, int n, pid_t tid)
 {
 	for (int i = 0; i < n; i++)
 		if (py->tids[i] == tid)
@@ -246,7 +253,8 @@ void python_tick(struct sampler *s)
 		s->st.errors++;
 		return;
 	}
-	map_tids(s, n);
+	python_map_tids(s, n);
+	py->nthreads = n;
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct thread *t = s->threads[i];
 		const struct py_thread *pt;
@@ -257,7 +265,7 @@ void python_tick(struct sampler *s)
 		c = thread_state(s, t);
 		if (c != 'R' && c != 'S' && c != 'D')
 			continue;
-		pt = thread_of(py, n, t->tid);
+		pt = python_thread_of(py, n, t->tid);
 		if (pt)
 			sample_thread(s, t, pt, c);
 		else if (c != 'R' && s->opt.idle && !s->opt.gil_only)

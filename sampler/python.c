@@ -21,8 +21,12 @@
 #include "sampler/py_layout.h"
 #include "symbolize/symbolize.h"
 
-/* How often an unfinished search is repeated. */
-#define SEARCH_EVERY_NS 10000000ull
+/* How often an unfinished search is repeated: often while a program
+ * starts (an interpreter appears within milliseconds of its exec), rarely
+ * after that (a native program that may dlopen libpython later). */
+#define SEARCH_EARLY_NS 10000000ull
+#define SEARCH_LATE_NS 250000000ull
+#define SEARCH_EARLY_FOR_NS 2000000000ull
 
 static ssize_t read_target(void *ctx, uint64_t addr, void *buf, size_t len)
 {
@@ -239,6 +243,8 @@ void python_search(struct sampler *s, uint64_t now)
 
 	if (!py)
 		return;
+	if (!py->image_ns || py->exec_seq != s->exec_seq)
+		py->image_ns = now;
 	if (py->exec_seq != s->exec_seq) {
 		/* A new image: whatever was found belongs to the old one. */
 		py->exec_seq = s->exec_seq;
@@ -248,7 +254,8 @@ void python_search(struct sampler *s, uint64_t now)
 	}
 	if (py->state == PY_READY || py->state == PY_REFUSED)
 		return;
-	if (now - py->last_search_ns < SEARCH_EVERY_NS)
+	if (now - py->last_search_ns <
+	    (now - py->image_ns < SEARCH_EARLY_FOR_NS ? SEARCH_EARLY_NS : SEARCH_LATE_NS))
 		return;
 	py->last_search_ns = now;
 	if (py->state == PY_SEARCHING) {

@@ -36,7 +36,10 @@ int queue_init(struct sampler *s)
 void queue_free(struct sampler *s)
 {
 	for (size_t i = 0; i < s->queue.limit && s->queue.slots; i++)
+	{
 		free(s->queue.slots[i].data);
+		free(s->queue.slots[i].py);
+	}
 	free(s->queue.slots);
 	s->queue.slots = NULL;
 }

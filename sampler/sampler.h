@@ -93,6 +93,8 @@ int sampler_attach(struct sampler **out, pid_t pid, struct profile *p,
  */
 int sampler_run(struct sampler *s, enum sampler_end *end, int *signo,
 		char *err, size_t errlen);
+/* One tick, then detach: every thread's stack once (trainsample dump). */
+int sampler_sample_once(struct sampler *s, char *err, size_t errlen);
 /*
  * After sampler_run on a spawned command: waits for it to exit (SIGTERM and
  * SIGHUP sent to trainsample are passed on to it) and returns its status as

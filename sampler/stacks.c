@@ -123,7 +123,7 @@ static int intern_native_line(struct profile *p, const char *name, const char *f
 	return ret;
 }
 
-static int frame_for_addr(struct sampler *s, uint64_t addr, uint32_t *frame)
+int stacks_frame_for_addr(struct sampler *s, uint64_t addr, uint32_t *frame)
 {
 	struct addr_cache *c = s->addrs;
 	struct sym_location loc;
@@ -204,7 +204,7 @@ static int stack_from_pcs(struct sampler *s, const uint64_t *pcs, int n,
 			return ret;
 	}
 	for (int i = n - 1; i >= 0; i--) {
-		ret = frame_for_addr(s, pcs[i], &frame);
+		ret = stacks_frame_for_addr(s, pcs[i], &frame);
 		if (!ret)
 			ret = profile_intern_stack(s->profile, id, frame, &id);
 		if (ret < 0)
@@ -306,9 +306,12 @@ static void regs_from_user(const struct user_regs_struct *u, struct sym_regs *r)
 	r->known = (1u << SYM_REG_COUNT) - 1;
 }
 
-/* Unwinds a copy and interns its stack; *flags gets SAMPLE_TRUNCATED. */
+/* Unwinds a copy and interns its stack, merged with the Python frames
+ * read with it; *flags gets SAMPLE_TRUNCATED and SAMPLE_GIL, *python
+ * whether there were Python frames. */
 static int unwind_copy(struct sampler *s, struct thread *t, const struct sym_regs *regs,
-		       const struct stack_sample *c, uint32_t *stack, uint32_t *flags)
+		       const struct stack_sample *c, uint32_t *stack, uint32_t *flags,
+		       bool *python)
 {
 	struct sym_stack_copy copy = {
 		.base = regs->r[SYM_REG_RSP],
@@ -331,7 +334,12 @@ static int unwind_copy(struct sampler *s, struct thread *t, const struct sym_reg
 	stats_unwind_time(s, monotonic_ns() - t0);
 	if (end != SYM_UNWIND_COMPLETE)
 		*flags |= SAMPLE_TRUNCATED;
-	return stack_from_pcs(s, pcs, n, end, stack);
+	*python = false;
+	if (!c->has_py)
+		return stack_from_pcs(s, pcs, n, end, stack);
+	if (c->gil)
+		*flags |= SAMPLE_GIL;
+	return python_merge(s, c, pcs, n, end_marker(end), stack, python);
 }
 
 int stacks_add_running(struct sampler *s, const struct stack_sample *c)
@@ -339,10 +347,11 @@ int stacks_add_running(struct sampler *s, const struct stack_sample *c)
 	struct thread *t = thread_find(s, c->tid);
 	struct sym_regs regs;
 	uint32_t stack, flags = 0;
+	bool python;
 	int ret;
 
 	regs_from_user(&c->regs, &regs);
-	ret = unwind_copy(s, t, &regs, c, &stack, &flags);
+	ret = unwind_copy(s, t, &regs, c, &stack, &flags, &python);
 	if (ret < 0) {
 		s->st.errors++;
 		return ret;
@@ -394,6 +403,7 @@ int stacks_add_blocked(struct sampler *s, struct thread *t,
 		       const struct blocked_state *b, const struct stack_sample *c)
 {
 	uint32_t stack, flags = SAMPLE_IDLE;
+	bool python = false;
 	int ret;
 
 	if (!c) {
@@ -406,8 +416,11 @@ int stacks_add_blocked(struct sampler *s, struct thread *t,
 
 		regs.r[SYM_REG_RIP] = b->pc;
 		regs.r[SYM_REG_RSP] = b->sp;
-		ret = unwind_copy(s, t, &regs, c, &stack, &flags);
+		ret = unwind_copy(s, t, &regs, c, &stack, &flags, &python);
 	}
+	/* Kept for Python threads by default; for every thread with --idle. */
+	if (!ret && !python && !s->opt.idle)
+		return 0;
 	if (!ret)
 		ret = stacks_idle_leaf(s, b->nr, stack, &stack);
 	if (ret < 0) {
@@ -425,6 +438,11 @@ int stacks_add_blocked(struct sampler *s, struct thread *t,
 		stacks_name_thread(s, t);
 	}
 	return stacks_add_sample(s, c->tid, stack, flags, c->time_ns, c->weight_ns);
+}
+
+int intern_marker_frame(struct sampler *s, const char *name, uint32_t *frame)
+{
+	return intern_native(s->profile, name, "", frame);
 }
 
 int stacks_marker(struct sampler *s, const char *name, uint32_t parent, uint32_t *stack)

@@ -59,6 +59,7 @@ void tick_copy_stopped(struct sampler *s, struct thread *t)
 		return;
 	}
 	syscall_undo_eintr(s, t->tid, &c->regs, false);
+	python_copy_frames(s, t->tid, c);
 	/* By tid: the process id fails once its main thread is a zombie. */
 	len = stack_copy_len(s, t, c->regs.rsp);
 	n = remote_read(t->tid, c->regs.rsp, c->data, len);
@@ -191,6 +192,7 @@ bool tick_sample_blocked(struct sampler *s, struct thread *t)
 	}
 	len = stack_copy_len(s, t, b.sp);
 	n = remote_read(t->tid, b.sp, c->data, len);
+	python_copy_frames(s, t->tid, c);
 	ret = thread_blocked_state(s, t, &again);
 	if (ret == -EAGAIN || (ret == 0 && (again.nr != b.nr || again.sp != b.sp || again.pc != b.pc)))
 		return false;
@@ -239,6 +241,7 @@ void tick_sample(struct sampler *s, uint64_t now)
 		threads_sweep(s);
 		return;
 	}
+	python_threads_refresh(s);
 	if (grow_list(&s->blocked, &s->cap_blocked, s->nthreads) < 0) {
 		s->st.errors++;
 		return;
@@ -252,7 +255,8 @@ void tick_sample(struct sampler *s, uint64_t now)
 		c = thread_state(s, t);
 		if (c == 'R')
 			interrupt(s, t);
-		else if ((c == 'S' || c == 'D') && s->opt.idle)
+		else if ((c == 'S' || c == 'D') && (s->opt.idle ||
+						    (s->opt.idle_python && python_ready(s))))
 			s->blocked[nblocked++] = t;
 	}
 	collect_traps(s);

@@ -157,13 +157,13 @@ fi
 
 # Python with numpy (Debian's, none of it built with frame pointers): a
 # matrix product unwinds from the BLAS kernel through numpy and the
-# interpreter to main.
+# interpreter (the evaluator frames replaced by the Python frames) to main.
 PY=/usr/bin/python3.11
 if [ -x "$PY" ] && "$PY" -c 'import numpy' 2>/dev/null; then
 	$TS record -q -r 1000 --native --stats -o "$TMP/np.folded" -- "$PY" -c \
 		'import numpy; a = numpy.random.rand(300, 300); [a @ a for _ in range(60)]' 2>"$TMP/np.err"
 	total=$(folded_total "$TMP/np.folded")
-	whole=$(awk '{ c = $NF } /^_start;__libc_start_main;.*;_PyEval_EvalFrameDefault;.*;cblas_dgemm;dgemm_ / { n += c } END { print n + 0 }' "$TMP/np.folded")
+	whole=$(awk '{ c = $NF } /^_start;__libc_start_main;.*;<module> \(<string>:1\);<listcomp> \(<string>:1\);.*;cblas_dgemm;dgemm_ / { n += c } END { print n + 0 }' "$TMP/np.folded")
 	share=$(percent "$whole" "$total")
 	trunc=$(percent "$(folded_with_prefix "$TMP/np.folded" '[truncated')" "$total")
 	echo "numpy: $total samples, $share% in dgemm_ unwound to _start, $trunc% truncated"

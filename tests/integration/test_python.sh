@@ -84,8 +84,70 @@ shapes() {
 	else not_ok "$label: a recursion 500 deep has exactly 500 frames" "$deep"; fi
 	for f in "numbers (" "coroutine_work (" "función_ünïcode (fîlé_名.py:"; do
 		n=$(folded_with_prefix "$TMP/sh.folded" "$f")
-		if [ "$n" -gt 0 ]; then ok "$label: a stack through '$f'"; else not_ok "$label: a stack through '$f'" "none"; fi
+		if [ "$n" -gt 0 ]; then ok "$label: a stack through '$f'"
+		else not_ok "$label: a stack through '$f'" "none; leaves: $(sed 's/.*;//' "$TMP/sh.folded" | sort | uniq -c | sort -rn | head -8 | tr '\n' '|')"; fi
 	done
+}
+
+# --native: Python -> C (qsort) -> Python, the order exact in >= 99%.
+native_merge() {
+	label=$1 py=$2
+	$TS record -q --native -r 500 -o "$TMP/q.folded" -- "$py" $P/qsort_cb.py 1.5
+	read -r exact all <<-EOT
+	$(awk '{
+		c = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		if (index(s, "compare (") == 0) next
+		all += c
+		k = split(s, fr, ";"); m = so = q = cb = 0
+		for (i = 1; i <= k; i++) {
+			if (index(fr[i], "main (") == 1 && !m) m = i
+			if (index(fr[i], "sort_once (") == 1) so = i
+			if (index(fr[i], "qsort") == 1 && !q) q = i
+			if (index(fr[i], "compare (") == 1) cb = i
+		}
+		if (fr[1] == "_start" && m && m < so && so < q && q < cb && index(s, "[unmerged]") == 0) exact += c
+	} END { print exact + 0, all + 0 }' "$TMP/q.folded")
+	EOT
+	share=$(percent "$exact" "$all")
+	echo "$label --native: $all samples in the comparator, $share% in exact order"
+	if [ "$all" -gt 100 ] && at_least "$share" 99; then ok "$label: --native orders Python, qsort and the Python callback exactly ($share%)"
+	else not_ok "$label: --native orders Python, qsort and the Python callback exactly" "$share% of $all; $(grep 'compare (' "$TMP/q.folded" | head -1 | cut -c1-600)"; fi
+}
+
+# dump: every thread once, innermost last, nothing left stopped.
+dump() {
+	label=$1 py=$2
+	"$py" $P/threads.py 4 >"$TMP/d.out" &
+	pid=$!
+	reap_later $pid
+	wait_file "$TMP/d.out"
+	sleep 0.5 # the threads reach their functions
+	$TS dump --pid $pid >"$TMP/d.txt" 2>&1
+	$TS dump --pid $pid --native --json >"$TMP/d.json" 2>&1
+	state=$(proc_state $pid) tracer=$(tracer_of $pid)
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	# The last frame of the block with the sleeper, if its thread is idle.
+	last=$(awk 'function flush() { if (idle && l ~ /sleeper/) print l; l = "" }
+		/^Thread / { flush(); idle = /\(idle: / } /^    / { l = $0 } END { flush() }' "$TMP/d.txt")
+	if grep -q '^Process [0-9]*: Python 3\.' "$TMP/d.txt" && grep -q '^    spin_loader (threads.py:' "$TMP/d.txt" &&
+	   [ "$last" = "    sleeper (threads.py:24)" ] && [ "$state" != t ] && [ "$tracer" = 0 ]; then
+		ok "$label: dump prints each thread, the sleeper idle with its frame last, and leaves it running"
+	else
+		not_ok "$label: dump prints each thread, the sleeper idle with its frame last, and leaves it running" \
+			"state $state, tracer $tracer, last '$last': $(head -c 400 "$TMP/d.txt")"
+	fi
+	if python3 - "$TMP/d.json" >"$TMP/d.check" 2>&1 <<-'EOT'
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	sleeper = [t for t in d["threads"] if any(f["name"] == "sleeper" for f in t["frames"])]
+	assert sleeper and sleeper[0]["idle"] and sleeper[0]["syscall"], sleeper
+	kinds = [f["kind"] for f in sleeper[0]["frames"]]
+	assert kinds[0] == "native" and "python" in kinds, kinds
+	assert sleeper[0]["frames"][kinds.index("python")]["file"].endswith("threading.py")
+	EOT
+	then ok "$label: dump --native --json gives each thread's merged frames"
+	else not_ok "$label: dump --native --json gives each thread's merged frames" "$(tail -c 1500 "$TMP/d.check")"; fi
 }
 
 python_interpreters >"$TMP/pythons"
@@ -93,7 +155,7 @@ while read -r label py; do
 	# ONLY="pyenv-3.12 ..." runs those alone (when working on one version).
 	case " ${ONLY:-$label} " in *" $label "*) ;; *) continue ;; esac
 	if [ -z "$py" ]; then
-		for t in "shares" "launches" "threads" "shapes"; do
+		for t in "shares" "launches" "threads" "shapes" "--native" "dump"; do
 			skip "$label: $t" "$label is not installed here"
 		done
 		continue
@@ -102,6 +164,8 @@ while read -r label py; do
 	launches "$label" "$py"
 	threads "$label" "$py"
 	shapes "$label" "$py"
+	native_merge "$label" "$py"
+	dump "$label" "$py"
 done <"$TMP/pythons"
 
 # Versions before 3.8 are refused in one line and profiled natively.

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trainsample dump --pid PID [--native] [--json]: every thread's stack,
+ * once, innermost frame last like a Python traceback. One tick of the
+ * sampler: blocked threads are read without stopping them, and without
+ * --native no thread is stopped at all.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "sampler/sampler.h"
+
+struct dump_options {
+	pid_t pid;
+	bool native;
+	bool json;
+};
+
+static int parse(int argc, char **argv, struct dump_options *o)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "native", no_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->pid = (pid_t)strtol(optarg, &end, 10);
+			if (*end || o->pid <= 0) {
+				cli_error("'%s' is not a process id", optarg);
+				return -1;
+			}
+			break;
+		case 'n':
+			o->native = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			cli_error("dump takes --pid PID [--native] [--json]");
+			return -1;
+		}
+	}
+	if (optind < argc && !o->pid) {
+		/* dump PID, as attach takes it */
+		o->pid = (pid_t)strtol(argv[optind], &end, 10);
+		if (*end || o->pid <= 0) {
+			cli_error("'%s' is not a process id", argv[optind]);
+			return -1;
+		}
+		optind++;
+	}
+	if (!o->pid || optind < argc) {
+		cli_error(o->pid ? "dump takes one process" : "dump needs --pid PID");
+		return -1;
+	}
+	return 0;
+}
+
+struct thread_row {
+	uint32_t tid;
+	uint32_t stack;
+	uint32_t flags;
+};
+
+struct rows {
+	struct thread_row *r;
+	size_t n, cap;
+};
+
+static int collect(const struct profile_aggregate *a, void *ctx)
+{
+	struct rows *rows = ctx;
+
+	if (rows->n == rows->cap) {
+		size_t cap = rows->cap ? rows->cap * 2 : 32;
+		struct thread_row *g = realloc(rows->r, cap * sizeof(*g));
+
+		if (!g)
+			return -1;
+		rows->r = g;
+		rows->cap = cap;
+	}
+	rows->r[rows->n++] = (struct thread_row){ a->tid, a->stack, a->flags };
+	return 0;
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	const struct thread_row *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* The frames of a stack, outermost first (the idle leaf left out: the
+ * thread's state says it). Returns how many. */
+static uint32_t stack_frames(const struct profile *p, uint32_t stack, uint32_t *out, uint32_t max)
+{
+	const struct stack_node *n = profile_stack(p, stack);
+	uint32_t depth = n->depth < max ? n->depth : max, i = depth;
+
+	for (; i > 0; n = profile_stack(p, n->parent))
+		out[--i] = n->frame;
+	if (depth && profile_frame(p, out[depth - 1])->kind == FRAME_IDLE)
+		depth--;
+	return depth;
+}
+
+static const char *idle_leaf(const struct profile *p, uint32_t stack)
+{
+	const struct stack_node *n = profile_stack(p, stack);
+	const struct frame *f = n->depth ? profile_frame(p, n->frame) : NULL;
+
+	return f && f->kind == FRAME_IDLE ? profile_string(p, f->name) : NULL;
+}
+
+/* "[idle: futex]" -> "idle: futex" */
+static void state_of(const struct profile *p, uint32_t stack, char *buf, size_t len)
+{
+	const char *idle = idle_leaf(p, stack);
+	size_t n;
+
+	if (!idle) {
+		snprintf(buf, len, "active");
+		return;
+	}
+	snprintf(buf, len, "%s", idle[0] == '[' ? idle + 1 : idle);
+	n = strlen(buf);
+	if (n && buf[n - 1] == ']')
+		buf[n - 1] = 0;
+}
+
+static void print_text(const struct profile *p, const struct rows *rows, pid_t pid,
+		       const struct sampler_stats *st, uint32_t *frames, uint32_t max)
+{
+	const char *script = profile_meta(p, "python_script_dir");
+
+	printf("Process %d: %s\n", (int)pid, st->python[0] ? st->python : "no Python interpreter (native stacks)");
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct thread_row *r = &rows->r[i];
+		const char *name = profile_thread_name(p, (uint32_t)pid, r->tid);
+		uint32_t n = stack_frames(p, r->stack, frames, max);
+		char state[96];
+
+		state_of(p, r->stack, state, sizeof(state));
+		printf("\nThread %" PRIu32 " \"%s\" (%s%s)\n", r->tid, name ? name : "", state,
+		       r->flags & SAMPLE_GIL ? ", holds the GIL" : "");
+		for (uint32_t j = 0; j < n; j++) {
+			const struct frame *f = profile_frame(p, frames[j]);
+			const char *fn = profile_string(p, f->name);
+			const char *mod = f->module ? profile_string(p, f->module) : "";
+
+			if (f->kind == FRAME_PYTHON)
+				printf("    %s (%s:%" PRIu32 ")\n", fn, python_file_short(mod, script), f->line);
+			else if (*mod)
+				printf("    %s [%s]\n", fn, mod);
+			else
+				printf("    %s\n", fn);
+		}
+	}
+	if (st->threads_live > rows->n)
+		printf("\n%u other thread%s running native code only (--native shows them)\n",
+		       (unsigned)(st->threads_live - rows->n), st->threads_live - rows->n == 1 ? "" : "s");
+}
+
+static void print_json(const struct profile *p, const struct rows *rows, pid_t pid,
+		       const struct sampler_stats *st, uint32_t *frames, uint32_t max)
+{
+	printf("{\"pid\": %d, \"python\": ", (int)pid);
+	if (st->python[0])
+		json_string(st->python);
+	else
+		printf("null");
+	printf(", \"threads\": [");
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct thread_row *r = &rows->r[i];
+		const char *name = profile_thread_name(p, (uint32_t)pid, r->tid);
+		const char *idle = idle_leaf(p, r->stack);
+		uint32_t n = stack_frames(p, r->stack, frames, max);
+
+		printf("%s\n  {\"tid\": %" PRIu32 ", \"name\": ", i ? "," : "", r->tid);
+		json_string(name ? name : "");
+		printf(", \"idle\": %s, \"syscall\": ", idle ? "true" : "false");
+		if (idle) {
+			char state[96];
+
+			state_of(p, r->stack, state, sizeof(state));
+			json_string(strncmp(state, "idle: ", 6) ? state : state + 6);
+		} else {
+			printf("null");
+		}
+		printf(", \"gil\": %s, \"frames\": [", r->flags & SAMPLE_GIL ? "true" : "false");
+		for (uint32_t j = 0; j < n; j++) {
+			const struct frame *f = profile_frame(p, frames[j]);
+			static const char *const kinds[] = { "native", "python", "idle", "gpu" };
+
+			printf("%s\n    {\"kind\": \"%s\", \"name\": ", j ? "," : "",
+			       f->kind <= FRAME_KIND_MAX ? kinds[f->kind] : "native");
+			json_string(profile_string(p, f->name));
+			printf(", \"%s\": ", f->kind == FRAME_PYTHON || f->line ? "file" : "module");
+			json_string(f->module ? profile_string(p, f->module) : "");
+			printf(", \"line\": %" PRIu32 "}", f->line);
+		}
+		printf("]}");
+	}
+	printf("\n]}\n");
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	struct dump_options o;
+	struct sampler_options so = {
+		.rate_hz = 100,
+		.stack_bytes = 64 * 1024,
+		.idle = true,
+		.idle_python = true,
+		.python = true,
+	};
+	struct sampler_stats st;
+	struct profile *p = NULL;
+	struct sampler *s = NULL;
+	struct rows rows = { 0 };
+	uint32_t *frames = NULL;
+	char err[512] = "";
+	pid_t tgid;
+	int ret = parse(argc, argv, &o);
+
+	if (ret)
+		return ret < 0 ? 2 : 0;
+	if (sampler_resolve_pid(o.pid, &tgid, err, sizeof(err)) < 0) {
+		cli_error("%s", err);
+		return 1;
+	}
+	so.native = o.native;
+	p = profile_new();
+	frames = calloc(8192, sizeof(*frames));
+	if (!p || !frames) {
+		cli_error("out of memory");
+		ret = 1;
+		goto out;
+	}
+	if (sampler_attach(&s, tgid, p, &so, err, sizeof(err)) < 0 ||
+	    sampler_sample_once(s, err, sizeof(err)) < 0) {
+		cli_error("%s", err);
+		ret = 1;
+		goto out;
+	}
+	sampler_get_stats(s, &st);
+	if (profile_for_each_aggregate(p, collect, &rows)) {
+		cli_error("out of memory");
+		ret = 1;
+		goto out;
+	}
+	qsort(rows.r, rows.n, sizeof(*rows.r), by_tid);
+	if (o.json)
+		print_json(p, &rows, tgid, &st, frames, 8192);
+	else
+		print_text(p, &rows, tgid, &st, frames, 8192);
+	ret = 0;
+out:
+	sampler_free(s);
+	profile_free(p);
+	free(rows.r);
+	free(frames);
+	return ret;
+}
