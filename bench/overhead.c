@@ -2,7 +2,10 @@
 /*
  * How much slower a CPU-bound target runs while trainsample samples it.
  *
- *   overhead TRAINSAMPLE PAIRS NAME=PROGRAM:ROUNDS...
+ *   overhead TRAINSAMPLE PAIRS NAME[+OPTION]=PROGRAM [ARG...]:ROUNDS...
+ *
+ * TRAINSAMPLE may be an `austin` binary instead, for comparison (Python
+ * targets: `austin -i INTERVAL -p PID`; no --stats figures then).
  *
  * For each program, at 100 Hz and 1 kHz: PAIRS alternating runs of it
  * alone and under `trainsample attach`, target pinned to CPU 1 and
@@ -15,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -109,29 +113,61 @@ static void parse_stats(const char *path, struct run *r)
 	r->sampler_cpu = stat_after(text, "trainsample cpu", 0);
 }
 
-static pid_t start_profiler(const char *ts, pid_t target, double rate, int stats_fd)
+static bool is_austin(const char *profiler)
 {
-	char rate_s[32], pid_s[32];
+	const char *b = strrchr(profiler, '/');
+
+	return !strcmp(b ? b + 1 : profiler, "austin");
+}
+
+/* trainsample attach (with `extra`, one more option, if not NULL), or
+ * Austin (`austin -p PID`) for comparison. */
+static pid_t start_profiler(const char *ts, const char *extra, pid_t target, double rate,
+			    int stats_fd)
+{
+	char rate_s[32], pid_s[32], interval_s[32];
 	pid_t prof;
 
 	snprintf(rate_s, sizeof(rate_s), "%g", rate);
+	snprintf(interval_s, sizeof(interval_s), "%d", (int)(1e6 / rate));
 	snprintf(pid_s, sizeof(pid_s), "%d", (int)target);
 	prof = fork();
 	if (prof == 0) {
 		dup2(stats_fd, 2);
 		pin(0);
-		execl(ts, ts, "attach", pid_s, "-q", "--stats", "-r", rate_s, "-f", "folded", "-o",
-		      "/dev/null", (char *)NULL);
+		if (is_austin(ts))
+			execl(ts, ts, "-i", interval_s, "-o", "/dev/null", "-p", pid_s, (char *)NULL);
+		else if (extra)
+			execl(ts, ts, "attach", pid_s, "-q", "--stats", "-r", rate_s, "-f", "folded",
+			      "-o", "/dev/null", extra, (char *)NULL);
+		else
+			execl(ts, ts, "attach", pid_s, "-q", "--stats", "-r", rate_s, "-f", "folded",
+			      "-o", "/dev/null", (char *)NULL);
 		_exit(127);
 	}
-	/* Start the clock only once every thread is seized. */
-	for (int i = 0; i < 5000 && tracer_of(target) != prof; i++)
+	/* Start the clock only once every thread is seized; Austin seizes
+	 * nothing: give it the time it needs to find the interpreter. */
+	if (is_austin(ts))
+		usleep(500000);
+	for (int i = 0; i < 5000 && !is_austin(ts) && tracer_of(target) != prof; i++)
 		usleep(1000);
 	return prof;
 }
 
-static int run_once(const char *ts, const char *spin, const char *rounds, double rate,
-		    struct run *r)
+/* "PROGRAM [ARG...]" and the rounds, as an argv. */
+static void target_argv(char *words, const char *rounds, char **argv, int max)
+{
+	int n = 0;
+
+	for (char *save = NULL, *w = strtok_r(words, " ", &save); w && n < max - 2;
+	     w = strtok_r(NULL, " ", &save))
+		argv[n++] = w;
+	argv[n++] = (char *)rounds;
+	argv[n] = NULL;
+}
+
+static int run_once(const char *ts, const char *extra, const char *spin, const char *rounds,
+		    double rate, struct run *r)
 {
 	char stats[] = "/tmp/trainsample-bench.XXXXXX";
 	int go[2], status, fd = -1;
@@ -143,10 +179,14 @@ static int run_once(const char *ts, const char *spin, const char *rounds, double
 		return -1;
 	target = fork();
 	if (target == 0) {
+		char words[512], *argv[16];
+
 		dup2(go[0], 0);
 		close(go[1]);
 		pin(1);
-		execl(spin, spin, rounds, (char *)NULL);
+		snprintf(words, sizeof(words), "%s", spin);
+		target_argv(words, rounds, argv, 16);
+		execv(argv[0], argv);
 		_exit(127);
 	}
 	close(go[0]);
@@ -154,7 +194,7 @@ static int run_once(const char *ts, const char *spin, const char *rounds, double
 		fd = mkstemp(stats);
 		if (fd < 0)
 			return -1;
-		prof = start_profiler(ts, target, rate, fd);
+		prof = start_profiler(ts, extra, target, rate, fd);
 		close(fd);
 	}
 	t0 = now();
@@ -206,8 +246,8 @@ struct series {
 	double unwind_p50[MAX_PAIRS], unwind_p99[MAX_PAIRS], unwind_cold[MAX_PAIRS];
 };
 
-static int measure(const char *ts, const char *prog, const char *rounds, double rate,
-		   int pairs, struct series *s)
+static int measure(const char *ts, const char *extra, const char *prog, const char *rounds,
+		   double rate, int pairs, struct series *s)
 {
 	for (int i = 0; i < pairs; i++) {
 		struct run alone = { 0 }, prof = { 0 };
@@ -215,11 +255,11 @@ static int measure(const char *ts, const char *prog, const char *rounds, double 
 
 		/* Alternate the order so drift hits both sides alike. */
 		if (i % 2 == 0)
-			ok = !run_once(ts, prog, rounds, 0, &alone) &&
-			     !run_once(ts, prog, rounds, rate, &prof);
+			ok = !run_once(ts, extra, prog, rounds, 0, &alone) &&
+			     !run_once(ts, extra, prog, rounds, rate, &prof);
 		else
-			ok = !run_once(ts, prog, rounds, rate, &prof) &&
-			     !run_once(ts, prog, rounds, 0, &alone);
+			ok = !run_once(ts, extra, prog, rounds, rate, &prof) &&
+			     !run_once(ts, extra, prog, rounds, 0, &alone);
 		if (!ok)
 			return -1;
 		s->alone_wall[i] = alone.wall;
@@ -278,7 +318,7 @@ int main(int argc, char **argv)
 	       "wall-fst", "wall-med", "cpu-fst", "cpu-med", "samples", "missed", "errors", "dropped",
 	       "pause50", "pause99", "unw50", "unw99", "cold", "sampler");
 	for (int t = 3; t < argc; t++) {
-		char spec[512], *name = spec, *prog, *rounds;
+		char spec[512], *name = spec, *prog, *rounds, *extra;
 
 		snprintf(spec, sizeof(spec), "%s", argv[t]);
 		prog = strchr(spec, '=');
@@ -289,8 +329,12 @@ int main(int argc, char **argv)
 		}
 		*prog++ = '\0';
 		*rounds++ = '\0';
+		/* NAME+OPTION: trainsample gets OPTION too (+--native). */
+		extra = strchr(name, '+');
+		if (extra)
+			extra++;
 		for (size_t k = 0; k < sizeof(rates) / sizeof(rates[0]); k++) {
-			if (measure(argv[1], prog, rounds, rates[k], pairs, &s) < 0) {
+			if (measure(argv[1], extra, prog, rounds, rates[k], pairs, &s) < 0) {
 				fprintf(stderr, "overhead: a run of %s failed\n", prog);
 				return 1;
 			}

@@ -41,6 +41,11 @@ struct thread {
 	uint32_t blocked_stack;
 	uint32_t blocked_flags;
 	uint64_t blocked_runtime; /* CPU time it had run then (schedstat) */
+	/* Python-only ticks: the last idle sample, which stands while the
+	 * thread does not run (its CPU time unchanged) */
+	bool py_idle_valid;
+	uint64_t py_idle_runtime;
+	uint32_t py_idle_stack, py_idle_flags;
 };
 
 /* A blocked thread as /proc/PID/task/TID/syscall shows it. */

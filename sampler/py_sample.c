@@ -211,6 +211,19 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 		return;
 	if (!running && !s->opt.idle && !s->opt.idle_python)
 		return;
+	t->py_idle_valid = t->py_idle_valid && !running;
+	if (!running) {
+		/* A thread that has not run since cannot have changed its
+		 * frames or syscall: its last sample stands, nothing is read. */
+		uint64_t runtime = thread_runtime(s, t);
+
+		if (t->py_idle_valid && runtime && runtime == t->py_idle_runtime) {
+			stacks_add_sample(s, t->tid, t->py_idle_stack, t->py_idle_flags, s->tick_now,
+					  s->tick_weight);
+			return;
+		}
+		t->py_idle_runtime = runtime;
+	}
 	n = read_frames(s, pt, running, &end);
 	if (python_stack(s, t->tid, n, end, &stack, &nframes, &flags) < 0) {
 		s->st.errors++;
@@ -229,6 +242,9 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 			s->st.errors++;
 			return;
 		}
+		t->py_idle_valid = true;
+		t->py_idle_stack = stack;
+		t->py_idle_flags = flags;
 	} else if (!nframes && !n) {
 		return; /* runs, but not Python: not in a Python-only profile */
 	}
