@@ -50,7 +50,6 @@ SYMTEST_LIBS := $(BUILD)/tests/libsymtest.so $(BUILD)/tests/libsymtest_lld.so \
                 $(BUILD)/tests/libsymtest_mini.so $(BUILD)/tests/libsymtest_dbglink.so
 BENCH_BINS   := $(BUILD)/bench/overhead $(BUILD)/bench/spin $(BUILD)/bench/spin_nofp \
                 $(BUILD)/bench/chain $(BUILD)/bench/libchain.so
-EXAMPLE_BINS := $(BUILD)/examples/train_loop
 
 # Targets are what the profiler is measured against: frame pointers kept,
 # little inlining, debug info.
@@ -72,7 +71,7 @@ check: $(BIN) $(UNIT_BINS) $(TARGET_BINS) $(NOFP_BINS) $(SYMTEST_LIBS) $(BUILD)/
 demo: deps
 	@$(MAKE) --no-print-directory run-demo
 
-run-demo: $(BIN) $(EXAMPLE_BINS)
+run-demo: $(BIN)
 	@sh examples/demo.sh
 
 bench: deps
@@ -171,8 +170,5 @@ $(BUILD)/bench/chain: bench/chain.c $(BUILD)/bench/libchain.so
 	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(BUILD)/bench -lchain -Wl,-rpath,'$$ORIGIN'
 
 # Built as programs usually are: optimized, no frame pointers.
-$(BUILD)/examples/%: examples/%.c
-	@mkdir -p $(@D)
-	$(CC) $(NOFP_CFLAGS) -o $@ $< -lm
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

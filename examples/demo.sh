@@ -1,30 +1,44 @@
 #!/bin/sh
-# make demo: profile the bundled toy training loop and say where its time went.
+# make demo: profile the bundled toy training job (examples/train.py: a
+# loader thread and a forward/backward/optimizer loop, in pure Python) and
+# say where its time went.
 cd "$(dirname "$0")/.." || exit 1
 out=build/demo
+PY=${PYTHON:-python3}
 mkdir -p "$out"
-rm -f "$out"/train_loop.*
-echo "== build/trainsample record --idle -t -r 500 --stats -o $out/train_loop.tsprof -o $out/train_loop.folded -- build/examples/train_loop 3"
-build/trainsample record --idle -t -r 500 --stats \
-	-o "$out/train_loop.tsprof" -o "$out/train_loop.folded" -- build/examples/train_loop 3 || exit 1
+rm -f "$out"/train.*
+echo "== build/trainsample record -r 500 --stats -o $out/train.tsprof -o $out/train.folded -- $PY examples/train.py 3"
+build/trainsample record -r 500 --stats \
+	-o "$out/train.tsprof" -o "$out/train.folded" -- "$PY" examples/train.py 3 || exit 1
 echo
-echo "== where the time went, by the function on top of the stack (self time, all threads)"
-awk '{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, fr, ";")
-	leaf[fr[n]] += c; total += c }
-	END { for (f in leaf) printf "  %5.1f%%  %s\n", 100 * leaf[f] / total, f }' \
-	"$out/train_loop.folded" | sort -rn | head -12
-echo
-echo "== the main thread's time by step of the loop (inclusive; device_sync is waiting)"
-awk '$3 ~ /^\(train_loop\);/ {
+echo "== the training loop's time by step (main thread; 'waiting' is an idle sample: blocked)"
+awk 'index($0, "train (train.py:") {
 	c = $NF; s = $0; sub(/ [0-9]+$/, "", s); all += c
 	n = split(s, fr, ";"); step = "other"
-	for (i = 1; i <= n; i++)
-		if (fr[i] ~ /^(load_batch|forward|backward|optimizer_step|device_sync)$/) { step = fr[i]; break }
+	for (i = 1; i <= n; i++) {
+		if (fr[i] ~ /^(forward|backward|optimizer_step) \(/) { step = fr[i]; sub(/ \(.*/, "", step); break }
+		if (fr[i] ~ /^Queue\.get \(/) { step = "waiting for a batch (Queue.get)"; break }
+	}
+	if (fr[n] ~ /^\[idle/ && step !~ /^waiting/) step = step " (blocked: the GIL)"
 	by[step] += c
-} END { for (st in by) printf "  %5.1f%%  %s\n", 100 * by[st] / all, st }' "$out/train_loop.folded" | sort -rn
+} END { for (st in by) printf "  %5.1f%%  %s\n", 100 * by[st] / all, st }' "$out/train.folded" | sort -rn
 echo
-echo "== the hottest stacks (folded: thread;root;...;leaf count)"
-sort -t' ' -k2 "$out/train_loop.folded" | awk '{ print $NF "\t" $0 }' | sort -rn | cut -f2 | head -6 | sed 's/^/  /'
+build/trainsample report -q "$out/train.tsprof" -t -g -o "$out/gil.folded"
+echo "== who holds the GIL (report -t -g: only the holder's samples), as a share of the run"
+awk 'NR == FNR { if (index($0, "train (train.py:")) ticks += $NF; next }
+	{ who = index($0, "loader (train.py:") ? "the loader thread" : (index($0, "train (train.py:") ? "the training loop" : "other")
+	  held[who] += $NF }
+	END { for (w in held) printf "  %5.1f%%  %s\n", 100 * held[w] / ticks, w }' \
+	"$out/train.folded" "$out/gil.folded" | sort -rn
+echo "  (the rest of the time nobody runs Python: the loop waits for a batch while"
+echo "   the loader is between bytecodes, e.g. handing over the GIL)"
 echo
-echo "== the recording renders again: build/trainsample report $out/train_loop.tsprof -t --idle -o $out/again.folded"
-build/trainsample report "$out/train_loop.tsprof" -t --idle -o "$out/again.folded"
+echo "== the functions on top of the stack while holding the GIL (self time)"
+awk '{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, fr, ";")
+	leaf[fr[n]] += c; total += c }
+	END { for (f in leaf) printf "  %5.1f%%  %s\n", 100 * leaf[f] / total, f }' "$out/gil.folded" | sort -rn | head -8
+echo
+echo "Data loading is the bottleneck: the loop waits in Queue.get while the loader,"
+echo "in pure Python, competes with it for the GIL. Open $out/train.folded in"
+echo "speedscope (https://speedscope.app) or feed it to flamegraph.pl; render it"
+echo "again with: build/trainsample report $out/train.tsprof --function -o OUT.folded"

@@ -175,7 +175,12 @@ static int python_stack(struct sampler *s, pid_t tid, int n, enum py_walk_end en
 	return 0;
 }
 
-/* The thread's frames; the GIL holder's read until its head holds still. */
+/*
+ * The thread's frames. A running thread may be the GIL holder (the GIL
+ * moves between the thread list's read and this one): its walk is
+ * repeated while its head moved meanwhile or the walk met memory that
+ * was being rewritten (a C-stack frame of a call just returning).
+ */
 static int read_frames(struct sampler *s, const struct py_thread *pt, bool running,
 		       enum py_walk_end *end)
 {
@@ -185,14 +190,14 @@ static int read_frames(struct sampler *s, const struct py_thread *pt, bool runni
 	for (int i = 0; i < HOLDER_TRIES; i++) {
 		uint64_t before = 0, after = 0;
 
-		if (pt->gil && running)
+		if (running)
 			py_frame_head(&py->target, pt->tstate, &before);
 		n = py_frames_read(&py->target, pt->tstate, &py->scratch, py->frames,
 				   PY_MAX_DEPTH, end);
-		if (!pt->gil || !running)
+		if (!running)
 			break;
 		py_frame_head(&py->target, pt->tstate, &after);
-		if (before == after)
+		if (before == after && *end != PY_WALK_ERROR)
 			break;
 	}
 	return n;

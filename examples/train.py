@@ -1,0 +1,87 @@
+"""A toy training job in pure Python, shaped like a real one: a loader
+thread prepares batches into a queue; the main loop takes a batch, runs
+forward, backward and an optimizer step on a tiny two-layer network of
+lists of floats. Run: python3 examples/train.py [SECONDS]"""
+import math
+import queue
+import random
+import sys
+import threading
+import time
+
+DIM, HIDDEN, BATCH = 24, 16, 16
+
+
+def make_batch():
+    return [[random.gauss(0.0, 1.0) for _ in range(DIM)] for _ in range(BATCH)]
+
+
+def augment(batch):
+    # Per-sample work on the CPU, as image decoding or tokenizing would be:
+    # here it is what the training loop waits for.
+    for _ in range(12):
+        batch = [[x * 0.9 + 0.1 * math.sin(x) for x in sample] for sample in batch]
+    return batch
+
+
+def loader(batches, stop):
+    while not stop.is_set():
+        batch = augment(make_batch())
+        batches.put(batch)
+
+
+def matvec(weights, x):
+    return [sum(w * xi for w, xi in zip(row, x)) for row in weights]
+
+
+def forward(model, batch):
+    w1, w2 = model
+    hidden = [[max(0.0, h) for h in matvec(w1, x)] for x in batch]
+    out = [matvec(w2, h)[0] for h in hidden]
+    return hidden, out
+
+
+def backward(model, batch, hidden, out):
+    w1, w2 = model
+    g2 = [[0.0] * HIDDEN]
+    g1 = [[0.0] * DIM for _ in range(HIDDEN)]
+    for x, h, y in zip(batch, hidden, out):
+        err = y - sum(x) * 0.1
+        for j in range(HIDDEN):
+            g2[0][j] += err * h[j]
+            if h[j] > 0.0:
+                d = err * w2[0][j]
+                row = g1[j]
+                for i in range(DIM):
+                    row[i] += d * x[i]
+    return g1, g2
+
+
+def optimizer_step(model, grads, lr=1e-3):
+    for weights, grad in zip(model, grads):
+        for row, grow in zip(weights, grad):
+            for i, g in enumerate(grow):
+                row[i] -= lr * g
+
+
+def train(seconds):
+    random.seed(0)
+    model = ([[random.gauss(0.0, 0.3) for _ in range(DIM)] for _ in range(HIDDEN)],
+             [[random.gauss(0.0, 0.3) for _ in range(HIDDEN)]])
+    batches = queue.Queue(maxsize=4)
+    stop = threading.Event()
+    worker = threading.Thread(target=loader, args=(batches, stop), name="loader", daemon=True)
+    worker.start()
+    steps, end = 0, time.time() + seconds
+    while time.time() < end:
+        batch = batches.get()
+        hidden, out = forward(model, batch)
+        grads = backward(model, batch, hidden, out)
+        optimizer_step(model, grads)
+        steps += 1
+    stop.set()
+    print("trained %d steps" % steps)
+
+
+if __name__ == "__main__":
+    train(float(sys.argv[1]) if len(sys.argv) > 1 else 3.0)
