@@ -75,13 +75,18 @@ void python_map_tids(struct sampler *s, int n)
 	}
 }
 
-/* The file of the outermost frame of the main thread: the script. */
+/*
+ * The folder of the script: the file of the main thread's outermost frame
+ * once that is a module body outside the interpreter's own library (at
+ * start-up it is site.py, or frozen importlib).
+ */
 static void note_script_dir(struct sampler *s, const struct py_code *outer)
 {
 	char dir[1024];
 	const char *slash;
 
-	if (s->py->script_dir_set || !outer->file || outer->file[0] == '<')
+	if (s->py->script_dir_set || !outer->file || outer->file[0] == '<' ||
+	    strcmp(outer->name, "<module>") || strstr(outer->file, "/lib/python3"))
 		return;
 	s->py->script_dir_set = true;
 	slash = strrchr(outer->file, '/');

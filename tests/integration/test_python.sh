@@ -20,7 +20,7 @@ line_share() {
 
 shares() {
 	label=$1 py=$2
-	$TS record -q -r 1000 -o "$TMP/$label.folded" -- "$py" $P/shares.py 3.3 "$TMP/$label.truth"
+	$TS record -q -r 1000 -o "$TMP/$label.folded" -o "$TMP/$label.tsprof" -- "$py" $P/shares.py 3.3 "$TMP/$label.truth"
 	total=$(folded_total "$TMP/$label.folded")
 	read -r h_ns l_ns t_ns <"$TMP/$label.truth"
 	sh=$(percent "$(folded_with_prefix "$TMP/$label.folded" "heavy (")" "$total")
@@ -37,6 +37,20 @@ shares() {
 	if within "$sl" "$tl" 3; then ok "$label: light's share within 3 points"; else not_ok "$label: light's share within 3 points" "$sl vs $tl"; fi
 	if at_least "$qual" 90; then ok "$label: the method is named '${step% (}'"; else not_ok "$label: the method is named '${step% (}'" "$qual%"; fi
 	if at_least "$inloop" 95; then ok "$label: heavy's samples are at the lines of its loop"; else not_ok "$label: heavy's samples are at the lines of its loop" "$inloop%"; fi
+	# Files shortened to the script's folder by default, whole with
+	# --full-filenames; --function drops the lines.
+	$TS report -q "$TMP/$label.tsprof" --full-filenames -o "$TMP/$label.full.folded"
+	$TS report -q "$TMP/$label.tsprof" --function -o "$TMP/$label.fn.folded"
+	short=$(folded_with_prefix "$TMP/$label.folded" "heavy (shares.py:")
+	full=$(grep -c "heavy ([^;]*tests/python/shares.py:[0-9]*)" "$TMP/$label.full.folded")
+	fn=$(grep -c "heavy (shares.py)" "$TMP/$label.fn.folded")
+	fnlines=$(grep -c "heavy (shares.py:" "$TMP/$label.fn.folded")
+	if [ "$short" -gt 0 ] && [ "$full" -gt 0 ] && [ "$fn" = 1 ] && [ "$fnlines" = 0 ]; then
+		ok "$label: short files by default, whole with --full-filenames, --function without lines"
+	else
+		not_ok "$label: short files by default, whole with --full-filenames, --function without lines" \
+			"short $short, full $full, function $fn/$fnlines"
+	fi
 }
 
 launches() {
@@ -167,6 +181,12 @@ while read -r label py; do
 	native_merge "$label" "$py"
 	dump "$label" "$py"
 done <"$TMP/pythons"
+
+# A program without Python is profiled natively, with one line saying so.
+$TS record -o "$TMP/c.folded" -- build/tests/targets/busy_threads 2 0.5 >/dev/null 2>"$TMP/c.err"
+if grep -q "^trainsample: no Python interpreter in process [0-9]*: native stacks only$" "$TMP/c.err" &&
+   [ "$(folded_total "$TMP/c.folded")" -gt 0 ]; then ok "a native program: profiled natively, one line says there is no Python"
+else not_ok "a native program: profiled natively, one line says there is no Python" "$(cat "$TMP/c.err")"; fi
 
 # Versions before 3.8 are refused in one line and profiled natively.
 root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
