@@ -46,6 +46,7 @@ struct thread {
 	bool py_idle_valid;
 	uint64_t py_idle_runtime;
 	uint32_t py_idle_stack, py_idle_flags;
+	bool py_named;        /* named by Python's threading: not by the OS */
 };
 
 /* A blocked thread as /proc/PID/task/TID/syscall shows it. */
@@ -118,6 +119,7 @@ struct python {
 	pid_t *tids;          /* per entry of threads: its OS tid, 0 unknown */
 	int nthreads;         /* entries of the last read */
 	bool script_dir_set;
+	uint64_t names_tick;  /* when thread names were last read */
 };
 
 struct sampler {
@@ -234,6 +236,8 @@ int python_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw, b
 		 uint32_t *frame);
 
 void python_map_tids(struct sampler *s, int n);
+/* Names from Python's threading, about once a second. */
+void python_names_refresh(struct sampler *s, int n);
 const struct py_thread *python_thread_of(struct python *py, int n, pid_t tid);
 
 /* py_native.c: --native, Python frames merged into native stacks */

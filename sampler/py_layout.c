@@ -103,6 +103,7 @@ int py_layout_from_debug_offsets(const struct py_layout *base,
 		{ base->debug_code_linetable, &out->code_linetable },
 		{ base->debug_code_firstlineno, &out->code_firstlineno },
 		{ base->debug_code_adaptive, &out->code_adaptive },
+		{ base->debug_interp_modules, &out->interp_modules },
 	};
 	uint32_t gil_state;
 	uint64_t version;

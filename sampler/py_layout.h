@@ -45,6 +45,11 @@ struct py_layout {
 	uint32_t frame_owner, frame_owner_cstack, frame_is_entry;
 	uint32_t code_filename, code_name, code_qualname, code_firstlineno;
 	uint32_t code_linetable, code_adaptive;
+	/* thread names: sys.modules -> threading._active -> Thread._name */
+	uint32_t interp_modules, module_dict, dict_keys, dict_values;
+	uint32_t keys_size, keys_index_bytes, keys_kind, keys_nentries, keys_indices;
+	uint32_t values_array, type_basicsize, type_dictoffset, type_cached_keys;
+	uint32_t long_digits;
 	/* 3.13: where in the runtime's _Py_DebugOffsets each offset is */
 	uint32_t debug_version, debug_free_threaded, debug_size;
 	uint32_t debug_runtime_interp_head, debug_interp_next;
@@ -57,7 +62,7 @@ struct py_layout {
 	uint32_t debug_frame_owner;
 	uint32_t debug_code_filename, debug_code_name, debug_code_qualname;
 	uint32_t debug_code_linetable, debug_code_firstlineno;
-	uint32_t debug_code_adaptive;
+	uint32_t debug_code_adaptive, debug_interp_modules;
 };
 
 /* The known layout of a minor version, NULL if none. */
@@ -142,6 +147,15 @@ int py_frame_head(const struct py_target *t, uint64_t tstate, uint64_t *frame);
 int py_frames_read(const struct py_target *t, uint64_t tstate,
 		   struct py_walk_scratch *s, struct py_raw_frame *out,
 		   int max, enum py_walk_end *end);
+
+/*
+ * The names Python's threading gives its threads (Thread.name), from
+ * sys.modules["threading"]._active: fn gets each thread's ident (its
+ * pthread_t, struct py_thread's thread_id) and name. Returns how many, or
+ * a negative errno (-ENOENT: threading is not imported).
+ */
+int py_thread_names(const struct py_target *t, uint64_t interp,
+		    void (*fn)(void *ctx, uint64_t ident, const char *name), void *ctx);
 
 /* ---- code objects (py_code.c) ---- */
 

@@ -32,8 +32,10 @@ void python_threads_refresh(struct sampler *s)
 		return;
 	n = py_threads_read(&py->target, py->threads, PY_MAX_THREADS);
 	py->nthreads = n > 0 ? n : 0;
-	if (n > 0)
+	if (n > 0) {
 		python_map_tids(s, n);
+		python_names_refresh(s, n);
+	}
 }
 
 void python_copy_frames(struct sampler *s, pid_t tid, struct stack_sample *c)

@@ -270,6 +270,36 @@ const struct py_thread *python_thread_of(struct python *py, int n, pid_t tid)
 	return NULL;
 }
 
+static void name_one(void *ctx, uint64_t ident, const char *name)
+{
+	struct sampler *s = ctx;
+	struct python *py = s->py;
+
+	for (int i = 0; i < py->nthreads; i++) {
+		struct thread *t;
+
+		if (py->threads[i].thread_id != ident || !py->tids[i])
+			continue;
+		t = thread_find(s, py->tids[i]);
+		if (!t)
+			return;
+		t->py_named = true;
+		profile_set_thread(s->profile, (uint32_t)s->pid, (uint32_t)t->tid, name);
+		return;
+	}
+}
+
+void python_names_refresh(struct sampler *s, int n)
+{
+	struct python *py = s->py;
+	uint64_t every = (uint64_t)s->opt.rate_hz;
+
+	if (n <= 0 || (py->names_tick && s->tick - py->names_tick < (every ? every : 1)))
+		return;
+	py->names_tick = s->tick;
+	py_thread_names(&py->target, py->threads[0].interp, name_one, s);
+}
+
 void python_tick(struct sampler *s)
 {
 	struct python *py = s->py;
@@ -281,6 +311,7 @@ void python_tick(struct sampler *s)
 	}
 	python_map_tids(s, n);
 	py->nthreads = n;
+	python_names_refresh(s, n);
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct thread *t = s->threads[i];
 		const struct py_thread *pt;

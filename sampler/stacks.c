@@ -219,7 +219,10 @@ void stacks_name_thread(struct sampler *s, struct thread *t)
 	char name[64];
 	uint64_t every = (uint64_t)s->opt.rate_hz;
 
-	/* Names change (pthread_setname_np after start): look again each second. */
+	/* Python's threading names it; else names change (pthread_setname_np
+	 * after start): look again each second. */
+	if (t->py_named)
+		return;
 	if (t->name_tick && s->tick - t->name_tick < (every ? every : 1))
 		return;
 	t->name_tick = s->tick;

@@ -24,6 +24,22 @@
 #if PY_VERSION_HEX >= 0x030C0000
 #include "internal/pycore_gil.h"
 #endif
+#if PY_VERSION_HEX >= 0x030B0000
+#include "internal/pycore_dict.h"
+#include "internal/pycore_moduleobject.h"
+#else
+#include <longintrepr.h>
+/* Objects/dict-common.h (3.6-3.10), which is not installed: mirrored here
+ * so the compiler, not a person, lays it out. */
+struct dict_keys_310 {
+	Py_ssize_t dk_refcnt;
+	Py_ssize_t dk_size;
+	void *dk_lookup;
+	Py_ssize_t dk_usable;
+	Py_ssize_t dk_nentries;
+	char dk_indices[];
+};
+#endif
 
 #define F(name, value) printf("\t\t.%s = %lu,\n", name, (unsigned long)(value))
 
@@ -38,6 +54,30 @@ int main(void)
 	F("unicode_state", offsetof(PyASCIIObject, state));
 	F("unicode_ascii_data", sizeof(PyASCIIObject));
 	F("unicode_compact_data", sizeof(PyCompactUnicodeObject));
+	/* For thread names: sys.modules -> threading._active -> Thread._name */
+	F("dict_keys", offsetof(PyDictObject, ma_keys));
+	F("dict_values", offsetof(PyDictObject, ma_values));
+	F("type_basicsize", offsetof(PyTypeObject, tp_basicsize));
+	F("type_dictoffset", offsetof(PyTypeObject, tp_dictoffset));
+	F("type_cached_keys", offsetof(PyHeapTypeObject, ht_cached_keys));
+#if PY_VERSION_HEX >= 0x030C0000
+	F("long_digits", offsetof(PyLongObject, long_value.ob_digit));
+#else
+	F("long_digits", offsetof(PyLongObject, ob_digit));
+#endif
+#if PY_VERSION_HEX >= 0x030B0000
+	F("module_dict", offsetof(PyModuleObject, md_dict));
+	F("keys_index_bytes", offsetof(PyDictKeysObject, dk_log2_index_bytes));
+	F("keys_kind", offsetof(PyDictKeysObject, dk_kind));
+	F("keys_nentries", offsetof(PyDictKeysObject, dk_nentries));
+	F("keys_indices", offsetof(PyDictKeysObject, dk_indices));
+	F("values_array", offsetof(PyDictValues, values));
+#else
+	F("module_dict", sizeof(PyObject)); /* PyModuleObject: the head, then md_dict */
+	F("keys_size", offsetof(struct dict_keys_310, dk_size));
+	F("keys_nentries", offsetof(struct dict_keys_310, dk_nentries));
+	F("keys_indices", offsetof(struct dict_keys_310, dk_indices));
+#endif
 #if PY_VERSION_HEX >= 0x030D0000
 	/* 3.13: the runtime's _Py_DebugOffsets say the rest; these are where
 	 * in that struct each offset is. */
@@ -67,6 +107,7 @@ int main(void)
 	F("debug_code_firstlineno", offsetof(_Py_DebugOffsets, code_object.firstlineno));
 	F("debug_code_adaptive", offsetof(_Py_DebugOffsets, code_object.co_code_adaptive));
 	F("debug_size", sizeof(_Py_DebugOffsets));
+	F("debug_interp_modules", offsetof(_Py_DebugOffsets, interpreter_state.imports_modules));
 	/* Not in the debug offsets. */
 	F("tstate_datastack_top", offsetof(PyThreadState, datastack_top));
 	F("chunk_data", offsetof(_PyStackChunk, data));
@@ -79,6 +120,11 @@ int main(void)
 	F("interp_tstate_head", offsetof(PyInterpreterState, threads.head));
 #else
 	F("interp_tstate_head", offsetof(PyInterpreterState, tstate_head));
+#endif
+#if PY_VERSION_HEX >= 0x030C0000
+	F("interp_modules", offsetof(PyInterpreterState, imports.modules));
+#else
+	F("interp_modules", offsetof(PyInterpreterState, modules));
 #endif
 #if PY_VERSION_HEX >= 0x030C0000
 	F("interp_gil", offsetof(PyInterpreterState, ceval.gil));

@@ -78,6 +78,10 @@ threads() {
 	same=$(grep 'spin_loader (' "$TMP/th.folded" | cut -d';' -f1 | sort -u | grep -c -F "$(grep 'spin_trainer (' "$TMP/th.folded" | cut -d';' -f1 | head -1)")
 	if [ "$roots_l" = 1 ] && [ "$roots_t" = 1 ] && [ "$same" = 0 ]; then ok "$label: each busy thread has its own stack under -t"
 	else not_ok "$label: each busy thread has its own stack under -t" "$roots_l/$roots_t roots, shared $same"; fi
+	named=$(grep 'spin_loader (' "$TMP/th.folded" | grep -c '^thread [0-9]* (loader);')
+	named_t=$(grep 'spin_trainer (' "$TMP/th.folded" | grep -c '^thread [0-9]* (trainer);')
+	if [ "$named" -gt 0 ] && [ "$named_t" -gt 0 ]; then ok "$label: threads carry their names from Python's threading"
+	else not_ok "$label: threads carry their names from Python's threading" "$(cut -d';' -f1 "$TMP/th.folded" | sort -u | tr '\n' '|')"; fi
 	idle=$(grep 'sleeper (' "$TMP/th.folded" | grep -c ';\[idle: [a-z_0-9]*\] [0-9]*$')
 	if [ "$idle" -ge 1 ]; then ok "$label: the sleeping thread is idle, shown by default"
 	else not_ok "$label: the sleeping thread is idle, shown by default" "$(grep sleeper "$TMP/th.folded" | head -2)"; fi
@@ -145,6 +149,7 @@ dump() {
 	last=$(awk 'function flush() { if (idle && l ~ /sleeper/) print l; l = "" }
 		/^Thread / { flush(); idle = /\(idle: / } /^    / { l = $0 } END { flush() }' "$TMP/d.txt")
 	if grep -q '^Process [0-9]*: Python 3\.' "$TMP/d.txt" && grep -q '^    spin_loader (threads.py:' "$TMP/d.txt" &&
+	   grep -q '^Thread [0-9]* "sleeper" (idle: ' "$TMP/d.txt" && grep -q '^Thread [0-9]* "MainThread" ' "$TMP/d.txt" &&
 	   [ "$last" = "    sleeper (threads.py:24)" ] && [ "$state" != t ] && [ "$tracer" = 0 ]; then
 		ok "$label: dump prints each thread, the sleeper idle with its frame last, and leaves it running"
 	else
@@ -155,6 +160,7 @@ dump() {
 	import json, sys
 	d = json.load(open(sys.argv[1]))
 	sleeper = [t for t in d["threads"] if any(f["name"] == "sleeper" for f in t["frames"])]
+	assert sleeper and sleeper[0]["name"] == "sleeper", sleeper
 	assert sleeper and sleeper[0]["idle"] and sleeper[0]["syscall"], sleeper
 	kinds = [f["kind"] for f in sleeper[0]["frames"]]
 	assert kinds[0] == "native" and "python" in kinds, kinds

@@ -340,6 +340,13 @@ Test(py_layout, debug_offsets_of_313)
 	cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)), -EPROTO);
 }
 
+static void count_name(void *ctx, uint64_t ident, const char *name)
+{
+	(void)ident;
+	cr_assert_lt(strlen(name), 256);
+	(*(long *)ctx)++;
+}
+
 /* Random memory where pointers mostly point back into it: every walk ends,
  * nothing reads outside what the callback gives. */
 Test(py_layout, garbage_never_crashes_or_hangs)
@@ -350,7 +357,7 @@ Test(py_layout, garbage_never_crashes_or_hangs)
 	struct py_thread th[64];
 	struct arena a = { .mem = malloc(ARENA) };
 	uint64_t base = (uint64_t)(uintptr_t)a.mem, rng = 0x12345678;
-	long frames = 0, codes = 0;
+	long frames = 0, codes = 0, names = 0;
 
 	cr_assert(a.mem);
 	cr_assert_eq(py_walk_scratch_init(&s), 0);
@@ -377,6 +384,8 @@ Test(py_layout, garbage_never_crashes_or_hangs)
 		t.code_type = round % 2 ? 0 : CODE_TYPE;
 		n = py_threads_read(&t, th, 64);
 		cr_assert_leq(n, 64);
+		/* The thread-name lookup through dicts of garbage, too. */
+		py_thread_names(&t, n > 0 ? th[0].interp : base + 128, count_name, &names);
 		for (int i = 0; i < (n > 0 ? n : 1); i++) {
 			uint64_t ts = n > 0 ? th[i].tstate : base + 64;
 
@@ -395,7 +404,7 @@ Test(py_layout, garbage_never_crashes_or_hangs)
 	}
 	/* The garbage was walked, not refused at the door. */
 	cr_assert_gt(frames, 1000, "%ld frames walked", frames);
-	cr_log_info("%ld frames walked, %ld code objects read", frames, codes);
+	cr_log_info("%ld frames walked, %ld code objects read, %ld names", frames, codes, names);
 	py_code_cache_free(cache);
 	py_walk_scratch_free(&s);
 	free(a.mem);
