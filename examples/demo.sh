@@ -6,13 +6,17 @@ cd "$(dirname "$0")/.." || exit 1
 out=build/demo
 PY=${PYTHON:-python3}
 mkdir -p "$out"
-rm -f "$out"/train.*
-echo "== build/trainsample record -r 500 --stats -o $out/train.tsprof -o $out/train.folded -- $PY examples/train.py 3"
-build/trainsample record -r 500 --stats \
+rm -f "$out"/train.* "$out"/gil.folded
+echo "== build/trainsample record -t -r 500 --stats -o $out/train.tsprof -o $out/train.folded -- $PY examples/train.py 3"
+build/trainsample record -t -r 500 --stats \
 	-o "$out/train.tsprof" -o "$out/train.folded" -- "$PY" examples/train.py 3 || exit 1
 echo
-echo "== the training loop's time by step (main thread; 'waiting' is an idle sample: blocked)"
-awk 'index($0, "train (train.py:") {
+echo "== the threads (named by Python's threading), samples each"
+awk '{ t = $0; sub(/;.*/, "", t); n[t] += $NF } END { for (k in n) printf "  %6d  %s\n", n[k], k }' \
+	"$out/train.folded" | sort -rn
+echo
+echo "== MainThread, the training loop: its time by step ('waiting' = blocked, an idle sample)"
+awk '/^thread [0-9]* \(MainThread\);/ && index($0, "train (train.py:") {
 	c = $NF; s = $0; sub(/ [0-9]+$/, "", s); all += c
 	n = split(s, fr, ";"); step = "other"
 	for (i = 1; i <= n; i++) {
@@ -24,21 +28,26 @@ awk 'index($0, "train (train.py:") {
 } END { for (st in by) printf "  %5.1f%%  %s\n", 100 * by[st] / all, st }' "$out/train.folded" | sort -rn
 echo
 build/trainsample report -q "$out/train.tsprof" -t -g -o "$out/gil.folded"
-echo "== who holds the GIL (report -t -g: only the holder's samples), as a share of the run"
-awk 'NR == FNR { if (index($0, "train (train.py:")) ticks += $NF; next }
-	{ who = index($0, "loader (train.py:") ? "the loader thread" : (index($0, "train (train.py:") ? "the training loop" : "other")
-	  held[who] += $NF }
+echo "== loader, the data loading thread"
+awk '/^thread [0-9]* \(loader\);/ {
+	c = $NF; s = $0; sub(/ [0-9]+$/, "", s); all += c
+	n = split(s, fr, ";"); what = "working"
+	if (fr[n] ~ /^\[idle/) what = index(s, "Queue.put (") ? "waiting for room in the queue" : "blocked (the GIL)"
+	by[what] += c
+} END { for (w in by) printf "  %5.1f%%  %s\n", 100 * by[w] / all, w }' "$out/train.folded" | sort -rn
+echo
+echo "== who holds the GIL (report -t -g keeps only the holder's samples), share of the run"
+awk 'NR == FNR { if (/^thread [0-9]* \(MainThread\);/) ticks += $NF; next }
+	{ t = $0; sub(/;.*/, "", t); sub(/^thread [0-9]* /, "", t); held[t] += $NF }
 	END { for (w in held) printf "  %5.1f%%  %s\n", 100 * held[w] / ticks, w }' \
 	"$out/train.folded" "$out/gil.folded" | sort -rn
-echo "  (the rest of the time nobody runs Python: the loop waits for a batch while"
-echo "   the loader is between bytecodes, e.g. handing over the GIL)"
 echo
 echo "== the functions on top of the stack while holding the GIL (self time)"
 awk '{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, fr, ";")
 	leaf[fr[n]] += c; total += c }
 	END { for (f in leaf) printf "  %5.1f%%  %s\n", 100 * leaf[f] / total, f }' "$out/gil.folded" | sort -rn | head -8
 echo
-echo "Data loading is the bottleneck: the loop waits in Queue.get while the loader,"
-echo "in pure Python, competes with it for the GIL. Open $out/train.folded in"
-echo "speedscope (https://speedscope.app) or feed it to flamegraph.pl; render it"
-echo "again with: build/trainsample report $out/train.tsprof --function -o OUT.folded"
+echo "A loop that waits in Queue.get while its loader works all the time is bound by"
+echo "data loading; a loader in pure Python also takes the GIL from the loop. Open"
+echo "$out/train.folded in speedscope (https://speedscope.app) or feed it to"
+echo "flamegraph.pl; render it again: build/trainsample report $out/train.tsprof --function -o OUT.folded"
