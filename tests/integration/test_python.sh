@@ -65,10 +65,12 @@ launches() {
 
 threads() {
 	label=$1 py=$2
+	rm -f "$TMP/th.out"
 	"$py" $P/threads.py 4 >"$TMP/th.out" &
 	pid=$!
 	reap_later $pid
 	wait_file "$TMP/th.out"
+	sleep 0.3 # the threads reach their functions
 	$TS attach "$pid" -t -r 200 -d 1.5 --stats -o "$TMP/th.tsprof" -o "$TMP/th.folded" 2>"$TMP/th.err"
 	$TS report -q "$TMP/th.tsprof" -g -o "$TMP/gil.folded"
 	kill $pid 2>/dev/null
@@ -135,6 +137,7 @@ native_merge() {
 # dump: every thread once, innermost last, nothing left stopped.
 dump() {
 	label=$1 py=$2
+	rm -f "$TMP/d.out"
 	"$py" $P/threads.py 4 >"$TMP/d.out" &
 	pid=$!
 	reap_later $pid
