@@ -13,18 +13,6 @@
 #define LINETABLE_MAX (1 << 20)
 #define CODE_HEADER_MAX 512
 
-static int read_exact(const struct py_target *t, uint64_t addr, void *buf, size_t len)
-{
-	ssize_t n;
-
-	if (!addr)
-		return -EFAULT;
-	n = t->mem.read(t->mem.ctx, addr, buf, len);
-	if (n < 0)
-		return (int)n;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
 static size_t put_utf8(char *out, uint32_t c)
 {
 	if (c < 0x80) {
@@ -69,9 +57,9 @@ int py_string_read(const struct py_target *t, uint64_t addr, char *buf, size_t l
 	if (!len)
 		return -EINVAL;
 	buf[0] = 0;
-	ret = read_exact(t, addr + l->unicode_length, &length, sizeof(length));
+	ret = py_read(t, addr + l->unicode_length, &length, sizeof(length));
 	if (!ret)
-		ret = read_exact(t, addr + l->unicode_state, &state, sizeof(state));
+		ret = py_read(t, addr + l->unicode_state, &state, sizeof(state));
 	if (ret < 0)
 		return ret;
 	kind = state >> 2 & 7;
@@ -79,9 +67,9 @@ int py_string_read(const struct py_target *t, uint64_t addr, char *buf, size_t l
 		return -EPROTO;
 	n = length > STRING_MAX ? STRING_MAX : (size_t)length;
 	if (state & 1u << 6)
-		ret = read_exact(t, addr + l->unicode_ascii_data, raw, n);
+		ret = py_read(t, addr + l->unicode_ascii_data, raw, n);
 	else
-		ret = read_exact(t, addr + l->unicode_compact_data, raw, n * kind);
+		ret = py_read(t, addr + l->unicode_compact_data, raw, n * kind);
 	if (ret < 0)
 		return ret;
 	for (size_t i = 0; i < n; i++) {
@@ -323,7 +311,7 @@ static int linetable_read(const struct py_target *t, uint64_t bytes, struct py_c
 {
 	const struct py_layout *l = &t->l;
 	int64_t size;
-	int ret = read_exact(t, bytes + l->bytes_size, &size, sizeof(size));
+	int ret = py_read(t, bytes + l->bytes_size, &size, sizeof(size));
 
 	if (ret < 0)
 		return ret;
@@ -333,7 +321,7 @@ static int linetable_read(const struct py_target *t, uint64_t bytes, struct py_c
 	if (!k->linetable)
 		return -ENOMEM;
 	k->linetable_len = (size_t)size;
-	return read_exact(t, bytes + l->bytes_data, k->linetable, (size_t)size);
+	return py_read(t, bytes + l->bytes_data, k->linetable, (size_t)size);
 }
 
 static int code_read(const struct py_target *t, uint64_t addr, const uint8_t *h,
@@ -390,7 +378,7 @@ int py_code_get(const struct py_target *t, struct py_code_cache *c, uint64_t add
 		return -ENOENT;
 	if (addr == t->none)
 		return -ENOENT;
-	ret = read_exact(t, addr, h, hlen);
+	ret = py_read(t, addr, h, hlen);
 	if (ret < 0)
 		return ret;
 	if (t->code_type && word(h, t->l.object_type) != t->code_type)

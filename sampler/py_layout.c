@@ -145,7 +145,7 @@ int py_layout_from_debug_offsets(const struct py_layout *base,
 	return 0;
 }
 
-static int read_exact(const struct py_target *t, uint64_t addr, void *buf, size_t len)
+int py_read(const struct py_target *t, uint64_t addr, void *buf, size_t len)
 {
 	ssize_t n;
 
@@ -159,7 +159,7 @@ static int read_exact(const struct py_target *t, uint64_t addr, void *buf, size_
 
 static int read_ptr(const struct py_target *t, uint64_t addr, uint64_t *out)
 {
-	return read_exact(t, addr, out, sizeof(*out));
+	return py_read(t, addr, out, sizeof(*out));
 }
 
 /* 3.8-3.11 name the holder in the runtime; 3.12+ in each interpreter's GIL,
@@ -175,7 +175,7 @@ static uint64_t gil_holder(const struct py_target *t, uint64_t interp)
 		return holder;
 	}
 	if (read_ptr(t, interp + l->interp_gil, &gil) < 0 ||
-	    read_exact(t, gil + l->gil_locked, &locked, sizeof(locked)) < 0 || !locked)
+	    py_read(t, gil + l->gil_locked, &locked, sizeof(locked)) < 0 || !locked)
 		return 0;
 	read_ptr(t, gil + l->gil_holder, &holder);
 	return holder;
@@ -312,7 +312,7 @@ static int frame_bytes(const struct py_target *t, const struct chunk_window *w,
 		memcpy(buf, w->data + (addr - w->lo), len);
 		return 0;
 	}
-	return read_exact(t, addr, buf, len);
+	return py_read(t, addr, buf, len);
 }
 
 static size_t frame_span(const struct py_layout *l)

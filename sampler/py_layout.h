@@ -101,6 +101,9 @@ struct py_thread {
 	bool gil;                  /* holds the GIL */
 };
 
+/* Exactly len bytes at addr (0 is never read): 0 or a negative errno. */
+int py_read(const struct py_target *t, uint64_t addr, void *buf, size_t len);
+
 /* Every thread state of every interpreter (at most max). The count, or a
  * negative errno when not even the first interpreter could be read. */
 int py_threads_read(const struct py_target *t, struct py_thread *out, int max);

@@ -20,21 +20,9 @@ struct entry {
 	uint64_t key, value;
 };
 
-static int read_exact(const struct py_target *t, uint64_t addr, void *buf, size_t len)
-{
-	ssize_t n;
-
-	if (!addr)
-		return -EFAULT;
-	n = t->mem.read(t->mem.ctx, addr, buf, len);
-	if (n < 0)
-		return (int)n;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
 static int read_u64(const struct py_target *t, uint64_t addr, uint64_t *v)
 {
-	return read_exact(t, addr, v, sizeof(*v));
+	return py_read(t, addr, v, sizeof(*v));
 }
 
 /*
@@ -58,8 +46,8 @@ static int keys_entries(const struct py_target *t, uint64_t keys, uint64_t value
 			return -EPROTO;
 		index_bytes = size * (size <= 0xff ? 1 : size <= 0xffff ? 2 : 4);
 	} else {
-		if (read_exact(t, keys + l->keys_index_bytes, &log2, 1) < 0 || log2 > 24 ||
-		    read_exact(t, keys + l->keys_kind, &kind, 1) < 0)
+		if (py_read(t, keys + l->keys_index_bytes, &log2, 1) < 0 || log2 > 24 ||
+		    py_read(t, keys + l->keys_kind, &kind, 1) < 0)
 			return -EPROTO;
 		index_bytes = 1ull << log2;
 	}
@@ -74,7 +62,7 @@ static int keys_entries(const struct py_target *t, uint64_t keys, uint64_t value
 	buf = malloc(n * esize + 1);
 	if (!buf)
 		return -ENOMEM;
-	ret = read_exact(t, first, buf, n * esize);
+	ret = py_read(t, first, buf, n * esize);
 	for (uint64_t i = 0; !ret && i < n; i++) {
 		memcpy(&out[i].key, buf + i * esize + kofs, 8);
 		memcpy(&out[i].value, buf + i * esize + vofs, 8);
@@ -127,7 +115,7 @@ static uint64_t attr_get(const struct py_target *t, uint64_t obj, const char *na
 	if (read_u64(t, obj + l->object_type, &type) < 0)
 		return 0;
 	if (l->version <= 0x030a) {
-		if (read_exact(t, type + l->type_dictoffset, &off, sizeof(off)) < 0 || off <= 0 ||
+		if (py_read(t, type + l->type_dictoffset, &off, sizeof(off)) < 0 || off <= 0 ||
 		    read_u64(t, obj + (uint64_t)off, &dict) < 0)
 			return 0;
 		return dict_get(t, dict, name, scratch);
@@ -144,10 +132,10 @@ static uint64_t attr_get(const struct py_target *t, uint64_t obj, const char *na
 	} else if (l->version >= 0x030d) {
 		uint8_t valid = 0;
 
-		if (read_exact(t, type + l->type_basicsize, &off, sizeof(off)) < 0 || off <= 0)
+		if (py_read(t, type + l->type_basicsize, &off, sizeof(off)) < 0 || off <= 0)
 			return 0;
 		values = obj + (uint64_t)off;
-		if (read_exact(t, values + 3, &valid, 1) < 0 || !valid)
+		if (py_read(t, values + 3, &valid, 1) < 0 || !valid)
 			return 0;
 	}
 	if (dict)
@@ -173,7 +161,7 @@ static int long_value(const struct py_target *t, uint64_t obj, uint64_t *out)
 	if (t->l.version >= 0x030c && (head & 3) == 2)
 		return -ERANGE;
 	if (ndigits < 0 || ndigits > 2 ||
-	    read_exact(t, obj + t->l.long_digits, d, (size_t)ndigits * 4) < 0)
+	    py_read(t, obj + t->l.long_digits, d, (size_t)ndigits * 4) < 0)
 		return -ERANGE;
 	*out = (uint64_t)d[0] | (uint64_t)d[1] << 30;
 	return 0;
