@@ -49,7 +49,7 @@ NOFP_BINS    := $(NOFP_SRCS:tests/nofp/%.c=$(BUILD)/tests/nofp/%) $(BUILD)/tests
 SYMTEST_LIBS := $(BUILD)/tests/libsymtest.so $(BUILD)/tests/libsymtest_lld.so \
                 $(BUILD)/tests/libsymtest_mini.so $(BUILD)/tests/libsymtest_dbglink.so
 BENCH_BINS   := $(BUILD)/bench/overhead $(BUILD)/bench/spin $(BUILD)/bench/spin_nofp \
-                $(BUILD)/bench/chain $(BUILD)/bench/libchain.so
+                $(BUILD)/bench/chain $(BUILD)/bench/libchain.so $(BUILD)/bench/render
 
 # Targets are what the profiler is measured against: frame pointers kept,
 # little inlining, debug info.
@@ -78,6 +78,8 @@ bench: deps
 	@$(MAKE) --no-print-directory run-bench
 
 run-bench: $(BIN) $(BENCH_BINS)
+	@$(BUILD)/bench/render
+	@echo
 	@sh bench/overhead.sh
 
 install: $(BIN)
@@ -103,7 +105,7 @@ $(GEN): scripts/gen-syscall-names.sh
 	@mkdir -p $(@D)
 	sh scripts/gen-syscall-names.sh > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/self_helpers.h $(LIB) $(SYMTEST_LIBS)
+$(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/self_helpers.h tests/unit/model_helpers.h $(LIB) $(SYMTEST_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(TS_CFLAGS) -Wno-unused-parameter -fno-omit-frame-pointer -pie -fPIE \
 		-o $@ $< $(LIB) $(TS_LIBS) $(CRIT_FLAGS) -ldl
@@ -155,6 +157,11 @@ $(BUILD)/tests/libsymtest_dbglink.so: $(BUILD)/tests/libsymtest.so tests/unit/sy
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -O2 -o $@ $<
+
+# The render benchmark links the model and its writers.
+$(BUILD)/bench/render: bench/render.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(TS_CFLAGS) -o $@ $< $(LIB) $(TS_LIBS)
 
 # The same spin without frame pointers, and a deep chain through a library
 # without them: what DWARF unwinding costs.

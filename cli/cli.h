@@ -37,6 +37,7 @@ struct cli_options {
 	bool gil_only;        /* -g: only samples of the GIL holder */
 	bool by_function;     /* --function */
 	bool full_filenames;
+	bool inverted;        /* --inverted: an icicle flamegraph */
 	bool quiet;
 	pid_t pid;            /* record --pid / attach */
 	char **command;       /* record -- CMD ARGS, NULL-terminated */

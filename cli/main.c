@@ -39,10 +39,11 @@ void usage(FILE *f)
 "       trainsample dump --pid PID [--native] [--json]     print every thread's stack once\n"
 "\n"
 "options of record and attach:\n"
-"  -o, --output FILE     write FILE; the format comes from the extension: .folded or\n"
-"                        .txt (folded stacks), .tsprof (raw recording); repeatable;\n"
-"                        '-' is stdout. Default: NAME-YYYYmmdd-HHMMSS.tsprof and .folded\n"
-"  -f, --format FORMAT   folded or tsprof, for outputs whose name does not say\n"
+"  -o, --output FILE     write FILE; the format comes from the extension: .svg\n"
+"                        (flamegraph), .folded or .txt (folded stacks), .tsprof (raw\n"
+"                        recording); repeatable; '-' is stdout.\n"
+"                        Default: NAME-YYYYmmdd-HHMMSS.tsprof and .svg\n"
+"  -f, --format FORMAT   svg, folded or tsprof, for outputs whose name does not say\n"
 "  -r, --rate HZ         samples per second (default 100)\n"
 "  -d, --duration SEC    stop after SEC seconds (fractions allowed; default: until\n"
 "                        Ctrl-C or the process exits)\n"
@@ -56,6 +57,7 @@ void usage(FILE *f)
 "      --function        Python frames by function, without line numbers\n"
 "      --full-filenames  Python files with their whole path (default: below\n"
 "                        site-packages/, the standard library or the script's folder)\n"
+"      --inverted        flamegraph as an icicle: the outermost frames on top\n"
 "      --native-lines    native frames as 'function (file:line)', from debug info\n"
 "      --stack-bytes N   bytes of stack copied per sample (default 64K; K and M suffixes)\n"
 "      --unwind-queue N  copies that may wait to be unwound (default: 32 MiB of them);\n"
@@ -67,7 +69,7 @@ void usage(FILE *f)
 "      --version         print the version\n"
 "\n"
 "options of report: -o/--output, -f/--format, -t/--threads, --no-idle, -g/--gil,\n"
-"  --function, --full-filenames, -q\n",
+"  --function, --full-filenames, --inverted, -q\n",
 	      f);
 }
 

@@ -20,6 +20,7 @@ enum {
 	OPT_NATIVE,
 	OPT_FUNCTION,
 	OPT_FULL_FILENAMES,
+	OPT_INVERTED,
 };
 
 static const struct option long_options[] = {
@@ -42,6 +43,7 @@ static const struct option long_options[] = {
 	{ "gil", no_argument, NULL, 'g' },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
 	{ "full-filenames", no_argument, NULL, OPT_FULL_FILENAMES },
+	{ "inverted", no_argument, NULL, OPT_INVERTED },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -121,7 +123,7 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return add_output(o, arg);
 	case 'f':
 		if (output_format_parse(arg) == OUTPUT_UNKNOWN) {
-			cli_error("unknown format '%s' (folded, tsprof)", arg);
+			cli_error("unknown format '%s' (svg, folded, tsprof)", arg);
 			return -1;
 		}
 		o->format = arg;
@@ -152,6 +154,9 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return 0;
 	case OPT_FULL_FILENAMES:
 		o->full_filenames = true;
+		return 0;
+	case OPT_INVERTED:
+		o->inverted = true;
 		return 0;
 	case OPT_NATIVE_LINES:
 		o->native_lines = true;

@@ -78,7 +78,7 @@ int outputs_resolve(struct cli_options *o, const char *stem, bool recording)
 	} else if (!o->noutputs) {
 		if (fallback != OUTPUT_UNKNOWN)
 			return add_default(o, stem, fallback);
-		if (add_default(o, stem, OUTPUT_TSPROF) < 0 || add_default(o, stem, OUTPUT_FOLDED) < 0)
+		if (add_default(o, stem, OUTPUT_TSPROF) < 0 || add_default(o, stem, OUTPUT_SVG) < 0)
 			return -ENOMEM;
 		return 0;
 	}
@@ -91,8 +91,8 @@ int outputs_resolve(struct cli_options *o, const char *stem, bool recording)
 		if (out->format == OUTPUT_UNKNOWN && !strcmp(out->path, "-"))
 			out->format = OUTPUT_FOLDED;
 		if (out->format == OUTPUT_UNKNOWN) {
-			cli_error("cannot tell the format of '%s' from its name: end it in .folded, .txt or "
-				  ".tsprof, or give -f folded|tsprof", out->path);
+			cli_error("cannot tell the format of '%s' from its name: end it in .svg, .folded, "
+				  ".txt or .tsprof, or give -f svg|folded|tsprof", out->path);
 			return -EINVAL;
 		}
 		if (out->format == OUTPUT_TSPROF && !strcmp(out->path, "-")) {
@@ -136,12 +136,13 @@ void outputs_announce(const struct output *out, const struct profile *p, bool qu
 int outputs_write(struct cli_options *o, const struct profile *p)
 {
 	/* What was recorded idle is shown, unless --no-idle says otherwise. */
-	struct folded_options fo = {
+	struct render_options fo = {
 		.threads = o->threads,
 		.include_idle = !(o->idle_given && !o->idle),
 		.gil_only = o->gil_only,
 		.by_function = o->by_function,
 		.full_filenames = o->full_filenames,
+		.inverted = o->inverted,
 	};
 	char err[256] = "";
 	int failed = 0;
@@ -152,7 +153,10 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 
 		if (out->format == OUTPUT_TSPROF || !out->file)
 			continue;
-		ret = folded_write(p, out->file, &fo, err, sizeof(err));
+		if (out->format == OUTPUT_SVG)
+			ret = flamegraph_write(p, out->file, &fo, err, sizeof(err));
+		else
+			ret = folded_write(p, out->file, &fo, err, sizeof(err));
 		if (fflush(out->file) != 0 && !ret)
 			ret = -errno;
 		if (out->file != stdout && fclose(out->file) != 0 && !ret)

@@ -25,7 +25,7 @@ struct text {
 
 struct folded_builder {
 	const struct profile *p;
-	const struct folded_options *o;
+	const struct render_options *o;
 	struct folded_line *lines;
 	size_t count, cap;
 	uint32_t *path; /* frame ids, outermost first */
@@ -61,102 +61,22 @@ static int text_put(struct text *t, const char *s, size_t n)
 	return 0;
 }
 
-/* A name inside a frame: ';' separates frames and '\n' lines. */
-static int text_put_name(struct text *t, const char *s)
-{
-	size_t start = t->len;
-
-	if (text_put(t, s, strlen(s)))
-		return -ENOMEM;
-	for (char *c = t->s + start; *c; c++) {
-		if (*c == ';')
-			*c = ':';
-		else if (*c == '\n' || *c == '\r')
-			*c = ' ';
-	}
-	return 0;
-}
-
-static int text_put_number(struct text *t, uint32_t v)
-{
-	char digits[16];
-	int n = snprintf(digits, sizeof(digits), "%" PRIu32, v);
-
-	return text_put(t, digits, (size_t)n);
-}
-
-const char *python_file_short(const char *path, const char *script_dir)
-{
-	static const char *const marks[] = { "/site-packages/", "/dist-packages/" };
-	const char *best = NULL, *lib;
-	size_t n;
-
-	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
-		const char *at = strstr(path, marks[i]);
-
-		/* The last one: a venv inside another package's tree. */
-		while (at) {
-			best = at + strlen(marks[i]);
-			at = strstr(at + 1, marks[i]);
-		}
-	}
-	if (best && *best)
-		return best;
-	lib = strstr(path, "/lib/python");
-	if (lib) {
-		const char *slash = strchr(lib + 11, '/');
-
-		if (slash && slash[1])
-			return slash + 1;
-	}
-	n = script_dir ? strlen(script_dir) : 0;
-	if (n && !strncmp(path, script_dir, n) && path[n] == '/' && path[n + 1])
-		return path + n + 1;
-	return path;
-}
-
 static int put_frame(struct text *t, const struct profile *p,
-		     const struct folded_options *o, const char *script_dir, uint32_t id)
+		     const struct render_options *o, const char *script_dir, uint32_t id)
 {
-	const struct frame *f = profile_frame(p, id);
-	const char *file;
-	int err;
+	char label[LABEL_MAX];
+	size_t n = frame_label(p, id, o, script_dir, label, sizeof(label));
 
-	err = text_put_name(t, profile_string(p, f->name));
-	/* Python frames, and native ones that carry a source line (then their
-	 * module field holds the source file), print where they are. */
-	if (err || !f->module || (f->kind != FRAME_PYTHON && !(f->kind == FRAME_NATIVE && f->line)))
-		return err;
-	file = profile_string(p, f->module);
-	if (f->kind == FRAME_PYTHON && !o->full_filenames)
-		file = python_file_short(file, script_dir);
-	err = text_put(t, " (", 2);
-	if (!err)
-		err = text_put_name(t, file);
-	if (!err && f->line && !(o->by_function && f->kind == FRAME_PYTHON)) {
-		err = text_put(t, ":", 1);
-		if (!err)
-			err = text_put_number(t, f->line);
-	}
-	return err ? err : text_put(t, ")", 1);
+	return text_put(t, label, n);
 }
 
 static int put_thread(struct text *t, const struct profile *p,
 		      const struct profile_aggregate *row)
 {
-	const char *name = profile_thread_name(p, row->pid, row->tid);
-	int err;
+	char label[LABEL_MAX];
+	size_t n = thread_label(p, row->pid, row->tid, label, sizeof(label));
+	int err = text_put(t, label, n);
 
-	err = text_put(t, "thread ", 7);
-	if (!err)
-		err = text_put_number(t, row->tid);
-	if (!err && name && *name) {
-		err = text_put(t, " (", 2);
-		if (!err)
-			err = text_put_name(t, name);
-		if (!err)
-			err = text_put(t, ")", 1);
-	}
 	return err ? err : text_put(t, ";", 1);
 }
 
@@ -295,9 +215,9 @@ static void builder_free(struct folded_builder *b)
 }
 
 int folded_write(const struct profile *p, FILE *out,
-		 const struct folded_options *o, char *err, size_t errlen)
+		 const struct render_options *o, char *err, size_t errlen)
 {
-	static const struct folded_options defaults = { 0 };
+	static const struct render_options defaults = { 0 };
 	struct folded_builder b = { .p = p, .o = o ? o : &defaults };
 	uint64_t period;
 	int ret;

@@ -111,9 +111,11 @@ enum output_format {
 	OUTPUT_UNKNOWN = 0,
 	OUTPUT_FOLDED,
 	OUTPUT_TSPROF,
+	OUTPUT_SVG,     /* flamegraph */
 };
 
-/* "folded"/"txt"/"collapsed" -> OUTPUT_FOLDED, "tsprof"/"raw" -> OUTPUT_TSPROF. */
+/* "folded"/"txt"/"collapsed" -> OUTPUT_FOLDED, "tsprof"/"raw" -> OUTPUT_TSPROF,
+ * "svg"/"flamegraph" -> OUTPUT_SVG. */
 enum output_format output_format_parse(const char *name);
 /* From a file name's extension (".folded", ".txt", ".tsprof"). */
 enum output_format output_format_from_path(const char *path);
@@ -158,12 +160,13 @@ int tsprof_read(const char *path, struct profile *into,
 
 /* ---- folded stacks ---- */
 
-struct folded_options {
+struct render_options {
 	bool threads;      /* a "thread TID (name)" root frame per thread */
 	bool include_idle; /* keep SAMPLE_IDLE samples */
 	bool gil_only;     /* keep only SAMPLE_GIL samples */
 	bool by_function;  /* Python frames without their line: one per function */
 	bool full_filenames; /* Python files as recorded, not shortened */
+	bool inverted;     /* flamegraph: an icicle, callers on top */
 };
 
 /*
@@ -174,6 +177,15 @@ struct folded_options {
  */
 const char *python_file_short(const char *path, const char *script_dir);
 
+#define LABEL_MAX 4096
+/* A frame as outputs print it: "name", or "name (file:LINE)" for Python
+ * frames and native ones with a line; ';' and line breaks replaced. The
+ * label's length (cut to len - 1). */
+size_t frame_label(const struct profile *p, uint32_t id, const struct render_options *o,
+		   const char *script_dir, char *buf, size_t len);
+/* "thread TID (name)" */
+size_t thread_label(const struct profile *p, uint32_t pid, uint32_t tid, char *buf, size_t len);
+
 /*
  * Writes "root;...;leaf COUNT" lines, sorted. Frames print their name,
  * "name (file:line)" for Python frames and native frames with a line. COUNT is the weighted number
@@ -182,6 +194,17 @@ const char *python_file_short(const char *path, const char *script_dir);
  * plain sample count. ';' and newlines inside names are replaced.
  */
 int folded_write(const struct profile *p, FILE *out,
-		 const struct folded_options *o, char *err, size_t errlen);
+		 const struct render_options *o, char *err, size_t errlen);
+
+/* ---- flamegraph ---- */
+
+/*
+ * An interactive flamegraph SVG (click to zoom, search by regular
+ * expression, tooltips; the script is embedded, nothing is fetched), the
+ * same samples and labels as folded_write. Title: meta "command";
+ * subtitle: duration, rate, samples. Frames under 0.1 px are left out.
+ */
+int flamegraph_write(const struct profile *p, FILE *out, const struct render_options *o,
+		     char *err, size_t errlen);
 
 #endif

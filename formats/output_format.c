@@ -17,12 +17,15 @@ static const struct format_name format_names[] = {
 	{ "collapsed", OUTPUT_FOLDED },
 	{ "tsprof", OUTPUT_TSPROF },
 	{ "raw", OUTPUT_TSPROF },
+	{ "svg", OUTPUT_SVG },
+	{ "flamegraph", OUTPUT_SVG },
 };
 
 static const struct format_name format_extensions[] = {
 	{ "folded", OUTPUT_FOLDED },
 	{ "txt", OUTPUT_FOLDED },
 	{ "tsprof", OUTPUT_TSPROF },
+	{ "svg", OUTPUT_SVG },
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -64,6 +67,8 @@ const char *output_format_name(enum output_format f)
 		return "folded";
 	case OUTPUT_TSPROF:
 		return "tsprof";
+	case OUTPUT_SVG:
+		return "flamegraph";
 	case OUTPUT_UNKNOWN:
 		break;
 	}
@@ -77,6 +82,8 @@ const char *output_format_extension(enum output_format f)
 		return "folded";
 	case OUTPUT_TSPROF:
 		return "tsprof";
+	case OUTPUT_SVG:
+		return "svg";
 	case OUTPUT_UNKNOWN:
 		break;
 	}

@@ -15,6 +15,9 @@
 
 static size_t put_utf8(char *out, uint32_t c)
 {
+	/* Lone surrogates and what lies beyond Unicode have no UTF-8. */
+	if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		c = 0xfffd;
 	if (c < 0x80) {
 		out[0] = (char)c;
 		return 1;
@@ -30,8 +33,6 @@ static size_t put_utf8(char *out, uint32_t c)
 		out[2] = (char)(0x80 | (c & 0x3f));
 		return 3;
 	}
-	if (c > 0x10ffff)
-		c = 0xfffd;
 	out[0] = (char)(0xf0 | c >> 18);
 	out[1] = (char)(0x80 | (c >> 12 & 0x3f));
 	out[2] = (char)(0x80 | (c >> 6 & 0x3f));

@@ -46,17 +46,17 @@ else
 	not_ok "an unwritable output fails before the command starts" "exit $rc"
 fi
 
-# Default outputs: NAME-YYYYmmdd-HHMMSS.tsprof and .folded in the current directory.
+# Default outputs: NAME-YYYYmmdd-HHMMSS.tsprof and .svg in the current directory.
 mkdir -p "$TMP/defaults"
 top=$PWD
 (cd "$TMP/defaults" && "$top/$TS" record -- "$top/$T/cpu_shares" 0.5 >/dev/null 2>"$TMP/err")
 ts_file=$(ls "$TMP/defaults"/cpu_shares-*.tsprof 2>/dev/null)
-fo_file=$(ls "$TMP/defaults"/cpu_shares-*.folded 2>/dev/null)
+fo_file=$(ls "$TMP/defaults"/cpu_shares-*.svg 2>/dev/null)
 if [ -n "$ts_file" ] && [ -n "$fo_file" ] && echo "$ts_file" | grep -Eq 'cpu_shares-[0-9]{8}-[0-9]{6}\.tsprof$' \
-	&& grep -q "wrote cpu_shares-.*\.tsprof" "$TMP/err" && grep -q "wrote cpu_shares-.*\.folded" "$TMP/err"; then
-	ok "no -o: NAME-date.tsprof and .folded written and named"
+	&& grep -q "wrote cpu_shares-.*\.tsprof" "$TMP/err" && grep -q "wrote cpu_shares-.*\.svg" "$TMP/err"; then
+	ok "no -o: NAME-date.tsprof and .svg written and named"
 else
-	not_ok "no -o: NAME-date.tsprof and .folded written and named" "$(ls "$TMP/defaults") / $(cat "$TMP/err")"
+	not_ok "no -o: NAME-date.tsprof and .svg written and named" "$(ls "$TMP/defaults") / $(cat "$TMP/err")"
 fi
 
 # A recording re-renders to the same folded stacks.

@@ -7,9 +7,10 @@
  * 200 ms timeouts, which must still end. Prints
  * "forever: event|EINTR timed: ends|stuck".
  *
- * The signals start once the main thread sleeps in epoll_wait: one sent
- * while it sits in a ptrace stop (its clone event, say) goes to another
- * thread but can leave it a spurious EINTR that no stop lets a tracer see.
+ * The signals start once the main thread sleeps in epoll_wait, and still
+ * does 50 ms later: one sent while it sits in a ptrace stop (its clone
+ * event, say) goes to another thread but can leave it a spurious EINTR that
+ * no stop lets a tracer see (a limit README states).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -59,8 +60,12 @@ static void wait_for_main_to_block(void)
 
 static void *send_signals(void *arg)
 {
-	struct timespec ts = { 0, 20000000 };
+	struct timespec ts = { 0, 20000000 }, settle = { 0, 50000000 };
 
+	/* Blocked, and still so a moment later: the tracer's work around the
+	 * threads' creation (their clone events) is over by then. */
+	wait_for_main_to_block();
+	nanosleep(&settle, NULL);
 	wait_for_main_to_block();
 	for (int i = 0; i < 50; i++) {
 		kill(getpid(), SIGWINCH);

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+/*
+ * How a frame or thread reads in every output: "name", "name (file:LINE)"
+ * for Python frames and native ones with a line, Python files shortened.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "formats/formats.h"
+
+const char *python_file_short(const char *path, const char *script_dir)
+{
+	static const char *const marks[] = { "/site-packages/", "/dist-packages/" };
+	const char *best = NULL, *lib;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+		const char *at = strstr(path, marks[i]);
+
+		/* The last one: a venv inside another package's tree. */
+		while (at) {
+			best = at + strlen(marks[i]);
+			at = strstr(at + 1, marks[i]);
+		}
+	}
+	if (best && *best)
+		return best;
+	lib = strstr(path, "/lib/python");
+	if (lib) {
+		const char *slash = strchr(lib + 11, '/');
+
+		if (slash && slash[1])
+			return slash + 1;
+	}
+	n = script_dir ? strlen(script_dir) : 0;
+	if (n && !strncmp(path, script_dir, n) && path[n] == '/' && path[n + 1])
+		return path + n + 1;
+	return path;
+}
+
+/* Appends s to buf[*n..len), ';' and line breaks replaced: they separate
+ * frames and lines in folded stacks. */
+static void put(char *buf, size_t len, size_t *n, const char *s)
+{
+	for (; *s && *n + 1 < len; s++) {
+		char c = *s;
+
+		buf[(*n)++] = c == ';' ? ':' : (c == '\n' || c == '\r') ? ' ' : c;
+	}
+	buf[*n] = 0;
+}
+
+size_t frame_label(const struct profile *p, uint32_t id, const struct render_options *o,
+		   const char *script_dir, char *buf, size_t len)
+{
+	const struct frame *f = profile_frame(p, id);
+	const char *file;
+	char line[16];
+	size_t n = 0;
+
+	buf[0] = 0;
+	put(buf, len, &n, profile_string(p, f->name));
+	/* Python frames, and native ones that carry a source line (then their
+	 * module field holds the source file), print where they are. */
+	if (!f->module || (f->kind != FRAME_PYTHON && !(f->kind == FRAME_NATIVE && f->line)))
+		return n;
+	file = profile_string(p, f->module);
+	if (f->kind == FRAME_PYTHON && !o->full_filenames)
+		file = python_file_short(file, script_dir);
+	put(buf, len, &n, " (");
+	put(buf, len, &n, file);
+	if (f->line && !(o->by_function && f->kind == FRAME_PYTHON)) {
+		snprintf(line, sizeof(line), ":%" PRIu32, f->line);
+		put(buf, len, &n, line);
+	}
+	put(buf, len, &n, ")");
+	return n;
+}
+
+size_t thread_label(const struct profile *p, uint32_t pid, uint32_t tid, char *buf, size_t len)
+{
+	const char *name = profile_thread_name(p, pid, tid);
+	char head[32];
+	size_t n = 0;
+
+	snprintf(head, sizeof(head), "thread %" PRIu32, tid);
+	buf[0] = 0;
+	put(buf, len, &n, head);
+	if (name && *name) {
+		put(buf, len, &n, " (");
+		put(buf, len, &n, name);
+		put(buf, len, &n, ")");
+	}
+	return n;
+}

@@ -1,0 +1,43 @@
+# The flamegraph SVG: valid XML from Python and C++ recordings, `report`
+# renders what `record` wrote, and in a real browser (Debian's chromium,
+# driven headless by playwright-core from npm, installed here into
+# build/npm) it zooms, resets and searches without a script error. The
+# screenshot stays in build/test-artifacts/flamegraph.png.
+. tests/integration/lib.sh
+PY=/usr/bin/python3.11
+[ -x "$PY" ] || PY=$(command -v python3)
+ART=build/test-artifacts
+mkdir -p "$ART"
+
+$TS record -q -r 500 -o "$TMP/p.svg" -o "$TMP/p.folded" -o "$TMP/p.tsprof" -- "$PY" tests/python/shares.py 2 "$TMP/p.truth"
+if xmllint --noout "$TMP/p.svg" 2>"$TMP/xml.err"; then ok "flamegraph of a Python recording is valid XML"
+else not_ok "flamegraph of a Python recording is valid XML" "$(head -3 "$TMP/xml.err")"; fi
+
+# C++ names with templates and operators must be escaped.
+$TS record -q -r 500 -o "$TMP/c.svg" -- build/tests/nofp/cxx_leaf >/dev/null
+if xmllint --noout "$TMP/c.svg" 2>"$TMP/xml.err" && grep -q '::' "$TMP/c.svg"; then ok "flamegraph of a C++ recording is valid XML"
+else not_ok "flamegraph of a C++ recording is valid XML" "$(head -3 "$TMP/xml.err")"; fi
+
+$TS report -q "$TMP/p.tsprof" -o "$TMP/r.svg"
+if cmp -s "$TMP/p.svg" "$TMP/r.svg"; then ok "report of the recording writes the flamegraph record wrote"
+else not_ok "report of the recording writes the flamegraph record wrote" "$(cmp "$TMP/p.svg" "$TMP/r.svg")"; fi
+
+$TS report -q "$TMP/p.tsprof" --inverted -t -o "$TMP/i.svg"
+if xmllint --noout "$TMP/i.svg" 2>/dev/null && grep -q 'inverted' "$TMP/i.svg" && grep -q '<title>thread [0-9]* (' "$TMP/i.svg"; then
+	ok "report --inverted -t: an icicle with a frame per thread"
+else not_ok "report --inverted -t: an icicle with a frame per thread" "$(xmllint --noout "$TMP/i.svg" 2>&1 | head -3; grep -o "<title>thread[^<]*" "$TMP/i.svg" | head -3)"; fi
+
+# In the browser: the share the search must show is the folded output's.
+total=$(folded_total "$TMP/p.folded")
+share=$(percent "$(folded_with_prefix "$TMP/p.folded" "heavy (")" "$total")
+if [ ! -x /usr/bin/chromium ]; then
+	skip "flamegraph in a browser" "no /usr/bin/chromium (apt-get install chromium)"
+elif ! command -v npm >/dev/null; then
+	skip "flamegraph in a browser" "no npm to install playwright-core"
+elif [ ! -d build/npm/node_modules/playwright-core ] &&
+     ! npm install --silent --no-audit --no-fund --prefix build/npm playwright-core@1.49 >"$TMP/npm.log" 2>&1; then
+	skip "flamegraph in a browser" "npm could not install playwright-core: $(tail -1 "$TMP/npm.log")"
+else
+	NODE_PATH=build/npm/node_modules timeout 120 node tests/browser/flamegraph.js "$TMP/p.svg" \
+		"Trainer.step" "^heavy" "$share" "$ART/flamegraph.png"
+fi

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* Building a profile model by hand, for the writers' unit tests. */
+#ifndef TRAINSAMPLE_TESTS_MODEL_HELPERS_H
+#define TRAINSAMPLE_TESTS_MODEL_HELPERS_H
+
+#include <criterion/criterion.h>
+
+#include "formats/formats.h"
+
+static inline uint32_t str(struct profile *p, const char *s)
+{
+	uint32_t id;
+
+	cr_assert_eq(profile_intern_string(p, s, &id), 0);
+	return id;
+}
+
+static inline uint32_t frame(struct profile *p, uint32_t kind, const char *name,
+		      const char *module, uint32_t line)
+{
+	struct frame f = { kind, str(p, name), str(p, module), line };
+	uint32_t id;
+
+	cr_assert_eq(profile_intern_frame(p, &f, &id), 0);
+	return id;
+}
+
+/* The stack of frames f[0] (outermost) .. f[n - 1]. */
+static inline uint32_t stack(struct profile *p, const uint32_t *f, int n)
+{
+	uint32_t id = 0;
+
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(profile_intern_stack(p, id, f[i], &id), 0);
+	return id;
+}
+
+static inline void samples(struct profile *p, uint32_t tid, uint32_t stack_id,
+		    int n, uint64_t weight, uint32_t flags)
+{
+	for (int i = 0; i < n; i++) {
+		struct sample s = {
+			.time_ns = (uint64_t)i, .pid = 100, .tid = tid,
+			.stack = stack_id, .weight_ns = weight, .flags = flags,
+		};
+
+		cr_assert_eq(profile_add_sample(p, &s), 0);
+	}
+}
+
+#endif
