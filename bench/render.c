@@ -111,6 +111,7 @@ int main(int argc, char **argv)
 	       nsamples, nstacks, now() - t0);
 	time_one("folded", p, "/tmp/trainsample-render.folded", folded_write);
 	time_one("svg", p, "/tmp/trainsample-render.svg", flamegraph_write);
+	time_one("speedscope", p, "/tmp/trainsample-render.speedscope.json", speedscope_write);
 	profile_free(p);
 	return 0;
 }

@@ -109,22 +109,6 @@ static int by_tid(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 /* The frames of a stack, outermost first (the idle leaf left out: the
  * thread's state says it). Returns how many. */
 static uint32_t stack_frames(const struct profile *p, uint32_t stack, uint32_t *out, uint32_t max)
@@ -201,7 +185,7 @@ static void print_json(const struct profile *p, const struct rows *rows, pid_t p
 {
 	printf("{\"pid\": %d, \"python\": ", (int)pid);
 	if (st->python[0])
-		json_string(st->python);
+		json_put_string(stdout, st->python);
 	else
 		printf("null");
 	printf(", \"threads\": [");
@@ -212,13 +196,13 @@ static void print_json(const struct profile *p, const struct rows *rows, pid_t p
 		uint32_t n = stack_frames(p, r->stack, frames, max);
 
 		printf("%s\n  {\"tid\": %" PRIu32 ", \"name\": ", i ? "," : "", r->tid);
-		json_string(name ? name : "");
+		json_put_string(stdout, name ? name : "");
 		printf(", \"idle\": %s, \"syscall\": ", idle ? "true" : "false");
 		if (idle) {
 			char state[96];
 
 			state_of(p, r->stack, state, sizeof(state));
-			json_string(strncmp(state, "idle: ", 6) ? state : state + 6);
+			json_put_string(stdout, strncmp(state, "idle: ", 6) ? state : state + 6);
 		} else {
 			printf("null");
 		}
@@ -229,9 +213,9 @@ static void print_json(const struct profile *p, const struct rows *rows, pid_t p
 
 			printf("%s\n    {\"kind\": \"%s\", \"name\": ", j ? "," : "",
 			       f->kind <= FRAME_KIND_MAX ? kinds[f->kind] : "native");
-			json_string(profile_string(p, f->name));
+			json_put_string(stdout, profile_string(p, f->name));
 			printf(", \"%s\": ", f->kind == FRAME_PYTHON || f->line ? "file" : "module");
-			json_string(f->module ? profile_string(p, f->module) : "");
+			json_put_string(stdout, f->module ? profile_string(p, f->module) : "");
 			printf(", \"line\": %" PRIu32 "}", f->line);
 		}
 		printf("]}");

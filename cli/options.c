@@ -123,7 +123,7 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return add_output(o, arg);
 	case 'f':
 		if (output_format_parse(arg) == OUTPUT_UNKNOWN) {
-			cli_error("unknown format '%s' (svg, folded, tsprof)", arg);
+			cli_error("unknown format '%s' (svg, speedscope, folded, tsprof)", arg);
 			return -1;
 		}
 		o->format = arg;

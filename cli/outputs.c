@@ -91,8 +91,9 @@ int outputs_resolve(struct cli_options *o, const char *stem, bool recording)
 		if (out->format == OUTPUT_UNKNOWN && !strcmp(out->path, "-"))
 			out->format = OUTPUT_FOLDED;
 		if (out->format == OUTPUT_UNKNOWN) {
-			cli_error("cannot tell the format of '%s' from its name: end it in .svg, .folded, "
-				  ".txt or .tsprof, or give -f svg|folded|tsprof", out->path);
+			cli_error("cannot tell the format of '%s' from its name: end it in .svg, "
+				  ".speedscope.json, .folded, .txt or .tsprof, or give -f "
+				  "svg|speedscope|folded|tsprof", out->path);
 			return -EINVAL;
 		}
 		if (out->format == OUTPUT_TSPROF && !strcmp(out->path, "-")) {
@@ -155,6 +156,8 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 			continue;
 		if (out->format == OUTPUT_SVG)
 			ret = flamegraph_write(p, out->file, &fo, err, sizeof(err));
+		else if (out->format == OUTPUT_SPEEDSCOPE)
+			ret = speedscope_write(p, out->file, &fo, err, sizeof(err));
 		else
 			ret = folded_write(p, out->file, &fo, err, sizeof(err));
 		if (fflush(out->file) != 0 && !ret)

@@ -17,6 +17,7 @@
 #include "formats/flamegraph_script.h"
 #include "formats/formats.h"
 #include "formats/intern_table.h"
+#include "formats/label_set.h"
 
 #define IMAGE_WIDTH 1200.0
 #define PAD 10.0
@@ -42,9 +43,7 @@ struct fg {
 	const struct profile *p;
 	const struct render_options *o;
 	const char *script_dir;
-	char **labels;
-	uint32_t nlabels, caplabels;
-	struct intern_table label_index;
+	struct label_set labels;
 	struct fg_node *nodes;
 	uint32_t nnodes, capnodes;
 	struct intern_table node_index; /* (parent, label) -> node */
@@ -54,22 +53,10 @@ struct fg {
 	uint64_t period;
 };
 
-struct label_key {
-	const struct fg *g;
-	const char *s;
-};
-
 struct node_key {
 	const struct fg *g;
 	uint32_t parent, label;
 };
-
-static bool same_label(const void *key, uint32_t id)
-{
-	const struct label_key *k = key;
-
-	return !strcmp(k->g->labels[id], k->s);
-}
 
 static bool same_node(const void *key, uint32_t id)
 {
@@ -80,28 +67,7 @@ static bool same_node(const void *key, uint32_t id)
 
 static int intern_label(struct fg *g, const char *s, uint32_t *id)
 {
-	struct label_key key = { g, s };
-	uint32_t h = intern_hash_bytes(s, strlen(s));
-	struct intern_slot *slot;
-	char **grown;
-
-	if (intern_table_reserve(&g->label_index) < 0)
-		return -ENOMEM;
-	slot = intern_table_find(&g->label_index, h, same_label, &key);
-	if (slot->ref) {
-		*id = slot->ref - 1;
-		return 0;
-	}
-	grown = intern_array_grow(g->labels, &g->caplabels, g->nlabels, sizeof(*g->labels));
-	if (!grown)
-		return -ENOMEM;
-	g->labels = grown;
-	g->labels[g->nlabels] = strdup(s);
-	if (!g->labels[g->nlabels])
-		return -ENOMEM;
-	intern_table_fill(&g->label_index, slot, h, g->nlabels);
-	*id = g->nlabels++;
-	return 0;
+	return label_set_intern(&g->labels, s, id, NULL);
 }
 
 static int child(struct fg *g, uint32_t parent, uint32_t label, uint32_t kind, uint32_t *out)
@@ -211,13 +177,13 @@ static int by_label(const void *a, const void *b, void *ctx)
 	const struct fg *g = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
-	return strcmp(g->labels[g->nodes[x].label], g->labels[g->nodes[y].label]);
+	return strcmp(g->labels.text[g->nodes[x].label], g->labels.text[g->nodes[y].label]);
 }
 
 /* A stable hue per label, varied within its kind's colour. */
 static void colour(const struct fg *g, const struct fg_node *n, char *out, size_t len)
 {
-	uint32_t h = intern_hash_bytes(g->labels[n->label], strlen(g->labels[n->label]));
+	uint32_t h = intern_hash_bytes(g->labels.text[n->label], strlen(g->labels.text[n->label]));
 	double v = (double)(h % 1000) / 1000.0;
 	int r, gr, b;
 
@@ -241,56 +207,6 @@ static void colour(const struct fg *g, const struct fg_node *n, char *out, size_
 	snprintf(out, len, "rgb(%d,%d,%d)", r, gr, b);
 }
 
-/* The length of the valid UTF-8 character at s (at most n bytes), 0 if
- * it is not one: symbol names and remote strings can hold any bytes. */
-static size_t utf8_char(const unsigned char *s, size_t n)
-{
-	size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 :
-		     s[0] >= 0xe0 && s[0] < 0xf0 ? 3 : s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : 0;
-	uint32_t c;
-
-	if (!len || len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if (len == 3) {
-		c = (uint32_t)(s[0] & 0x0f) << 12 | (uint32_t)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
-		if (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))
-			return 0;
-	} else if (len == 4) {
-		c = (uint32_t)(s[0] & 0x07) << 18 | (uint32_t)(s[1] & 0x3f) << 12;
-		if (c < 0x10000 || c > 0x10ffff)
-			return 0;
-	}
-	return len;
-}
-
-/* Text for XML: markup escaped, control characters and bytes that are not
- * UTF-8 replaced (XML 1.0 has no place for them). */
-static void put_escaped(FILE *out, const char *text, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)text;
-
-	for (size_t i = 0; i < n && s[i];) {
-		size_t len = utf8_char(s + i, strnlen(text + i, n - i));
-
-		switch (len ? s[i] : 0) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case 0: fputs("\xef\xbf\xbd", out); break;
-		default:
-			if (s[i] < 0x20)
-				fputc(' ', out);
-			else
-				fwrite(s + i, 1, len, out);
-		}
-		i += len ? len : 1;
-	}
-}
-
 /* The label cut to what fits `pixels`, as the script's fit() does. */
 static void put_fitted(FILE *out, const char *label, double pixels)
 {
@@ -300,14 +216,14 @@ static void put_fitted(FILE *out, const char *label, double pixels)
 	if (n < 3)
 		return;
 	if ((size_t)n >= len) {
-		put_escaped(out, label, len);
+		xml_put_escaped(out, label, len);
 		return;
 	}
 	/* Whole UTF-8 characters only. */
 	len = (size_t)n - 2;
 	while (len && ((unsigned char)label[len] & 0xc0) == 0x80)
 		len--;
-	put_escaped(out, label, len);
+	xml_put_escaped(out, label, len);
 	fputs("..", out);
 }
 
@@ -354,13 +270,13 @@ static int write_frames(const struct fg *g, FILE *out, double scale, double heig
 			colour(g, n, fill, sizeof(fill));
 			fprintf(out, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64
 				"\" data-d=\"%u\"><title>", at.x, n->weight, n->depth - 1);
-			put_escaped(out, g->labels[n->label], SIZE_MAX);
+			xml_put_escaped(out, g->labels.text[n->label], SIZE_MAX);
 			fprintf(out, "\n%" PRIu64 " samples, %.2f%%</title><rect x=\"%.2f\" y=\"%.1f\" "
 				"width=\"%.2f\" height=\"%.1f\" fill=\"%s\" rx=\"2\" ry=\"2\"/>"
 				"<text x=\"%.2f\" y=\"%.1f\">", count_of(g, n->weight),
 				100.0 * (double)n->weight / (double)total, px, y, pw, FRAME_HEIGHT - 1,
 				fill, px + 3, y + FRAME_HEIGHT - 4.5);
-			put_fitted(out, g->labels[n->label], pw);
+			put_fitted(out, g->labels.text[n->label], pw);
 			fputs("</text></g>\n", out);
 		}
 		/* Children pushed in reverse, so they come out left to right. */
@@ -394,7 +310,7 @@ static void write_head(const struct fg *g, FILE *out, double height, double scal
 		IMAGE_WIDTH, height, IMAGE_WIDTH, height, g->nodes[0].weight, PAD, CHAR_WIDTH,
 		flamegraph_style, flamegraph_script);
 	fprintf(out, "<text class=\"title\" x=\"%.0f\" y=\"24\">", IMAGE_WIDTH / 2);
-	put_escaped(out, title ? title : "trainsample", SIZE_MAX);
+	xml_put_escaped(out, title ? title : "trainsample", SIZE_MAX);
 	fprintf(out, "</text>\n<text class=\"subtitle\" x=\"%.0f\" y=\"44\">", IMAGE_WIDTH / 2);
 	if (dur)
 		fprintf(out, "%.1f s, ", strtod(dur, NULL) / 1e9);
@@ -413,15 +329,12 @@ static void write_head(const struct fg *g, FILE *out, double height, double scal
 
 static void fg_free(struct fg *g)
 {
-	for (uint32_t i = 0; i < g->nlabels; i++)
-		free(g->labels[i]);
 	for (uint32_t i = 0; i < g->nnodes; i++)
 		free(g->nodes[i].kids);
-	free(g->labels);
+	label_set_free(&g->labels);
 	free(g->nodes);
 	free(g->frame_label);
 	free(g->path);
-	intern_table_free(&g->label_index);
 	intern_table_free(&g->node_index);
 }
 

@@ -112,10 +112,11 @@ enum output_format {
 	OUTPUT_FOLDED,
 	OUTPUT_TSPROF,
 	OUTPUT_SVG,     /* flamegraph */
+	OUTPUT_SPEEDSCOPE,
 };
 
 /* "folded"/"txt"/"collapsed" -> OUTPUT_FOLDED, "tsprof"/"raw" -> OUTPUT_TSPROF,
- * "svg"/"flamegraph" -> OUTPUT_SVG. */
+ * "svg"/"flamegraph" -> OUTPUT_SVG, "speedscope" -> OUTPUT_SPEEDSCOPE. */
 enum output_format output_format_parse(const char *name);
 /* From a file name's extension (".folded", ".txt", ".tsprof"). */
 enum output_format output_format_from_path(const char *path);
@@ -195,6 +196,24 @@ size_t thread_label(const struct profile *p, uint32_t pid, uint32_t tid, char *b
  */
 int folded_write(const struct profile *p, FILE *out,
 		 const struct render_options *o, char *err, size_t errlen);
+
+/* ---- text in markup ---- */
+
+/* At most n bytes of text for XML: markup escaped, control characters and
+ * bytes that are not UTF-8 replaced. */
+void xml_put_escaped(FILE *out, const char *text, size_t n);
+/* text as a JSON string, quoted, invalid UTF-8 replaced. */
+void json_put_string(FILE *out, const char *text);
+
+/* ---- speedscope ---- */
+
+/*
+ * speedscope's JSON: one sampled profile per thread ("PID/NAME (TID)"),
+ * each distinct stack a sample weighted in seconds, frames with file and
+ * line; activeProfileIndex on the busiest thread.
+ */
+int speedscope_write(const struct profile *p, FILE *out, const struct render_options *o,
+		     char *err, size_t errlen);
 
 /* ---- flamegraph ---- */
 

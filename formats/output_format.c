@@ -19,6 +19,7 @@ static const struct format_name format_names[] = {
 	{ "raw", OUTPUT_TSPROF },
 	{ "svg", OUTPUT_SVG },
 	{ "flamegraph", OUTPUT_SVG },
+	{ "speedscope", OUTPUT_SPEEDSCOPE },
 };
 
 static const struct format_name format_extensions[] = {
@@ -54,6 +55,9 @@ enum output_format output_format_from_path(const char *path)
 		return OUTPUT_UNKNOWN;
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
+	/* Two-part extensions first. */
+	if (strlen(base) > 16 && !strcasecmp(base + strlen(base) - 16, ".speedscope.json"))
+		return OUTPUT_SPEEDSCOPE;
 	dot = strrchr(base, '.');
 	if (!dot || dot == base)
 		return OUTPUT_UNKNOWN;
@@ -69,6 +73,8 @@ const char *output_format_name(enum output_format f)
 		return "tsprof";
 	case OUTPUT_SVG:
 		return "flamegraph";
+	case OUTPUT_SPEEDSCOPE:
+		return "speedscope";
 	case OUTPUT_UNKNOWN:
 		break;
 	}
@@ -84,6 +90,8 @@ const char *output_format_extension(enum output_format f)
 		return "tsprof";
 	case OUTPUT_SVG:
 		return "svg";
+	case OUTPUT_SPEEDSCOPE:
+		return "speedscope.json";
 	case OUTPUT_UNKNOWN:
 		break;
 	}

@@ -120,6 +120,8 @@ struct python {
 	int nthreads;         /* entries of the last read */
 	bool script_dir_set;
 	uint64_t names_tick;  /* when thread names were last read */
+	bool names_complete;  /* every Python thread had a name then */
+	struct py_names_cache names_cache;
 };
 
 struct sampler {

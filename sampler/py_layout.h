@@ -157,7 +157,11 @@ int py_frames_read(const struct py_target *t, uint64_t tstate,
  * pthread_t, struct py_thread's thread_id) and name. Returns how many, or
  * a negative errno (-ENOENT: threading is not imported).
  */
-int py_thread_names(const struct py_target *t, uint64_t interp,
+struct py_names_cache {
+	uint64_t active;      /* threading._active, once found */
+	uint64_t active_type; /* its type then: a reused address is noticed */
+};
+int py_thread_names(const struct py_target *t, uint64_t interp, struct py_names_cache *cache,
 		    void (*fn)(void *ctx, uint64_t ident, const char *name), void *ctx);
 
 /* ---- code objects (py_code.c) ---- */

@@ -167,12 +167,35 @@ static int long_value(const struct py_target *t, uint64_t obj, uint64_t *out)
 	return 0;
 }
 
-int py_thread_names(const struct py_target *t, uint64_t interp,
+/* threading._active: from the cache while it still holds an object of
+ * the same type, else looked up through sys.modules (one string read per
+ * module). */
+static uint64_t active_dict(const struct py_target *t, uint64_t interp,
+			    struct py_names_cache *cache, struct entry *scratch)
+{
+	uint64_t modules, threading, md, dict, type;
+
+	if (cache->active && !read_u64(t, cache->active + t->l.object_type, &type) &&
+	    type == cache->active_type)
+		return cache->active;
+	cache->active = 0;
+	if (read_u64(t, interp + t->l.interp_modules, &modules) < 0 ||
+	    !(threading = dict_get(t, modules, "threading", scratch)) ||
+	    read_u64(t, threading + t->l.module_dict, &md) < 0 ||
+	    !(dict = dict_get(t, md, "_active", scratch)) ||
+	    read_u64(t, dict + t->l.object_type, &type) < 0)
+		return 0;
+	cache->active = dict;
+	cache->active_type = type;
+	return dict;
+}
+
+int py_thread_names(const struct py_target *t, uint64_t interp, struct py_names_cache *cache,
 		    void (*fn)(void *ctx, uint64_t ident, const char *name), void *ctx)
 {
 	struct entry *scratch = malloc(MAX_ENTRIES * sizeof(*scratch));
 	struct entry *active = malloc(MAX_ENTRIES * sizeof(*active));
-	uint64_t modules, threading, md, dict;
+	uint64_t dict;
 	int n, found = 0;
 
 	if (!scratch || !active) {
@@ -180,12 +203,8 @@ int py_thread_names(const struct py_target *t, uint64_t interp,
 		free(active);
 		return -ENOMEM;
 	}
-	n = -ENOENT;
-	if (!read_u64(t, interp + t->l.interp_modules, &modules) &&
-	    (threading = dict_get(t, modules, "threading", scratch)) &&
-	    !read_u64(t, threading + t->l.module_dict, &md) &&
-	    (dict = dict_get(t, md, "_active", scratch)))
-		n = dict_entries(t, dict, active, MAX_ENTRIES);
+	dict = active_dict(t, interp, cache, scratch);
+	n = dict ? dict_entries(t, dict, active, MAX_ENTRIES) : -ENOENT;
 	for (int i = 0; i < n; i++) {
 		char name[NAME_MAX_BYTES];
 		uint64_t ident, obj;

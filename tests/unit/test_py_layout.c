@@ -385,7 +385,12 @@ Test(py_layout, garbage_never_crashes_or_hangs)
 		n = py_threads_read(&t, th, 64);
 		cr_assert_leq(n, 64);
 		/* The thread-name lookup through dicts of garbage, too. */
-		py_thread_names(&t, n > 0 ? th[0].interp : base + 128, count_name, &names);
+		{
+			struct py_names_cache cache = { 0 };
+
+			py_thread_names(&t, n > 0 ? th[0].interp : base + 128, &cache, count_name,
+					&names);
+		}
 		for (int i = 0; i < (n > 0 ? n : 1); i++) {
 			uint64_t ts = n > 0 ? th[i].tstate : base + 64;
 

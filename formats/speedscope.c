@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: MIT
+/*
+ * speedscope's file format (https://www.speedscope.app): one sampled
+ * profile per thread, named "PID/NAME (TID)", its distinct stacks as
+ * samples with their weights in seconds, frames shared with their file and
+ * line. The busiest thread is the one speedscope opens on. The model keeps
+ * aggregates, not every sample, so a profile's samples are its distinct
+ * stacks, not in time order: the left-heavy and sandwich views are exact,
+ * the time-order view is not a timeline.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/errbuf.h"
+#include "formats/formats.h"
+#include "formats/label_set.h"
+
+struct row {
+	uint32_t pid, tid, stack;
+	uint64_t weight_ns;
+};
+
+struct sp {
+	const struct profile *p;
+	const struct render_options *o;
+	const char *script_dir;
+	struct row *rows;
+	size_t nrows, caprows;
+	struct label_set frames;     /* by label: --function merges lines */
+	uint32_t *frame_of;          /* per frame id: speedscope index + 1 */
+	uint32_t *first_frame;       /* per speedscope index: a frame id */
+	uint32_t capfirst;
+	uint32_t *path;
+	uint32_t cappath;
+};
+
+static int collect(const struct profile_aggregate *a, void *ctx)
+{
+	struct sp *s = ctx;
+
+	if ((a->flags & SAMPLE_IDLE && !s->o->include_idle) ||
+	    (s->o->gil_only && !(a->flags & SAMPLE_GIL)) || !a->weight_ns)
+		return 0;
+	if (s->nrows == s->caprows) {
+		size_t cap = s->caprows ? s->caprows * 2 : 256;
+		struct row *g = realloc(s->rows, cap * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		s->rows = g;
+		s->caprows = cap;
+	}
+	/* One row per (thread, stack): flags split the model's rows. */
+	s->rows[s->nrows++] = (struct row){ a->pid, a->tid, a->stack, a->weight_ns };
+	return 0;
+}
+
+static int by_thread(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->stack > y->stack) - (x->stack < y->stack);
+}
+
+static int frame_index(struct sp *s, uint32_t frame, uint32_t *out)
+{
+	char label[LABEL_MAX];
+	bool added;
+	uint32_t id;
+	int ret;
+
+	if (s->frame_of[frame]) {
+		*out = s->frame_of[frame] - 1;
+		return 0;
+	}
+	frame_label(s->p, frame, s->o, s->script_dir, label, sizeof(label));
+	ret = label_set_intern(&s->frames, label, &id, &added);
+	if (ret < 0)
+		return ret;
+	if (added) {
+		if (id >= s->capfirst) {
+			uint32_t cap = s->capfirst ? s->capfirst * 2 : 256;
+			uint32_t *g = realloc(s->first_frame, cap * sizeof(*g));
+
+			if (!g)
+				return -ENOMEM;
+			s->first_frame = g;
+			s->capfirst = cap;
+		}
+		s->first_frame[id] = frame;
+	}
+	s->frame_of[frame] = id + 1;
+	*out = id;
+	return 0;
+}
+
+/* The stack's frames as indices, outermost first; their number. */
+static int stack_indices(struct sp *s, uint32_t stack, uint32_t *n)
+{
+	const struct stack_node *node = profile_stack(s->p, stack);
+	uint32_t depth = node->depth;
+	int ret;
+
+	if (depth > s->cappath) {
+		uint32_t *g = realloc(s->path, depth * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		s->path = g;
+		s->cappath = depth;
+	}
+	for (uint32_t i = depth; i > 0; node = profile_stack(s->p, node->parent)) {
+		ret = frame_index(s, node->frame, &s->path[--i]);
+		if (ret < 0)
+			return ret;
+	}
+	*n = depth;
+	return 0;
+}
+
+static void write_frame(const struct sp *s, FILE *out, uint32_t frame)
+{
+	const struct frame *f = profile_frame(s->p, frame);
+	const char *file = f->module ? profile_string(s->p, f->module) : "";
+
+	fputs("{\"name\":", out);
+	json_put_string(out, profile_string(s->p, f->name));
+	if (f->kind == FRAME_PYTHON && !s->o->full_filenames)
+		file = python_file_short(file, s->script_dir);
+	if (*file) {
+		fputs(",\"file\":", out);
+		json_put_string(out, file);
+	}
+	if (f->line && !(s->o->by_function && f->kind == FRAME_PYTHON))
+		fprintf(out, ",\"line\":%" PRIu32, f->line);
+	fputc('}', out);
+}
+
+/* One thread's profile from rows [from, to). */
+static int write_profile(struct sp *s, FILE *out, size_t from, size_t to)
+{
+	const char *name = profile_thread_name(s->p, s->rows[from].pid, s->rows[from].tid);
+	char title[LABEL_MAX + 64];
+	uint64_t total = 0;
+	uint32_t n;
+	int ret;
+
+	for (size_t i = from; i < to; i++)
+		total += s->rows[i].weight_ns;
+	snprintf(title, sizeof(title), "%" PRIu32 "/%s (%" PRIu32 ")", s->rows[from].pid,
+		 name && *name ? name : "thread", s->rows[from].tid);
+	fputs("{\"type\":\"sampled\",\"name\":", out);
+	json_put_string(out, title);
+	fprintf(out, ",\"unit\":\"seconds\",\"startValue\":0,\"endValue\":%.9f,\"samples\":[",
+		(double)total / 1e9);
+	for (size_t i = from; i < to; i++) {
+		ret = stack_indices(s, s->rows[i].stack, &n);
+		if (ret < 0)
+			return ret;
+		fputs(i > from ? ",[" : "[", out);
+		for (uint32_t k = 0; k < n; k++)
+			fprintf(out, k ? ",%" PRIu32 : "%" PRIu32, s->path[k]);
+		fputc(']', out);
+	}
+	fputs("],\"weights\":[", out);
+	for (size_t i = from; i < to; i++)
+		fprintf(out, i > from ? ",%.9f" : "%.9f", (double)s->rows[i].weight_ns / 1e9);
+	fputs("]}", out);
+	return 0;
+}
+
+static void sp_free(struct sp *s)
+{
+	free(s->rows);
+	free(s->frame_of);
+	free(s->first_frame);
+	free(s->path);
+	label_set_free(&s->frames);
+}
+
+/* The profile of the thread with the most weight. */
+static size_t busiest(const struct sp *s)
+{
+	uint64_t best = 0, cur = 0;
+	size_t index = 0, best_index = 0;
+
+	for (size_t i = 0; i < s->nrows; i++) {
+		if (i && (s->rows[i - 1].pid != s->rows[i].pid || s->rows[i - 1].tid != s->rows[i].tid)) {
+			index++;
+			cur = 0;
+		}
+		cur += s->rows[i].weight_ns;
+		if (cur > best) {
+			best = cur;
+			best_index = index;
+		}
+	}
+	return best_index;
+}
+
+int speedscope_write(const struct profile *p, FILE *out, const struct render_options *o,
+		     char *err, size_t errlen)
+{
+	static const struct render_options defaults = { 0 };
+	struct sp s = { .p = p, .o = o ? o : &defaults };
+	const char *command = profile_meta(p, "command");
+	const char *version = profile_meta(p, "trainsample_version");
+	char exporter[96], *body = NULL;
+	size_t body_len = 0, from = 0;
+	FILE *profiles;
+	int ret;
+
+	s.script_dir = profile_meta(p, "python_script_dir");
+	s.frame_of = calloc((size_t)profile_frame_count(p) + 1, sizeof(*s.frame_of));
+	if (!s.frame_of) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = profile_for_each_aggregate(p, collect, &s);
+	if (ret < 0)
+		goto out;
+	qsort(s.rows, s.nrows, sizeof(*s.rows), by_thread);
+	/* Profiles first, into memory: the frames they name are found on the way. */
+	profiles = open_memstream(&body, &body_len);
+	if (!profiles) {
+		ret = -errno;
+		goto out;
+	}
+	for (size_t i = 1; i <= s.nrows && !ret; i++) {
+		if (i < s.nrows && s.rows[i].pid == s.rows[from].pid && s.rows[i].tid == s.rows[from].tid)
+			continue;
+		if (from)
+			fputc(',', profiles);
+		ret = write_profile(&s, profiles, from, i);
+		from = i;
+	}
+	if (fclose(profiles) && !ret)
+		ret = -ENOMEM;
+	if (ret < 0)
+		goto out;
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"name\":", out);
+	json_put_string(out, command ? command : "trainsample");
+	fputs(",\"exporter\":", out);
+	snprintf(exporter, sizeof(exporter), "trainsample %.64s", version ? version : "");
+	json_put_string(out, exporter);
+	fputs(",\"shared\":{\"frames\":[", out);
+	for (uint32_t i = 0; i < s.frames.count; i++) {
+		if (i)
+			fputc(',', out);
+		write_frame(&s, out, s.first_frame[i]);
+	}
+	fprintf(out, "]},\"activeProfileIndex\":%zu,\"profiles\":[", busiest(&s));
+	fwrite(body, 1, body_len, out);
+	fputs("]}\n", out);
+	if (ferror(out))
+		ret = -EIO;
+out:
+	free(body);
+	sp_free(&s);
+	if (ret < 0)
+		return errbuf_set(err, errlen, ret, "speedscope: %s", strerror(-ret));
+	return 0;
+}

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Text for the writers' markup: XML (the flamegraph) and JSON (speedscope,
+ * dump). Names come from symbol tables and the target's memory and may
+ * hold any bytes; what is not UTF-8 is replaced, so the files always parse.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "formats/formats.h"
+
+/* The length of the valid UTF-8 character at s (at most n bytes), 0 if
+ * it is not one: symbol names and remote strings can hold any bytes. */
+static size_t utf8_char(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 :
+		     s[0] >= 0xe0 && s[0] < 0xf0 ? 3 : s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : 0;
+	uint32_t c;
+
+	if (!len || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if (len == 3) {
+		c = (uint32_t)(s[0] & 0x0f) << 12 | (uint32_t)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
+		if (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))
+			return 0;
+	} else if (len == 4) {
+		c = (uint32_t)(s[0] & 0x07) << 18 | (uint32_t)(s[1] & 0x3f) << 12;
+		if (c < 0x10000 || c > 0x10ffff)
+			return 0;
+	}
+	return len;
+}
+
+/* Text for XML: markup escaped, control characters and bytes that are not
+ * UTF-8 replaced (XML 1.0 has no place for them). */
+void xml_put_escaped(FILE *out, const char *text, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)text;
+
+	for (size_t i = 0; i < n && s[i];) {
+		size_t len = utf8_char(s + i, strnlen(text + i, n - i));
+
+		switch (len ? s[i] : 0) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case 0: fputs("\xef\xbf\xbd", out); break;
+		default:
+			if (s[i] < 0x20)
+				fputc(' ', out);
+			else
+				fwrite(s + i, 1, len, out);
+		}
+		i += len ? len : 1;
+	}
+}
+
+void json_put_string(FILE *out, const char *text)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t n = strlen(text);
+
+	fputc('"', out);
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_char(s + i, n - i);
+
+		if (!len)
+			fputs("\xef\xbf\xbd", out);
+		else if (s[i] == '"' || s[i] == '\\')
+			fprintf(out, "\\%c", s[i]);
+		else if (s[i] < 0x20)
+			fprintf(out, "\\u%04x", s[i]);
+		else
+			fwrite(s + i, 1, len, out);
+		i += len ? len : 1;
+	}
+	fputc('"', out);
+}

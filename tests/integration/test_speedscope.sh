@@ -1,0 +1,45 @@
+# speedscope: one profile per thread named PID/NAME (TID), equal-length
+# samples and positive weights, frames with file and line, the busiest
+# thread active; report writes what record wrote; and the files validate
+# against speedscope's published schema (ajv and the speedscope package
+# from npm, installed here into build/npm).
+. tests/integration/lib.sh
+PY=/usr/bin/python3.11
+[ -x "$PY" ] || PY=$(command -v python3)
+
+$TS record -q -r 500 -o "$TMP/t.speedscope.json" -o "$TMP/t.tsprof" -- "$PY" examples/train.py 1.5 >/dev/null
+$TS record -q -r 500 -o "$TMP/c.speedscope.json" -- build/tests/nofp/cxx_leaf >/dev/null
+if python3 - "$TMP/t.speedscope.json" >"$TMP/check" 2>&1 <<'EOT'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+frames = d["shared"]["frames"]
+names = [p["name"] for p in d["profiles"]]
+assert any(re.fullmatch(r"\d+/MainThread \(\d+\)", n) for n in names), names
+assert any(re.fullmatch(r"\d+/loader \(\d+\)", n) for n in names), names
+totals = []
+for p in d["profiles"]:
+    assert p["type"] == "sampled" and p["unit"] == "seconds", p["name"]
+    assert len(p["samples"]) == len(p["weights"]) > 0, p["name"]
+    assert all(w > 0 for w in p["weights"]), p["name"]
+    assert all(0 <= i < len(frames) for s in p["samples"] for i in s), p["name"]
+    assert abs(sum(p["weights"]) - p["endValue"]) < 1e-6 * len(p["weights"]) + 1e-6, p["name"]
+    totals.append(sum(p["weights"]))
+assert d["activeProfileIndex"] == totals.index(max(totals)), (d["activeProfileIndex"], totals)
+fwd = [f for f in frames if f["name"] == "forward"]
+assert fwd and all(f["file"] == "train.py" and f["line"] > 0 for f in fwd), fwd
+EOT
+then ok "speedscope: a profile per named thread, samples and weights agree, frames with file and line"
+else not_ok "speedscope: a profile per named thread, samples and weights agree, frames with file and line" "$(tail -3 "$TMP/check")"; fi
+
+$TS report -q "$TMP/t.tsprof" -o "$TMP/r.speedscope.json"
+if cmp -s "$TMP/t.speedscope.json" "$TMP/r.speedscope.json"; then ok "speedscope: report writes what record wrote"
+else not_ok "speedscope: report writes what record wrote"; fi
+
+if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+	skip "speedscope: files validate against speedscope's schema" "no node/npm to install ajv and speedscope"
+elif { [ -d build/npm/node_modules/ajv ] && [ -d build/npm/node_modules/speedscope ]; } ||
+     npm install --silent --no-audit --no-fund --prefix build/npm ajv@8 speedscope@1 >"$TMP/npm.log" 2>&1; then
+	NODE_PATH=build/npm/node_modules node tests/browser/speedscope_schema.js "$TMP/t.speedscope.json" "$TMP/c.speedscope.json"
+else
+	skip "speedscope: files validate against speedscope's schema" "npm could not install ajv and speedscope: $(tail -1 "$TMP/npm.log")"
+fi

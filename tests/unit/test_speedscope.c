@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+/* speedscope's JSON on a model built by hand. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/formats.h"
+#include "model_helpers.h"
+
+static char *speedscope(const struct profile *p, const struct render_options *o)
+{
+	char err[128] = "", *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	cr_assert(out);
+	cr_assert_eq(speedscope_write(p, out, o, err, sizeof(err)), 0, "%s", err);
+	fclose(out);
+	return text;
+}
+
+Test(speedscope, a_profile_per_thread_frames_shared)
+{
+	struct profile *p = profile_new();
+	uint32_t m = frame(p, FRAME_NATIVE, "main", "app", 0);
+	uint32_t f = frame(p, FRAME_PYTHON, "forward", "/src/train.py", 30);
+	uint32_t f2 = frame(p, FRAME_PYTHON, "forward", "/src/train.py", 31);
+	uint32_t q = frame(p, FRAME_PYTHON, "say \"hi\"\n", "/src/train.py", 7);
+	uint32_t s1[] = { m, f }, s2[] = { m, f2 }, s3[] = { m, q };
+	struct render_options o = { 0 };
+	char *text;
+
+	profile_set_meta(p, "python_script_dir", "/src");
+	profile_set_thread(p, 100, 1, "MainThread");
+	profile_set_thread(p, 100, 2, "loader");
+	samples(p, 1, stack(p, s1, 2), 3, 10000000, 0);
+	samples(p, 1, stack(p, s2, 2), 1, 10000000, 0);
+	samples(p, 2, stack(p, s3, 2), 5, 10000000, 0);
+	text = speedscope(p, &o);
+	cr_assert(strstr(text, "\"name\":\"100/MainThread (1)\""), "%s", text);
+	cr_assert(strstr(text, "\"name\":\"100/loader (2)\""));
+	cr_assert(strstr(text, "{\"name\":\"forward\",\"file\":\"train.py\",\"line\":30}"));
+	cr_assert(strstr(text, "{\"name\":\"forward\",\"file\":\"train.py\",\"line\":31}"));
+	cr_assert(strstr(text, "{\"name\":\"main\",\"file\":\"app\"}"));
+	cr_assert(strstr(text, "\"say \\\"hi\\\"\\u000a\""), "%s", text);
+	/* The loader has the most weight: 0.05 s against 0.04 s. */
+	cr_assert(strstr(text, "\"activeProfileIndex\":1"), "%s", text);
+	cr_assert(strstr(text, "\"weights\":[0.030000000,0.010000000]"), "%s", text);
+	free(text);
+
+	/* By function: one frame for both lines, its samples merged. */
+	o.by_function = true;
+	text = speedscope(p, &o);
+	cr_assert(strstr(text, "{\"name\":\"forward\",\"file\":\"train.py\"}"), "%s", text);
+	cr_assert_null(strstr(text, "\"line\":30"));
+	free(text);
+	profile_free(p);
+}
