@@ -38,6 +38,10 @@ struct cli_options {
 	bool by_function;     /* --function */
 	bool full_filenames;
 	bool inverted;        /* --inverted: an icicle flamegraph */
+	/* report's filters */
+	pid_t tid;
+	const char *thread;
+	double from_s, to_s;  /* to_s < 0: to the end */
 	bool quiet;
 	pid_t pid;            /* record --pid / attach */
 	char **command;       /* record -- CMD ARGS, NULL-terminated */

@@ -70,7 +70,8 @@ void usage(FILE *f)
 "      --version         print the version\n"
 "\n"
 "options of report: -o/--output, -f/--format, -t/--threads, --no-idle, -g/--gil,\n"
-"  --function, --full-filenames, --inverted, -q\n",
+"  --function, --full-filenames, --inverted, -q, and filters: --pid PID, --tid TID,\n"
+"  --thread NAME, --from SEC, --to SEC (seconds after the first sample)\n",
 	      f);
 }
 

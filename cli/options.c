@@ -21,6 +21,10 @@ enum {
 	OPT_FUNCTION,
 	OPT_FULL_FILENAMES,
 	OPT_INVERTED,
+	OPT_TID,
+	OPT_THREAD,
+	OPT_FROM,
+	OPT_TO,
 };
 
 static const struct option long_options[] = {
@@ -44,6 +48,10 @@ static const struct option long_options[] = {
 	{ "function", no_argument, NULL, OPT_FUNCTION },
 	{ "full-filenames", no_argument, NULL, OPT_FULL_FILENAMES },
 	{ "inverted", no_argument, NULL, OPT_INVERTED },
+	{ "tid", required_argument, NULL, OPT_TID },
+	{ "thread", required_argument, NULL, OPT_THREAD },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -52,6 +60,7 @@ static void defaults(struct cli_options *o)
 	memset(o, 0, sizeof(*o));
 	o->rate_hz = 100;
 	o->stack_bytes = 64 * 1024;
+	o->to_s = -1;
 }
 
 static int parse_double(const char *s, const char *what, double lo, double hi, double *out)
@@ -158,6 +167,15 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 	case OPT_INVERTED:
 		o->inverted = true;
 		return 0;
+	case OPT_TID:
+		return parse_pid(arg, &o->tid);
+	case OPT_THREAD:
+		o->thread = arg;
+		return 0;
+	case OPT_FROM:
+		return parse_double(arg, "--from", 0, 1e9, &o->from_s);
+	case OPT_TO:
+		return parse_double(arg, "--to", 0, 1e9, &o->to_s);
 	case OPT_NATIVE_LINES:
 		o->native_lines = true;
 		return 0;
@@ -238,6 +256,10 @@ int options_parse_record(int argc, char **argv, bool attach, struct cli_options 
 		}
 		return parse_pid(argv[optind], &o->pid);
 	}
+	if (o->from_s > 0 || o->to_s >= 0) {
+		cli_error("--from and --to are options of report (a recording is cut when rendered)");
+		return -1;
+	}
 	if (optind < argc)
 		o->command = argv + optind;
 	if (o->command && o->pid) {
@@ -264,5 +286,9 @@ int options_parse_report(int argc, char **argv, struct cli_options *o)
 		return -1;
 	}
 	o->input = argv[optind];
+	if (o->to_s >= 0 && o->to_s <= o->from_s) {
+		cli_error("--to must come after --from");
+		return -1;
+	}
 	return 0;
 }

@@ -144,6 +144,9 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 		.by_function = o->by_function,
 		.full_filenames = o->full_filenames,
 		.inverted = o->inverted,
+		.pid = (uint32_t)o->pid,
+		.tid = (uint32_t)o->tid,
+		.thread = o->thread,
 	};
 	char err[256] = "";
 	int failed = 0;

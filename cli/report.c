@@ -40,7 +40,9 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = tsprof_read(o.input, p, &info, err, sizeof(err));
+	ret = tsprof_read_window(o.input, p, (uint64_t)(o.from_s * 1e9),
+				 o.to_s < 0 ? UINT64_MAX : (uint64_t)(o.to_s * 1e9), &info, err,
+				 sizeof(err));
 	if (ret < 0) {
 		cli_error("%s", err[0] ? err : strerror(-ret));
 		ret = 1;

@@ -140,8 +140,7 @@ static int add_row(const struct profile_aggregate *row, void *ctx)
 	char buf[LABEL_MAX];
 	int ret;
 
-	if ((row->flags & SAMPLE_IDLE && !g->o->include_idle) ||
-	    (g->o->gil_only && !(row->flags & SAMPLE_GIL)))
+	if (!render_keeps(g->p, g->o, row))
 		return 0;
 	if (depth > g->cappath) {
 		uint32_t *grown = realloc(g->path, depth * sizeof(*grown));

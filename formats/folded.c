@@ -113,9 +113,7 @@ static int add_line(const struct profile_aggregate *row, void *ctx)
 	struct folded_line *line;
 	int err = 0;
 
-	if (row->flags & SAMPLE_IDLE && !b->o->include_idle)
-		return 0;
-	if (b->o->gil_only && !(row->flags & SAMPLE_GIL))
+	if (!render_keeps(b->p, b->o, row))
 		return 0;
 	b->text.len = 0;
 	if (b->o->threads)

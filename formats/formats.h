@@ -158,6 +158,14 @@ struct tsprof_read_info {
  */
 int tsprof_read(const char *path, struct profile *into,
 		struct tsprof_read_info *info, char *err, size_t errlen);
+/*
+ * tsprof_read keeping only the samples from from_ns to to_ns after the
+ * recording's first sample. Rows stored already aggregated (a recording
+ * re-encoded by report) have no time: they are left out of a window.
+ */
+int tsprof_read_window(const char *path, struct profile *into, uint64_t from_ns,
+		       uint64_t to_ns, struct tsprof_read_info *info, char *err,
+		       size_t errlen);
 
 /* ---- folded stacks ---- */
 
@@ -168,7 +176,13 @@ struct render_options {
 	bool by_function;  /* Python frames without their line: one per function */
 	bool full_filenames; /* Python files as recorded, not shortened */
 	bool inverted;     /* flamegraph: an icicle, callers on top */
+	uint32_t pid, tid; /* only this process / thread; 0: any */
+	const char *thread;/* only threads of this name; NULL: any */
 };
+
+/* Whether a writer keeps an aggregate row under o's filters. */
+bool render_keeps(const struct profile *p, const struct render_options *o,
+		  const struct profile_aggregate *row);
 
 /*
  * A Python file as people read it: what follows site-packages/ or

@@ -51,6 +51,21 @@ static void put(char *buf, size_t len, size_t *n, const char *s)
 	buf[*n] = 0;
 }
 
+bool render_keeps(const struct profile *p, const struct render_options *o,
+		  const struct profile_aggregate *row)
+{
+	const char *name;
+
+	if ((row->flags & SAMPLE_IDLE && !o->include_idle) ||
+	    (o->gil_only && !(row->flags & SAMPLE_GIL)) ||
+	    (o->pid && row->pid != o->pid) || (o->tid && row->tid != o->tid))
+		return false;
+	if (!o->thread)
+		return true;
+	name = profile_thread_name(p, row->pid, row->tid);
+	return name && !strcmp(name, o->thread);
+}
+
 size_t frame_label(const struct profile *p, uint32_t id, const struct render_options *o,
 		   const char *script_dir, char *buf, size_t len)
 {

@@ -40,8 +40,7 @@ static int collect(const struct profile_aggregate *a, void *ctx)
 {
 	struct sp *s = ctx;
 
-	if ((a->flags & SAMPLE_IDLE && !s->o->include_idle) ||
-	    (s->o->gil_only && !(a->flags & SAMPLE_GIL)) || !a->weight_ns)
+	if (!render_keeps(s->p, s->o, a) || !a->weight_ns)
 		return 0;
 	if (s->nrows == s->caprows) {
 		size_t cap = s->caprows ? s->caprows * 2 : 256;

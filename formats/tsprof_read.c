@@ -277,8 +277,20 @@ static bool is_fresh(const struct profile *p)
 int tsprof_read(const char *path, struct profile *into,
 		struct tsprof_read_info *info, char *err, size_t errlen)
 {
+	return tsprof_read_window(path, into, 0, UINT64_MAX, info, err, errlen);
+}
+
+int tsprof_read_window(const char *path, struct profile *into, uint64_t from_ns,
+		       uint64_t to_ns, struct tsprof_read_info *info, char *err,
+		       size_t errlen)
+{
 	struct chunk_reader cr = { .fd = -1, .offset = TSPROF_HEADER_LEN };
-	struct tsprof_replay rp = { .profile = into };
+	struct tsprof_replay rp = {
+		.profile = into,
+		.windowed = from_ns > 0 || to_ns < UINT64_MAX,
+		.from_ns = from_ns,
+		.to_ns = to_ns,
+	};
 	struct tsprof_read_info unused;
 	int ret;
 

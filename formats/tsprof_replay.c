@@ -288,11 +288,15 @@ static int apply(struct tsprof_replay *rp, const struct record *r, char *why,
 			.flags = (uint32_t)n[5],
 		};
 
+		if (!rp->first_ns)
+			rp->first_ns = s.time_ns ? s.time_ns : 1;
+		rp->prev_time_ns = s.time_ns;
+		if (rp->windowed && (s.time_ns < rp->first_ns + rp->from_ns ||
+				     s.time_ns - rp->first_ns > rp->to_ns))
+			return 0;
 		err = profile_add_sample(p, &s);
-		if (!err) {
-			rp->prev_time_ns = s.time_ns;
+		if (!err)
 			rp->samples++;
-		}
 		return err;
 	}
 	case TSPROF_REC_AGGREGATE: {
@@ -302,6 +306,8 @@ static int apply(struct tsprof_replay *rp, const struct record *r, char *why,
 			.weight_ns = n[4], .count = n[5],
 		};
 
+		if (rp->windowed)
+			return 0; /* no time to place it in the window */
 		err = profile_merge_aggregate(p, &row);
 		if (!err)
 			rp->samples += row.count;

@@ -11,6 +11,9 @@
 struct tsprof_replay {
 	struct profile *profile;
 	uint64_t prev_time_ns; /* the last sample's time: samples are deltas */
+	bool windowed;         /* keep only samples in [from_ns, to_ns] */
+	uint64_t from_ns, to_ns; /* after the first sample */
+	uint64_t first_ns;     /* the first sample's time; 0 none yet */
 	uint64_t samples;      /* replayed so far, aggregates by their count */
 	char *scratch;         /* NUL-terminated copies of record text */
 	size_t scratch_cap;
