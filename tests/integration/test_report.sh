@@ -31,3 +31,24 @@ else not_ok "report --from 0.5 --to 1.0 keeps that half second" "$share% of the 
 if $TS record -q --from 1 -o "$TMP/x.folded" -- true 2>"$TMP/err"; then not_ok "record refuses --from"
 elif grep -q "options of report" "$TMP/err"; then ok "record refuses --from, saying it belongs to report"
 else not_ok "record refuses --from" "$(cat "$TMP/err")"; fi
+
+# A recording cut at random offsets renders up to the cut, or fails with
+# one clear line; it never crashes, and what it writes is whole.
+size=$(stat -c %s "$TMP/t.tsprof")
+bad=""
+for i in $(seq 1 25); do
+	cut=$(awk -v s="$size" -v i="$i" 'BEGIN { srand(i * 7919); print int(rand() * s) }')
+	head -c "$cut" "$TMP/t.tsprof" >"$TMP/cut.tsprof"
+	$TS report -q "$TMP/cut.tsprof" -o "$TMP/cut.svg" -o "$TMP/cut.speedscope.json" 2>"$TMP/cut.err"
+	rc=$?
+	if [ $rc -ge 2 ]; then
+		bad="$bad cut@$cut:exit$rc"
+	elif [ $rc -eq 0 ] && { ! xmllint --noout "$TMP/cut.svg" 2>/dev/null ||
+		! python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/cut.speedscope.json"; }; then
+		bad="$bad cut@$cut:broken-output"
+	elif [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/cut.err")" -gt 2 ]; then
+		bad="$bad cut@$cut:unclear"
+	fi
+done
+if [ -z "$bad" ]; then ok "a recording cut at 25 random offsets renders up to the cut or fails in a line"
+else not_ok "a recording cut at 25 random offsets renders up to the cut or fails in a line" "$bad"; fi
