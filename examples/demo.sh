@@ -6,10 +6,10 @@ cd "$(dirname "$0")/.." || exit 1
 out=build/demo
 PY=${PYTHON:-python3}
 mkdir -p "$out"
-rm -f "$out"/train.* "$out"/gil.folded
-echo "== build/trainsample record -t -r 500 --stats -o $out/train.tsprof -o $out/train.folded -- $PY examples/train.py 3"
-build/trainsample record -t -r 500 --stats \
-	-o "$out/train.tsprof" -o "$out/train.folded" -- "$PY" examples/train.py 3 || exit 1
+rm -f "$out"/train.* "$out"/gil.*
+echo "== build/trainsample record -t -r 500 --stats -o $out/train.tsprof -o $out/train.svg -o $out/train.speedscope.json -o $out/train.folded -- $PY examples/train.py 3"
+build/trainsample record -t -r 500 --stats -o "$out/train.tsprof" -o "$out/train.svg" \
+	-o "$out/train.speedscope.json" -o "$out/train.folded" -- "$PY" examples/train.py 3 || exit 1
 echo
 echo "== the threads (named by Python's threading), samples each"
 awk '{ t = $0; sub(/;.*/, "", t); n[t] += $NF } END { for (k in n) printf "  %6d  %s\n", n[k], k }' \
@@ -48,6 +48,9 @@ awk '{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, fr, ";")
 	END { for (f in leaf) printf "  %5.1f%%  %s\n", 100 * leaf[f] / total, f }' "$out/gil.folded" | sort -rn | head -8
 echo
 echo "A loop that waits in Queue.get while its loader works all the time is bound by"
-echo "data loading; a loader in pure Python also takes the GIL from the loop. Open"
-echo "$out/train.folded in speedscope (https://speedscope.app) or feed it to"
-echo "flamegraph.pl; render it again: build/trainsample report $out/train.tsprof --function -o OUT.folded"
+echo "data loading; a loader in pure Python also takes the GIL from the loop."
+echo
+echo "Open $out/train.svg in a browser (click a frame to zoom, Search or Ctrl-F to"
+echo "find a function), or $out/train.speedscope.json at https://www.speedscope.app."
+echo "Render it again, e.g. the GIL holder's picture by function:"
+echo "  build/trainsample report $out/train.tsprof -g --function -o $out/gil.svg"
