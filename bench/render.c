@@ -112,6 +112,7 @@ int main(int argc, char **argv)
 	time_one("folded", p, "/tmp/trainsample-render.folded", folded_write);
 	time_one("svg", p, "/tmp/trainsample-render.svg", flamegraph_write);
 	time_one("speedscope", p, "/tmp/trainsample-render.speedscope.json", speedscope_write);
+	time_one("pprof", p, "/tmp/trainsample-render.pb.gz", pprof_write);
 	profile_free(p);
 	return 0;
 }

@@ -92,8 +92,8 @@ int outputs_resolve(struct cli_options *o, const char *stem, bool recording)
 			out->format = OUTPUT_FOLDED;
 		if (out->format == OUTPUT_UNKNOWN) {
 			cli_error("cannot tell the format of '%s' from its name: end it in .svg, "
-				  ".speedscope.json, .folded, .txt or .tsprof, or give -f "
-				  "svg|speedscope|folded|tsprof", out->path);
+				  ".speedscope.json, .pb.gz, .folded, .txt or .tsprof, or give -f "
+				  "svg|speedscope|pprof|folded|tsprof", out->path);
 			return -EINVAL;
 		}
 		if (out->format == OUTPUT_TSPROF && !strcmp(out->path, "-")) {
@@ -161,6 +161,8 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 			ret = flamegraph_write(p, out->file, &fo, err, sizeof(err));
 		else if (out->format == OUTPUT_SPEEDSCOPE)
 			ret = speedscope_write(p, out->file, &fo, err, sizeof(err));
+		else if (out->format == OUTPUT_PPROF)
+			ret = pprof_write(p, out->file, &fo, err, sizeof(err));
 		else
 			ret = folded_write(p, out->file, &fo, err, sizeof(err));
 		if (fflush(out->file) != 0 && !ret)

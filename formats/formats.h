@@ -113,10 +113,12 @@ enum output_format {
 	OUTPUT_TSPROF,
 	OUTPUT_SVG,     /* flamegraph */
 	OUTPUT_SPEEDSCOPE,
+	OUTPUT_PPROF,
 };
 
 /* "folded"/"txt"/"collapsed" -> OUTPUT_FOLDED, "tsprof"/"raw" -> OUTPUT_TSPROF,
- * "svg"/"flamegraph" -> OUTPUT_SVG, "speedscope" -> OUTPUT_SPEEDSCOPE. */
+ * "svg"/"flamegraph" -> OUTPUT_SVG, "speedscope" -> OUTPUT_SPEEDSCOPE,
+ * "pprof" -> OUTPUT_PPROF. */
 enum output_format output_format_parse(const char *name);
 /* From a file name's extension (".folded", ".txt", ".tsprof"). */
 enum output_format output_format_from_path(const char *path);
@@ -228,6 +230,16 @@ void json_put_string(FILE *out, const char *text);
  */
 int speedscope_write(const struct profile *p, FILE *out, const struct render_options *o,
 		     char *err, size_t errlen);
+
+/* ---- pprof ---- */
+
+/*
+ * gzip-compressed profile.proto: sample types samples/count and
+ * wall/nanoseconds, a location per distinct frame label with its function
+ * and line, a mapping per native module, labels pid, tid and thread.
+ */
+int pprof_write(const struct profile *p, FILE *out, const struct render_options *o,
+		char *err, size_t errlen);
 
 /* ---- flamegraph ---- */
 

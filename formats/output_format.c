@@ -20,6 +20,7 @@ static const struct format_name format_names[] = {
 	{ "svg", OUTPUT_SVG },
 	{ "flamegraph", OUTPUT_SVG },
 	{ "speedscope", OUTPUT_SPEEDSCOPE },
+	{ "pprof", OUTPUT_PPROF },
 };
 
 static const struct format_name format_extensions[] = {
@@ -58,6 +59,8 @@ enum output_format output_format_from_path(const char *path)
 	/* Two-part extensions first. */
 	if (strlen(base) > 16 && !strcasecmp(base + strlen(base) - 16, ".speedscope.json"))
 		return OUTPUT_SPEEDSCOPE;
+	if (strlen(base) > 6 && !strcasecmp(base + strlen(base) - 6, ".pb.gz"))
+		return OUTPUT_PPROF;
 	dot = strrchr(base, '.');
 	if (!dot || dot == base)
 		return OUTPUT_UNKNOWN;
@@ -75,6 +78,8 @@ const char *output_format_name(enum output_format f)
 		return "flamegraph";
 	case OUTPUT_SPEEDSCOPE:
 		return "speedscope";
+	case OUTPUT_PPROF:
+		return "pprof";
 	case OUTPUT_UNKNOWN:
 		break;
 	}
@@ -92,6 +97,8 @@ const char *output_format_extension(enum output_format f)
 		return "svg";
 	case OUTPUT_SPEEDSCOPE:
 		return "speedscope.json";
+	case OUTPUT_PPROF:
+		return "pb.gz";
 	case OUTPUT_UNKNOWN:
 		break;
 	}

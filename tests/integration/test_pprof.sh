@@ -1,0 +1,23 @@
+# pprof: decoded by the npm package pprof-format (installed here into
+# build/npm), every referenced id present, samples adding up, labels; and
+# report writes what record wrote.
+. tests/integration/lib.sh
+PY=/usr/bin/python3.11
+[ -x "$PY" ] || PY=$(command -v python3)
+
+$TS record -q -r 500 --stats -o "$TMP/t.pb.gz" -o "$TMP/t.tsprof" -- "$PY" examples/train.py 1.5 >/dev/null 2>"$TMP/stats"
+samples=$(sed -n 's/^ *samples *\([0-9]*\).*/\1/p' "$TMP/stats")
+if gzip -t "$TMP/t.pb.gz" 2>/dev/null; then ok "pprof: the file is gzip"
+else not_ok "pprof: the file is gzip"; fi
+$TS report -q "$TMP/t.tsprof" -o "$TMP/r.pb.gz"
+if cmp -s "$TMP/t.pb.gz" "$TMP/r.pb.gz"; then ok "pprof: report writes what record wrote"
+else not_ok "pprof: report writes what record wrote"; fi
+
+if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+	skip "pprof: decoded by pprof-format" "no node/npm to install pprof-format"
+elif [ -d build/npm/node_modules/pprof-format ] ||
+     npm install --silent --no-audit --no-fund --prefix build/npm pprof-format@2 >"$TMP/npm.log" 2>&1; then
+	NODE_PATH=build/npm/node_modules node tests/browser/pprof_check.js "$TMP/t.pb.gz" "$samples"
+else
+	skip "pprof: decoded by pprof-format" "npm could not install pprof-format: $(tail -1 "$TMP/npm.log")"
+fi
