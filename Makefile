@@ -56,7 +56,7 @@ BENCH_BINS   := $(BUILD)/bench/overhead $(BUILD)/bench/spin $(BUILD)/bench/spin_
 TARGET_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -pthread -Wall -Wextra -Werror
 NOFP_CFLAGS   := -std=gnu11 -O2 -g -fomit-frame-pointer -pthread -Wall -Wextra -Werror
 
-.PHONY: all deps test check demo run-demo bench run-bench install clean
+.PHONY: all deps test check demo run-demo bench run-bench install clean fuzz
 all: $(BIN)
 
 deps:
@@ -157,6 +157,19 @@ $(BUILD)/tests/libsymtest_dbglink.so: $(BUILD)/tests/libsymtest.so tests/unit/sy
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -O2 -o $@ $<
+
+# libFuzzer on the .tsprof reader and every writer (formats/ alone, with
+# ASan and UBSan). `make fuzz` runs FUZZ_SECONDS (60), seeded by a real
+# recording; `make test` runs it briefly (tests/integration/test_fuzz.sh).
+FUZZ_SECONDS ?= 60
+$(BUILD)/fuzz/fuzz_tsprof: tests/fuzz/fuzz_tsprof.c $(wildcard formats/*.c formats/*.h)
+	@mkdir -p $(@D)
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -o $@ $< $(wildcard formats/*.c) -lz
+
+fuzz: deps
+	@$(MAKE) --no-print-directory $(BUILD)/fuzz/fuzz_tsprof $(BIN) $(TARGET_BINS)
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 # The render benchmark links the model and its writers.
 $(BUILD)/bench/render: bench/render.c $(LIB)

@@ -268,7 +268,8 @@ int cmd_dump(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	qsort(rows.r, rows.n, sizeof(*rows.r), by_tid);
+	if (rows.n)
+		qsort(rows.r, rows.n, sizeof(*rows.r), by_tid);
 	if (o.json)
 		print_json(p, &rows, tgid, &st, frames, 8192);
 	else

@@ -224,7 +224,8 @@ int speedscope_write(const struct profile *p, FILE *out, const struct render_opt
 	ret = profile_for_each_aggregate(p, collect, &s);
 	if (ret < 0)
 		goto out;
-	qsort(s.rows, s.nrows, sizeof(*s.rows), by_thread);
+	if (s.nrows) /* no rows: no array at all, which qsort must not see */
+		qsort(s.rows, s.nrows, sizeof(*s.rows), by_thread);
 	/* Profiles first, into memory: the frames they name are found on the way. */
 	profiles = open_memstream(&body, &body_len);
 	if (!profiles) {
