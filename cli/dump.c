@@ -109,18 +109,22 @@ static int by_tid(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+struct frames {
+	uint32_t *ids;
+	uint32_t cap;
+};
+
 /* The frames of a stack, outermost first (the idle leaf left out: the
  * thread's state says it). Returns how many. */
-static uint32_t stack_frames(const struct profile *p, uint32_t stack, uint32_t *out, uint32_t max)
+static uint32_t stack_frames(const struct profile *p, uint32_t stack, struct frames *f)
 {
-	const struct stack_node *n = profile_stack(p, stack);
-	uint32_t depth = n->depth < max ? n->depth : max, i = depth;
+	int depth = profile_stack_frames(p, stack, &f->ids, &f->cap);
 
-	for (; i > 0; n = profile_stack(p, n->parent))
-		out[--i] = n->frame;
-	if (depth && profile_frame(p, out[depth - 1])->kind == FRAME_IDLE)
+	if (depth <= 0)
+		return 0;
+	if (profile_frame(p, f->ids[depth - 1])->kind == FRAME_IDLE)
 		depth--;
-	return depth;
+	return (uint32_t)depth;
 }
 
 static const char *idle_leaf(const struct profile *p, uint32_t stack)
@@ -148,7 +152,7 @@ static void state_of(const struct profile *p, uint32_t stack, char *buf, size_t 
 }
 
 static void print_text(const struct profile *p, const struct rows *rows, pid_t pid,
-		       const struct sampler_stats *st, uint32_t *frames, uint32_t max)
+		       const struct sampler_stats *st, struct frames *frames)
 {
 	const char *script = profile_meta(p, "python_script_dir");
 
@@ -156,14 +160,14 @@ static void print_text(const struct profile *p, const struct rows *rows, pid_t p
 	for (size_t i = 0; i < rows->n; i++) {
 		const struct thread_row *r = &rows->r[i];
 		const char *name = profile_thread_name(p, (uint32_t)pid, r->tid);
-		uint32_t n = stack_frames(p, r->stack, frames, max);
+		uint32_t n = stack_frames(p, r->stack, frames);
 		char state[96];
 
 		state_of(p, r->stack, state, sizeof(state));
 		printf("\nThread %" PRIu32 " \"%s\" (%s%s)\n", r->tid, name ? name : "", state,
 		       r->flags & SAMPLE_GIL ? ", holds the GIL" : "");
 		for (uint32_t j = 0; j < n; j++) {
-			const struct frame *f = profile_frame(p, frames[j]);
+			const struct frame *f = profile_frame(p, frames->ids[j]);
 			const char *fn = profile_string(p, f->name);
 			const char *mod = f->module ? profile_string(p, f->module) : "";
 
@@ -181,7 +185,7 @@ static void print_text(const struct profile *p, const struct rows *rows, pid_t p
 }
 
 static void print_json(const struct profile *p, const struct rows *rows, pid_t pid,
-		       const struct sampler_stats *st, uint32_t *frames, uint32_t max)
+		       const struct sampler_stats *st, struct frames *frames)
 {
 	printf("{\"pid\": %d, \"python\": ", (int)pid);
 	if (st->python[0])
@@ -193,7 +197,7 @@ static void print_json(const struct profile *p, const struct rows *rows, pid_t p
 		const struct thread_row *r = &rows->r[i];
 		const char *name = profile_thread_name(p, (uint32_t)pid, r->tid);
 		const char *idle = idle_leaf(p, r->stack);
-		uint32_t n = stack_frames(p, r->stack, frames, max);
+		uint32_t n = stack_frames(p, r->stack, frames);
 
 		printf("%s\n  {\"tid\": %" PRIu32 ", \"name\": ", i ? "," : "", r->tid);
 		json_put_string(stdout, name ? name : "");
@@ -208,7 +212,7 @@ static void print_json(const struct profile *p, const struct rows *rows, pid_t p
 		}
 		printf(", \"gil\": %s, \"frames\": [", r->flags & SAMPLE_GIL ? "true" : "false");
 		for (uint32_t j = 0; j < n; j++) {
-			const struct frame *f = profile_frame(p, frames[j]);
+			const struct frame *f = profile_frame(p, frames->ids[j]);
 			static const char *const kinds[] = { "native", "python", "idle", "gpu" };
 
 			printf("%s\n    {\"kind\": \"%s\", \"name\": ", j ? "," : "",
@@ -237,7 +241,7 @@ int cmd_dump(int argc, char **argv)
 	struct profile *p = NULL;
 	struct sampler *s = NULL;
 	struct rows rows = { 0 };
-	uint32_t *frames = NULL;
+	struct frames frames = { 0 };
 	char err[512] = "";
 	pid_t tgid;
 	int ret = parse(argc, argv, &o);
@@ -250,8 +254,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	so.native = o.native;
 	p = profile_new();
-	frames = calloc(8192, sizeof(*frames));
-	if (!p || !frames) {
+	if (!p) {
 		cli_error("out of memory");
 		ret = 1;
 		goto out;
@@ -271,14 +274,14 @@ int cmd_dump(int argc, char **argv)
 	if (rows.n)
 		qsort(rows.r, rows.n, sizeof(*rows.r), by_tid);
 	if (o.json)
-		print_json(p, &rows, tgid, &st, frames, 8192);
+		print_json(p, &rows, tgid, &st, &frames);
 	else
-		print_text(p, &rows, tgid, &st, frames, 8192);
+		print_text(p, &rows, tgid, &st, &frames);
 	ret = 0;
 out:
 	sampler_free(s);
 	profile_free(p);
 	free(rows.r);
-	free(frames);
+	free(frames.ids);
 	return ret;
 }

@@ -77,6 +77,7 @@ static int child(struct fg *g, uint32_t parent, uint32_t label, uint32_t kind, u
 	uint32_t h = intern_hash_words(words, 2);
 	struct intern_slot *slot;
 	struct fg_node *grown, *pn;
+	uint32_t *kids;
 
 	if (intern_table_reserve(&g->node_index) < 0)
 		return -ENOMEM;
@@ -90,15 +91,10 @@ static int child(struct fg *g, uint32_t parent, uint32_t label, uint32_t kind, u
 		return -ENOMEM;
 	g->nodes = grown;
 	pn = &g->nodes[parent];
-	if (pn->nkids == pn->capkids) {
-		uint32_t cap = pn->capkids ? pn->capkids * 2 : 4;
-		uint32_t *kids = realloc(pn->kids, cap * sizeof(*kids));
-
-		if (!kids)
-			return -ENOMEM;
-		pn->kids = kids;
-		pn->capkids = cap;
-	}
+	kids = intern_array_grow(pn->kids, &pn->capkids, pn->nkids, sizeof(*kids));
+	if (!kids)
+		return -ENOMEM;
+	pn->kids = kids;
 	pn->kids[pn->nkids++] = g->nnodes;
 	g->nodes[g->nnodes] = (struct fg_node){
 		.label = label, .kind = kind, .parent = parent, .depth = pn->depth + 1,
@@ -135,23 +131,15 @@ static int frame_node(struct fg *g, uint32_t parent, uint32_t frame, uint32_t *o
 static int add_row(const struct profile_aggregate *row, void *ctx)
 {
 	struct fg *g = ctx;
-	const struct stack_node *n = profile_stack(g->p, row->stack);
-	uint32_t depth = n->depth, node = 0, label;
+	uint32_t node = 0, label;
 	char buf[LABEL_MAX];
-	int ret;
+	int ret, depth;
 
 	if (!render_keeps(g->p, g->o, row))
 		return 0;
-	if (depth > g->cappath) {
-		uint32_t *grown = realloc(g->path, depth * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		g->path = grown;
-		g->cappath = depth;
-	}
-	for (uint32_t i = depth; i > 0; n = profile_stack(g->p, n->parent))
-		g->path[--i] = n->frame;
+	depth = profile_stack_frames(g->p, row->stack, &g->path, &g->cappath);
+	if (depth < 0)
+		return depth;
 	g->nodes[0].weight += row->weight_ns;
 	if (g->o->threads) {
 		thread_label(g->p, row->pid, row->tid, buf, sizeof(buf));
@@ -162,7 +150,7 @@ static int add_row(const struct profile_aggregate *row, void *ctx)
 			return ret;
 		g->nodes[node].weight += row->weight_ns;
 	}
-	for (uint32_t i = 0; i < depth; i++) {
+	for (int i = 0; i < depth; i++) {
 		ret = frame_node(g, node, g->path[i], &node);
 		if (ret < 0)
 			return ret;

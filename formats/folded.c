@@ -29,7 +29,7 @@ struct folded_builder {
 	struct folded_line *lines;
 	size_t count, cap;
 	uint32_t *path; /* frame ids, outermost first */
-	size_t path_cap;
+	uint32_t path_cap;
 	struct text text;
 	const char *script_dir;
 };
@@ -82,23 +82,13 @@ static int put_thread(struct text *t, const struct profile *p,
 
 static int put_stack(struct folded_builder *b, uint32_t stack)
 {
-	const struct stack_node *n = profile_stack(b->p, stack);
-	uint32_t depth = n->depth;
-	int err = 0;
+	int depth = profile_stack_frames(b->p, stack, &b->path, &b->path_cap), err = 0;
 
+	if (depth < 0)
+		return depth;
 	if (!depth)
 		return text_put(&b->text, "[unknown]", 9);
-	if (depth > b->path_cap) {
-		uint32_t *grown = realloc(b->path, depth * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		b->path = grown;
-		b->path_cap = depth;
-	}
-	for (uint32_t i = depth; i > 0; n = profile_stack(b->p, n->parent))
-		b->path[--i] = n->frame;
-	for (uint32_t i = 0; i < depth && !err; i++) {
+	for (int i = 0; i < depth && !err; i++) {
 		if (i)
 			err = text_put(&b->text, ";", 1);
 		if (!err)

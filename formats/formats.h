@@ -182,6 +182,13 @@ struct render_options {
 	const char *thread;/* only threads of this name; NULL: any */
 };
 
+/*
+ * The frames of a stack, outermost first, into *path (grown as needed,
+ * *cap its size; the caller frees it). Returns the depth, or -ENOMEM.
+ */
+int profile_stack_frames(const struct profile *p, uint32_t stack, uint32_t **path,
+			 uint32_t *cap);
+
 /* Whether a writer keeps an aggregate row under o's filters. */
 bool render_keeps(const struct profile *p, const struct render_options *o,
 		  const struct profile_aggregate *row);

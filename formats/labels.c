@@ -3,8 +3,10 @@
  * How a frame or thread reads in every output: "name", "name (file:LINE)"
  * for Python frames and native ones with a line, Python files shortened.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "formats/formats.h"
@@ -49,6 +51,25 @@ static void put(char *buf, size_t len, size_t *n, const char *s)
 		buf[(*n)++] = c == ';' ? ':' : (c == '\n' || c == '\r') ? ' ' : c;
 	}
 	buf[*n] = 0;
+}
+
+int profile_stack_frames(const struct profile *p, uint32_t stack, uint32_t **path,
+			 uint32_t *cap)
+{
+	const struct stack_node *n = profile_stack(p, stack);
+	uint32_t depth = n->depth;
+
+	if (depth > *cap) {
+		uint32_t *grown = realloc(*path, depth * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		*path = grown;
+		*cap = depth;
+	}
+	for (uint32_t i = depth; i > 0; n = profile_stack(p, n->parent))
+		(*path)[--i] = n->frame;
+	return (int)depth;
 }
 
 bool render_keeps(const struct profile *p, const struct render_options *o,

@@ -15,6 +15,7 @@
 
 #include "formats/errbuf.h"
 #include "formats/formats.h"
+#include "formats/intern_table.h"
 #include "formats/label_set.h"
 
 struct row {
@@ -83,15 +84,12 @@ static int frame_index(struct sp *s, uint32_t frame, uint32_t *out)
 	if (ret < 0)
 		return ret;
 	if (added) {
-		if (id >= s->capfirst) {
-			uint32_t cap = s->capfirst ? s->capfirst * 2 : 256;
-			uint32_t *g = realloc(s->first_frame, cap * sizeof(*g));
+		uint32_t *g = intern_array_grow(s->first_frame, &s->capfirst, id,
+						sizeof(*s->first_frame));
 
-			if (!g)
-				return -ENOMEM;
-			s->first_frame = g;
-			s->capfirst = cap;
-		}
+		if (!g)
+			return -ENOMEM;
+		s->first_frame = g;
 		s->first_frame[id] = frame;
 	}
 	s->frame_of[frame] = id + 1;
@@ -102,24 +100,17 @@ static int frame_index(struct sp *s, uint32_t frame, uint32_t *out)
 /* The stack's frames as indices, outermost first; their number. */
 static int stack_indices(struct sp *s, uint32_t stack, uint32_t *n)
 {
-	const struct stack_node *node = profile_stack(s->p, stack);
-	uint32_t depth = node->depth;
-	int ret;
+	int depth = profile_stack_frames(s->p, stack, &s->path, &s->cappath), ret;
 
-	if (depth > s->cappath) {
-		uint32_t *g = realloc(s->path, depth * sizeof(*g));
-
-		if (!g)
-			return -ENOMEM;
-		s->path = g;
-		s->cappath = depth;
-	}
-	for (uint32_t i = depth; i > 0; node = profile_stack(s->p, node->parent)) {
-		ret = frame_index(s, node->frame, &s->path[--i]);
+	if (depth < 0)
+		return depth;
+	/* Frame ids become speedscope indices in place. */
+	for (int i = 0; i < depth; i++) {
+		ret = frame_index(s, s->path[i], &s->path[i]);
 		if (ret < 0)
 			return ret;
 	}
-	*n = depth;
+	*n = (uint32_t)depth;
 	return 0;
 }
 

@@ -63,14 +63,19 @@ launches() {
 	else not_ok "$label: 20 launches in a row all have Python frames" "none in launch$bad"; fi
 }
 
-threads() {
-	label=$1 py=$2
-	rm -f "$TMP/th.out"
-	"$py" $P/threads.py 4 >"$TMP/th.out" &
+# Starts threads.py under $1 for 4 s and waits until its threads run; $pid.
+start_threads_script() {
+	rm -f "$TMP/threads.out"
+	"$1" $P/threads.py 4 >"$TMP/threads.out" &
 	pid=$!
 	reap_later $pid
-	wait_file "$TMP/th.out"
-	sleep 0.3 # the threads reach their functions
+	wait_file "$TMP/threads.out"
+	sleep 0.5 # the threads reach their functions
+}
+
+threads() {
+	label=$1 py=$2
+	start_threads_script "$py"
 	$TS attach "$pid" -t -r 200 -d 1.5 --stats -o "$TMP/th.tsprof" -o "$TMP/th.folded" 2>"$TMP/th.err"
 	$TS report -q "$TMP/th.tsprof" -g -o "$TMP/gil.folded"
 	kill $pid 2>/dev/null
@@ -137,12 +142,7 @@ native_merge() {
 # dump: every thread once, innermost last, nothing left stopped.
 dump() {
 	label=$1 py=$2
-	rm -f "$TMP/d.out"
-	"$py" $P/threads.py 4 >"$TMP/d.out" &
-	pid=$!
-	reap_later $pid
-	wait_file "$TMP/d.out"
-	sleep 0.5 # the threads reach their functions
+	start_threads_script "$py"
 	$TS dump --pid $pid >"$TMP/d.txt" 2>&1
 	$TS dump --pid $pid --native --json >"$TMP/d.json" 2>&1
 	state=$(proc_state $pid) tracer=$(tracer_of $pid)
