@@ -2,8 +2,9 @@
 /*
  * Rendering a long recording: a synthetic profile the size of an hour at
  * 100 Hz (360 000 samples, 100 000 distinct stacks over 16 threads, Python
- * and native frames), written to each output format. Prints the time each
- * writer takes and the size of its file. Figures only.
+ * and native frames), streamed to a .tsprof as it is built, read back, and
+ * written to each output format. Prints the time each step takes and the
+ * size of its file. Figures only.
  *   render [SAMPLES] [STACKS]
  */
 #include <stdio.h>
@@ -37,6 +38,7 @@ static uint32_t next(uint32_t n)
 static int build(struct profile *p, uint32_t nsamples, uint32_t nstacks)
 {
 	uint32_t *stacks = malloc(nstacks * sizeof(*stacks)), nframes = 4000, *frames;
+	uint32_t current[16];
 	char name[64], file[64];
 
 	frames = malloc(nframes * sizeof(*frames));
@@ -60,12 +62,17 @@ static int build(struct profile *p, uint32_t nsamples, uint32_t nstacks)
 		if (profile_intern_stack(p, parent, frames[next(nframes)], &stacks[i]))
 			return -1;
 	}
+	/* 16 threads sampled at every tick, each staying in its stack for a
+	 * few ticks (a new one at 30% of them), as code does. */
 	for (uint32_t i = 0; i < nsamples; i++) {
 		struct sample s = {
-			.time_ns = (uint64_t)i * 10000000ull, .pid = 1, .tid = 100 + next(16),
-			.stack = stacks[next(nstacks)], .weight_ns = 10000000, .flags = 0,
+			.time_ns = (uint64_t)(i / 16 + 1) * 10000000ull, .pid = 1, .tid = 100 + i % 16,
+			.weight_ns = 10000000, .flags = 0,
 		};
 
+		if (i < 16 || next(10) < 3)
+			current[i % 16] = stacks[next(nstacks)];
+		s.stack = current[i % 16];
 		if (profile_add_sample(p, &s))
 			return -1;
 	}
@@ -94,17 +101,48 @@ static void time_one(const char *what, const struct profile *p, const char *path
 	unlink(path);
 }
 
+#define TSPROF_PATH "/tmp/trainsample-render.tsprof"
+
+/* What report does first: the recording read back into a new model. */
+static int read_back(const char *path, uint32_t nsamples)
+{
+	struct profile *p = profile_new();
+	struct tsprof_read_info info;
+	char err[256] = "";
+	struct stat st;
+	double t0 = now();
+	int ret = p ? tsprof_read(path, p, &info, err, sizeof(err)) : -1;
+
+	if (ret < 0 || stat(path, &st) < 0) {
+		printf("%-12s failed: %s\n", "read .tsprof", err);
+		ret = 1;
+	} else {
+		printf("%-12s %7.3f s  %9.1f KiB  (%.1f bytes per sample)\n", "read .tsprof",
+		       now() - t0, (double)st.st_size / 1024, (double)st.st_size / nsamples);
+	}
+	profile_free(p);
+	unlink(path);
+	return ret < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t nsamples = argc > 1 ? (uint32_t)atoi(argv[1]) : 360000;
 	uint32_t nstacks = argc > 2 ? (uint32_t)atoi(argv[2]) : 100000;
 	struct profile *p = profile_new();
+	struct tsprof_writer *w = NULL;
+	char err[256] = "";
 	double t0 = now();
 
+	if (!p || profile_keep_timeline(p) < 0 ||
+	    tsprof_writer_open(&w, TSPROF_PATH, p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "render: %s\n", err[0] ? err : "out of memory");
+		return 1;
+	}
 	profile_set_meta(p, "period_ns", "10000000");
 	profile_set_meta(p, "command", "synthetic: an hour at 100 Hz");
-	if (!p || build(p, nsamples, nstacks) < 0) {
-		fprintf(stderr, "render: out of memory\n");
+	if (build(p, nsamples, nstacks) < 0 || tsprof_writer_close(w) < 0) {
+		fprintf(stderr, "render: out of memory or disk\n");
 		return 1;
 	}
 	printf("render: %u samples, %u distinct stacks, 16 threads (built in %.2f s); -t on\n",
@@ -113,6 +151,7 @@ int main(int argc, char **argv)
 	time_one("svg", p, "/tmp/trainsample-render.svg", flamegraph_write);
 	time_one("speedscope", p, "/tmp/trainsample-render.speedscope.json", speedscope_write);
 	time_one("pprof", p, "/tmp/trainsample-render.pb.gz", pprof_write);
+	time_one("trace", p, "/tmp/trainsample-render.trace.json", trace_write);
 	profile_free(p);
-	return 0;
+	return read_back(TSPROF_PATH, nsamples);
 }

@@ -62,6 +62,8 @@ int cmd_dump(int argc, char **argv);
 int outputs_open(struct cli_options *o);
 /* Writes and closes them; one line each unless quiet. */
 int outputs_write(struct cli_options *o, const struct profile *p);
+/* A trace output needs sample times: the profile keeps its timeline. */
+int outputs_keep_timeline(const struct cli_options *o, struct profile *p);
 void outputs_announce(const struct output *out, const struct profile *p, bool quiet);
 void outputs_free(struct cli_options *o);
 

@@ -132,7 +132,7 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return add_output(o, arg);
 	case 'f':
 		if (output_format_parse(arg) == OUTPUT_UNKNOWN) {
-			cli_error("unknown format '%s' (svg, speedscope, pprof, folded, tsprof)", arg);
+			cli_error("unknown format '%s' (svg, speedscope, trace, pprof, folded, tsprof)", arg);
 			return -1;
 		}
 		o->format = arg;

@@ -92,8 +92,8 @@ int outputs_resolve(struct cli_options *o, const char *stem, bool recording)
 			out->format = OUTPUT_FOLDED;
 		if (out->format == OUTPUT_UNKNOWN) {
 			cli_error("cannot tell the format of '%s' from its name: end it in .svg, "
-				  ".speedscope.json, .pb.gz, .folded, .txt or .tsprof, or give -f "
-				  "svg|speedscope|pprof|folded|tsprof", out->path);
+				  ".speedscope.json, .trace.json, .pb.gz, .folded, .txt or .tsprof, or "
+				  "give -f svg|speedscope|trace|pprof|folded|tsprof", out->path);
 			return -EINVAL;
 		}
 		if (out->format == OUTPUT_TSPROF && !strcmp(out->path, "-")) {
@@ -163,6 +163,8 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 			ret = speedscope_write(p, out->file, &fo, err, sizeof(err));
 		else if (out->format == OUTPUT_PPROF)
 			ret = pprof_write(p, out->file, &fo, err, sizeof(err));
+		else if (out->format == OUTPUT_TRACE)
+			ret = trace_write(p, out->file, &fo, err, sizeof(err));
 		else
 			ret = folded_write(p, out->file, &fo, err, sizeof(err));
 		if (fflush(out->file) != 0 && !ret)
@@ -178,6 +180,14 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 		outputs_announce(out, p, o->quiet);
 	}
 	return failed ? -EIO : 0;
+}
+
+int outputs_keep_timeline(const struct cli_options *o, struct profile *p)
+{
+	for (int i = 0; i < o->noutputs; i++)
+		if (o->outputs[i].format == OUTPUT_TRACE)
+			return profile_keep_timeline(p);
+	return 0;
 }
 
 void outputs_free(struct cli_options *o)

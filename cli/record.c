@@ -289,7 +289,7 @@ int cmd_record(int argc, char **argv, bool attach)
 		what = join_args(o.command);
 	else if (asprintf(&what, "pid %d (%s)", (int)o.pid, name) < 0)
 		what = NULL;
-	if (!r.profile || !what) {
+	if (!r.profile || !what || outputs_keep_timeline(&o, r.profile) < 0) {
 		cli_error("out of memory");
 		return 1;
 	}

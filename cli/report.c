@@ -22,7 +22,7 @@ int cmd_report(int argc, char **argv)
 	if (outputs_resolve(&o, "report", false) < 0)
 		return 2;
 	p = profile_new();
-	if (!p) {
+	if (!p || outputs_keep_timeline(&o, p) < 0) {
 		cli_error("out of memory");
 		return 1;
 	}

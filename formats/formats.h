@@ -105,6 +105,29 @@ int profile_for_each_aggregate(const struct profile *p,
 					 void *ctx),
 			       void *ctx);
 
+/* ---- timeline: when each thread was in which stack ---- */
+
+/* Consecutive samples of one thread with one stack and flags. A sample
+ * stands for the interval that ends at its time. */
+struct profile_span {
+	uint64_t start_ns; /* CLOCK_MONOTONIC: first sample's time less its weight */
+	uint64_t end_ns;   /* last sample's time */
+	uint32_t pid, tid, stack, flags;
+	uint64_t count;    /* samples */
+};
+
+/*
+ * From now on the profile also keeps spans (memory grows with stack
+ * changes, not samples); -EBUSY once samples were added. Rows merged as
+ * aggregates (profile_merge_aggregate) have no time and no span.
+ */
+int profile_keep_timeline(struct profile *p);
+bool profile_keeps_timeline(const struct profile *p);
+/* Spans in the order they began per thread; stops at fn's first non-zero
+ * result. Nothing when the timeline is not kept. */
+int profile_for_each_span(const struct profile *p,
+			  int (*fn)(const struct profile_span *span, void *ctx), void *ctx);
+
 /* ---- outputs ---- */
 
 enum output_format {
@@ -114,11 +137,12 @@ enum output_format {
 	OUTPUT_SVG,     /* flamegraph */
 	OUTPUT_SPEEDSCOPE,
 	OUTPUT_PPROF,
+	OUTPUT_TRACE,   /* Chrome/Perfetto trace: needs the timeline */
 };
 
 /* "folded"/"txt"/"collapsed" -> OUTPUT_FOLDED, "tsprof"/"raw" -> OUTPUT_TSPROF,
  * "svg"/"flamegraph" -> OUTPUT_SVG, "speedscope" -> OUTPUT_SPEEDSCOPE,
- * "pprof" -> OUTPUT_PPROF. */
+ * "pprof" -> OUTPUT_PPROF, "trace"/"chrome"/"perfetto" -> OUTPUT_TRACE. */
 enum output_format output_format_parse(const char *name);
 /* From a file name's extension (".folded", ".txt", ".tsprof"). */
 enum output_format output_format_from_path(const char *path);
@@ -246,6 +270,18 @@ int speedscope_write(const struct profile *p, FILE *out, const struct render_opt
  * and line, a mapping per native module, labels pid, tid and thread.
  */
 int pprof_write(const struct profile *p, FILE *out, const struct render_options *o,
+		char *err, size_t errlen);
+
+/* ---- Chrome/Perfetto trace ---- */
+
+/*
+ * The Trace Event Format's JSON: per thread, nested complete ("X") slices
+ * built from the timeline (a flame chart over time), process and thread
+ * names, metadata in otherData, microseconds after the first sample.
+ * Frames are compared by function (the line is an argument). -EINVAL when
+ * the profile kept no timeline, -ENODATA when its samples carried no time.
+ */
+int trace_write(const struct profile *p, FILE *out, const struct render_options *o,
 		char *err, size_t errlen);
 
 /* ---- flamegraph ---- */

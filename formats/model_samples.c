@@ -32,6 +32,7 @@ void profile_free_samples(struct profile *p)
 	free(p->meta);
 	free(p->aggregates);
 	intern_table_free(&p->aggregate_index);
+	timeline_free(p->timeline);
 }
 
 static bool same_thread(const void *key, uint32_t id)
@@ -271,6 +272,8 @@ int profile_add_sample(struct profile *p, const struct sample *s)
 	if (!p || !s || s->stack >= p->stack_count)
 		return -EINVAL;
 	err = aggregate_row(p, s->pid, s->tid, s->stack, s->flags, &row);
+	if (!err && p->timeline)
+		err = timeline_add_sample(p->timeline, s);
 	if (err)
 		return err;
 	row->weight_ns += s->weight_ns;

@@ -21,6 +21,9 @@ static const struct format_name format_names[] = {
 	{ "flamegraph", OUTPUT_SVG },
 	{ "speedscope", OUTPUT_SPEEDSCOPE },
 	{ "pprof", OUTPUT_PPROF },
+	{ "trace", OUTPUT_TRACE },
+	{ "chrome", OUTPUT_TRACE },
+	{ "perfetto", OUTPUT_TRACE },
 };
 
 static const struct format_name format_extensions[] = {
@@ -61,6 +64,8 @@ enum output_format output_format_from_path(const char *path)
 		return OUTPUT_SPEEDSCOPE;
 	if (strlen(base) > 6 && !strcasecmp(base + strlen(base) - 6, ".pb.gz"))
 		return OUTPUT_PPROF;
+	if (strlen(base) > 11 && !strcasecmp(base + strlen(base) - 11, ".trace.json"))
+		return OUTPUT_TRACE;
 	dot = strrchr(base, '.');
 	if (!dot || dot == base)
 		return OUTPUT_UNKNOWN;
@@ -80,6 +85,8 @@ const char *output_format_name(enum output_format f)
 		return "speedscope";
 	case OUTPUT_PPROF:
 		return "pprof";
+	case OUTPUT_TRACE:
+		return "trace";
 	case OUTPUT_UNKNOWN:
 		break;
 	}
@@ -99,6 +106,8 @@ const char *output_format_extension(enum output_format f)
 		return "speedscope.json";
 	case OUTPUT_PPROF:
 		return "pb.gz";
+	case OUTPUT_TRACE:
+		return "trace.json";
 	case OUTPUT_UNKNOWN:
 		break;
 	}

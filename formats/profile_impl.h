@@ -48,6 +48,7 @@ struct profile {
 	struct intern_table aggregate_index;
 
 	uint64_t sample_count;
+	struct profile_timeline *timeline; /* NULL unless kept */
 
 	const struct profile_listener *listener;
 	void *listener_ctx;
@@ -55,5 +56,9 @@ struct profile {
 
 /* model_samples.c: frees threads, metadata and aggregates. */
 void profile_free_samples(struct profile *p);
+
+/* model_timeline.c */
+int timeline_add_sample(struct profile_timeline *t, const struct sample *s);
+void timeline_free(struct profile_timeline *t);
 
 #endif

@@ -35,20 +35,40 @@ static size_t utf8_char(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* Plain ASCII that needs no escaping in either language: written in runs,
+ * not a character at a time. */
+static size_t plain_run(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\' &&
+	       s[i] != '&' && s[i] != '<' && s[i] != '>')
+		i++;
+	return i;
+}
+
 /* Text for XML: markup escaped, control characters and bytes that are not
  * UTF-8 replaced (XML 1.0 has no place for them). */
 void xml_put_escaped(FILE *out, const char *text, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)text;
+	size_t i = 0, run, len;
 
-	for (size_t i = 0; i < n && s[i];) {
-		size_t len = utf8_char(s + i, strnlen(text + i, n - i));
-
+	n = strnlen(text, n);
+	while (i < n) {
+		run = plain_run(s + i, n - i);
+		if (run) {
+			fwrite(s + i, 1, run, out);
+			i += run;
+			continue;
+		}
+		len = utf8_char(s + i, n - i);
 		switch (len ? s[i] : 0) {
 		case '&': fputs("&amp;", out); break;
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
+		case '\\': fputc('\\', out); break;
 		case 0: fputs("\xef\xbf\xbd", out); break;
 		default:
 			if (s[i] < 0x20)
@@ -63,12 +83,17 @@ void xml_put_escaped(FILE *out, const char *text, size_t n)
 void json_put_string(FILE *out, const char *text)
 {
 	const unsigned char *s = (const unsigned char *)text;
-	size_t n = strlen(text);
+	size_t n = strlen(text), i = 0, run, len;
 
 	fputc('"', out);
-	for (size_t i = 0; i < n;) {
-		size_t len = utf8_char(s + i, n - i);
-
+	while (i < n) {
+		run = plain_run(s + i, n - i);
+		if (run) {
+			fwrite(s + i, 1, run, out);
+			i += run;
+			continue;
+		}
+		len = utf8_char(s + i, n - i);
 		if (!len)
 			fputs("\xef\xbf\xbd", out);
 		else if (s[i] == '"' || s[i] == '\\')

@@ -25,6 +25,7 @@ static void render(const struct profile *p)
 	flamegraph_write(p, null, &o, err, sizeof(err));
 	speedscope_write(p, null, &o, err, sizeof(err));
 	pprof_write(p, null, &o, err, sizeof(err));
+	trace_write(p, null, &o, err, sizeof(err));
 	o.by_function = o.inverted = o.gil_only = true;
 	flamegraph_write(p, null, &o, err, sizeof(err));
 	fclose(null);
@@ -44,6 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	profile_keep_timeline(p);
 	if (tsprof_read(path, p, &info, err, sizeof(err)) == 0)
 		render(p);
 	close(fd);
