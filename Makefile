@@ -165,7 +165,7 @@ FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz/fuzz_tsprof: tests/fuzz/fuzz_tsprof.c $(wildcard formats/*.c formats/*.h)
 	@mkdir -p $(@D)
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -o $@ $< $(wildcard formats/*.c) -lz
+		-fno-sanitize-recover=undefined -o $@ $< $(wildcard formats/*.c) -lz -lm
 
 fuzz: deps
 	@$(MAKE) --no-print-directory $(BUILD)/fuzz/fuzz_tsprof $(BIN) $(TARGET_BINS)

@@ -45,23 +45,34 @@ struct cli_options {
 	bool quiet;
 	pid_t pid;            /* record --pid / attach */
 	char **command;       /* record -- CMD ARGS, NULL-terminated */
-	const char *input;    /* report IN.tsprof */
+	const char *input;    /* report IN.tsprof; diff's newer recording */
+	const char *baseline; /* diff's older recording */
+	unsigned top;         /* diff --top: rows of the table */
+	bool lines;           /* diff --lines: Python frames by line */
 };
 
 /* Parsing: 0 to go on, 1 when help or version was printed, -1 on error. */
 int options_parse_record(int argc, char **argv, bool attach, struct cli_options *o);
 int options_parse_report(int argc, char **argv, struct cli_options *o);
+int options_parse_diff(int argc, char **argv, struct cli_options *o);
 /* Gives every output a format; adds the default outputs when none given. */
 int outputs_resolve(struct cli_options *o, const char *stem, bool recording);
 
 int cmd_record(int argc, char **argv, bool attach);
 int cmd_report(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+
+/* Reads a recording into p, cut by --from/--to; a damaged one with a
+ * warning. -errno after printing the error. */
+int recording_read(const struct cli_options *o, const char *path, struct profile *p);
 
 /* Opens every output but the .tsprof ones (those stream from the start). */
 int outputs_open(struct cli_options *o);
 /* Writes and closes them; one line each unless quiet. */
 int outputs_write(struct cli_options *o, const struct profile *p);
+/* The writers' options from the command line's. */
+void outputs_render_options(const struct cli_options *o, struct render_options *fo);
 /* A trace output needs sample times: the profile keeps its timeline. */
 int outputs_keep_timeline(const struct cli_options *o, struct profile *p);
 void outputs_announce(const struct output *out, const struct profile *p, bool quiet);

@@ -36,6 +36,9 @@ void usage(FILE *f)
 "       trainsample record [OPTIONS] --pid PID             profile a running process\n"
 "       trainsample attach PID [OPTIONS]                   the same as record --pid PID\n"
 "       trainsample report IN.tsprof [-o OUT] [-f FORMAT]  render a saved recording again\n"
+"       trainsample diff OLDER.tsprof NEWER.tsprof [-o DIFF.svg]\n"
+"                                                 the largest changes, and a differential\n"
+"                                                 flamegraph (red grew, blue shrank)\n"
 "       trainsample dump --pid PID [--native] [--json]     print every thread's stack once\n"
 "\n"
 "options of record and attach:\n"
@@ -74,7 +77,11 @@ void usage(FILE *f)
 "\n"
 "options of report: -o/--output, -f/--format, -t/--threads, --no-idle, -g/--gil,\n"
 "  --function, --full-filenames, --inverted, -q, and filters: --pid PID, --tid TID,\n"
-"  --thread NAME, --from SEC, --to SEC (seconds after the first sample)\n",
+"  --thread NAME, --from SEC, --to SEC (seconds after the first sample)\n"
+"\n"
+"options of diff: those of report, and --top N (rows of the table, default 20),\n"
+"  --lines (Python frames by line; by default by function, as lines move between\n"
+"  versions of the code)\n",
 	      f);
 }
 
@@ -100,6 +107,8 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1, true);
 	if (!strcmp(cmd, "report"))
 		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(cmd, "diff"))
+		return cmd_diff(argc - 1, argv + 1);
 	if (!strcmp(cmd, "dump"))
 		return cmd_dump(argc - 1, argv + 1);
 	cli_error("unknown command '%s' (try: trainsample --help)", cmd);

@@ -25,6 +25,8 @@ enum {
 	OPT_THREAD,
 	OPT_FROM,
 	OPT_TO,
+	OPT_TOP,
+	OPT_LINES,
 };
 
 static const struct option long_options[] = {
@@ -52,6 +54,8 @@ static const struct option long_options[] = {
 	{ "thread", required_argument, NULL, OPT_THREAD },
 	{ "from", required_argument, NULL, OPT_FROM },
 	{ "to", required_argument, NULL, OPT_TO },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "lines", no_argument, NULL, OPT_LINES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -176,6 +180,19 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return parse_double(arg, "--from", 0, 1e9, &o->from_s);
 	case OPT_TO:
 		return parse_double(arg, "--to", 0, 1e9, &o->to_s);
+	case OPT_TOP: {
+		double v;
+
+		if (parse_double(arg, "--top", 1, 100000, &v) < 0 || v != (unsigned)v) {
+			cli_error("--top takes a number of rows from 1 to 100000, not '%s'", arg);
+			return -1;
+		}
+		o->top = (unsigned)v;
+		return 0;
+	}
+	case OPT_LINES:
+		o->lines = true;
+		return 0;
 	case OPT_NATIVE_LINES:
 		o->native_lines = true;
 		return 0;
@@ -245,6 +262,10 @@ int options_parse_record(int argc, char **argv, bool attach, struct cli_options 
 	ret = getopt_loop(argc, argv, attach ? "o:f:r:d:tigqh" : "+o:f:r:d:tigqh", o);
 	if (ret)
 		return ret;
+	if (o->top || o->lines) {
+		cli_error("--top and --lines are options of diff");
+		return -1;
+	}
 	if (attach) {
 		if (o->pid) {
 			cli_error("attach takes the PID as its argument, not --pid");
@@ -281,11 +302,41 @@ int options_parse_report(int argc, char **argv, struct cli_options *o)
 	ret = getopt_loop(argc, argv, "o:f:r:d:tigqh", o);
 	if (ret)
 		return ret;
+	if (o->top || o->lines) {
+		cli_error("--top and --lines are options of diff");
+		return -1;
+	}
 	if (optind != argc - 1) {
 		cli_error(optind >= argc ? "report needs a .tsprof file" : "report takes one .tsprof file");
 		return -1;
 	}
 	o->input = argv[optind];
+	if (o->to_s >= 0 && o->to_s <= o->from_s) {
+		cli_error("--to must come after --from");
+		return -1;
+	}
+	return 0;
+}
+
+int options_parse_diff(int argc, char **argv, struct cli_options *o)
+{
+	int ret;
+
+	defaults(o);
+	o->top = 0;
+	ret = getopt_loop(argc, argv, "o:f:r:d:tigqh", o);
+	if (ret)
+		return ret;
+	if (optind != argc - 2) {
+		cli_error("diff takes two recordings: diff OLDER.tsprof NEWER.tsprof [-o DIFF.svg]");
+		return -1;
+	}
+	o->baseline = argv[optind];
+	o->input = argv[optind + 1];
+	if (!o->top)
+		o->top = 20;
+	/* Lines move between two versions of the code; functions stay. */
+	o->by_function = !o->lines;
 	if (o->to_s >= 0 && o->to_s <= o->from_s) {
 		cli_error("--to must come after --from");
 		return -1;

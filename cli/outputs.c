@@ -134,10 +134,10 @@ void outputs_announce(const struct output *out, const struct profile *p, bool qu
 		output_format_name(out->format), (unsigned long long)profile_sample_count(p));
 }
 
-int outputs_write(struct cli_options *o, const struct profile *p)
+void outputs_render_options(const struct cli_options *o, struct render_options *fo)
 {
 	/* What was recorded idle is shown, unless --no-idle says otherwise. */
-	struct render_options fo = {
+	*fo = (struct render_options){
 		.threads = o->threads,
 		.include_idle = !(o->idle_given && !o->idle),
 		.gil_only = o->gil_only,
@@ -148,9 +148,15 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 		.tid = (uint32_t)o->tid,
 		.thread = o->thread,
 	};
+}
+
+int outputs_write(struct cli_options *o, const struct profile *p)
+{
+	struct render_options fo;
 	char err[256] = "";
 	int failed = 0;
 
+	outputs_render_options(o, &fo);
 	for (int i = 0; i < o->noutputs; i++) {
 		struct output *out = &o->outputs[i];
 		int ret;

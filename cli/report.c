@@ -7,10 +7,30 @@
 #include "cli/cli.h"
 #include "formats/formats.h"
 
+int recording_read(const struct cli_options *o, const char *path, struct profile *p)
+{
+	struct tsprof_read_info info;
+	char err[512] = "";
+	int ret;
+
+	ret = tsprof_read_window(path, p, (uint64_t)(o->from_s * 1e9),
+				 o->to_s < 0 ? UINT64_MAX : (uint64_t)(o->to_s * 1e9), &info, err,
+				 sizeof(err));
+	if (ret < 0) {
+		cli_error("%s", err[0] ? err : strerror(-ret));
+		return ret;
+	}
+	if (info.damaged)
+		cli_warn("%s: %s; writing what was read", path, info.note);
+	else if (!info.complete)
+		cli_warn("%s: the recording has no end mark (was trainsample killed?); writing what was read",
+			 path);
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct cli_options o;
-	struct tsprof_read_info info;
 	struct tsprof_writer *w = NULL;
 	struct profile *p;
 	char err[512] = "";
@@ -40,19 +60,10 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = tsprof_read_window(o.input, p, (uint64_t)(o.from_s * 1e9),
-				 o.to_s < 0 ? UINT64_MAX : (uint64_t)(o.to_s * 1e9), &info, err,
-				 sizeof(err));
-	if (ret < 0) {
-		cli_error("%s", err[0] ? err : strerror(-ret));
+	if (recording_read(&o, o.input, p) < 0) {
 		ret = 1;
 		goto out;
 	}
-	if (info.damaged)
-		cli_warn("%s: %s; writing what was read", o.input, info.note);
-	else if (!info.complete)
-		cli_warn("%s: the recording has no end mark (was trainsample killed?); writing what was read",
-			 o.input);
 	ret = outputs_write(&o, p) < 0 ? 1 : 0;
 	if (w) {
 		int wret = tsprof_writer_close(w);

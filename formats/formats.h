@@ -295,4 +295,22 @@ int trace_write(const struct profile *p, FILE *out, const struct render_options 
 int flamegraph_write(const struct profile *p, FILE *out, const struct render_options *o,
 		     char *err, size_t errlen);
 
+/*
+ * The differential flamegraph: `after` drawn as flamegraph_write draws it,
+ * each frame coloured by the change in its share of its profile's samples
+ * since `before` (the same path of labels there): red grew, blue shrank,
+ * the largest change in full colour. Tooltips give both shares.
+ */
+int flamegraph_diff_write(const struct profile *before, const struct profile *after, FILE *out,
+			  const struct render_options *o, char *err, size_t errlen);
+
+/*
+ * The top changes between two profiles as a text table: per function
+ * (frame label), its share of each profile's samples in total (with its
+ * callees, once per stack) and self, and the change in points; the
+ * largest changes in total share first, at most `top` rows.
+ */
+int diff_table_write(const struct profile *before, const struct profile *after, FILE *out,
+		     const struct render_options *o, unsigned top, char *err, size_t errlen);
+
 #endif

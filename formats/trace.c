@@ -328,11 +328,13 @@ int trace_write(const struct profile *p, FILE *out, const struct render_options 
 				 "(it holds aggregated rows only), so there is no timeline to draw");
 	if (ret < 0)
 		goto out;
-	qsort(t.spans, t.nspans, sizeof(*t.spans), by_thread_time);
+	if (t.nspans) /* qsort's base may not be NULL, even for no items */
+		qsort(t.spans, t.nspans, sizeof(*t.spans), by_thread_time);
 	ret = build_slices(&t);
 	if (ret < 0)
 		goto out;
-	qsort(t.slices, t.nslices, sizeof(*t.slices), by_start);
+	if (t.nslices)
+		qsort(t.slices, t.nslices, sizeof(*t.slices), by_start);
 	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{", out);
 	profile_for_each_meta(p, write_meta, &m);
 	fputs("},\n\"traceEvents\":[", out);

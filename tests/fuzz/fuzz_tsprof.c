@@ -26,6 +26,8 @@ static void render(const struct profile *p)
 	speedscope_write(p, null, &o, err, sizeof(err));
 	pprof_write(p, null, &o, err, sizeof(err));
 	trace_write(p, null, &o, err, sizeof(err));
+	flamegraph_diff_write(p, p, null, &o, err, sizeof(err));
+	diff_table_write(p, p, null, &o, 20, err, sizeof(err));
 	o.by_function = o.inverted = o.gil_only = true;
 	flamegraph_write(p, null, &o, err, sizeof(err));
 	fclose(null);

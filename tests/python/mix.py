@@ -1,0 +1,32 @@
+# Two functions sharing the main thread in a given proportion, in slices
+# of 10 ms: two runs with different proportions make a known difference.
+# argv: seconds, share of heavy() (0..1).
+import sys
+import time
+
+seconds, share = float(sys.argv[1]), float(sys.argv[2])
+
+
+def spin(t):
+    end = time.monotonic() + t
+    x = 0
+    while time.monotonic() < end:
+        x += 1
+
+
+def heavy(t):
+    spin(t)
+
+
+def light(t):
+    spin(t)
+
+
+def step():
+    heavy(0.01 * share)
+    light(0.01 * (1 - share))
+
+
+stop = time.monotonic() + seconds
+while time.monotonic() < stop:
+    step()
