@@ -7,9 +7,10 @@ out=build/demo
 PY=${PYTHON:-python3}
 mkdir -p "$out"
 rm -f "$out"/train.* "$out"/gil.*
-echo "== build/trainsample record -t -r 500 --stats -o $out/train.tsprof -o $out/train.svg -o $out/train.speedscope.json -o $out/train.folded -- $PY examples/train.py 3"
+echo "== build/trainsample record -t -r 500 --stats -o $out/train.tsprof -o $out/train.svg -o $out/train.speedscope.json -o $out/train.trace.json -o $out/train.folded -- $PY examples/train.py 3"
 build/trainsample record -t -r 500 --stats -o "$out/train.tsprof" -o "$out/train.svg" \
-	-o "$out/train.speedscope.json" -o "$out/train.folded" -- "$PY" examples/train.py 3 || exit 1
+	-o "$out/train.speedscope.json" -o "$out/train.trace.json" -o "$out/train.folded" \
+	-- "$PY" examples/train.py 3 || exit 1
 echo
 echo "== the threads (named by Python's threading), samples each"
 awk '{ t = $0; sub(/;.*/, "", t); n[t] += $NF } END { for (k in n) printf "  %6d  %s\n", n[k], k }' \
@@ -51,6 +52,7 @@ echo "A loop that waits in Queue.get while its loader works all the time is boun
 echo "data loading; a loader in pure Python also takes the GIL from the loop."
 echo
 echo "Open $out/train.svg in a browser (click a frame to zoom, Search or Ctrl-F to"
-echo "find a function), or $out/train.speedscope.json at https://www.speedscope.app."
+echo "find a function), $out/train.speedscope.json at https://www.speedscope.app, or"
+echo "$out/train.trace.json at https://ui.perfetto.dev (the threads over time)."
 echo "Render it again, e.g. the GIL holder's picture by function:"
 echo "  build/trainsample report $out/train.tsprof -g --function -o $out/gil.svg"
