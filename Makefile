@@ -25,7 +25,8 @@ TS_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -I$(BUILD)/gen \
              -DTRAINSAMPLE_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -MMD -MP
 TS_LIBS   := $(PKG_LIBS) -liberty -lm
 
-LIB_SRCS := $(wildcard formats/*.c) $(wildcard symbolize/*.c) $(wildcard sampler/*.c)
+LIB_SRCS := $(wildcard formats/*.c) $(wildcard symbolize/*.c) $(wildcard sampler/*.c) \
+            cuda/gpu_reader.c
 CLI_SRCS := $(wildcard cli/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -56,8 +57,28 @@ BENCH_BINS   := $(BUILD)/bench/overhead $(BUILD)/bench/spin $(BUILD)/bench/spin_
 TARGET_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -pthread -Wall -Wextra -Werror
 NOFP_CFLAGS   := -std=gnu11 -O2 -g -fomit-frame-pointer -pthread -Wall -Wextra -Werror
 
+# The GPU agent (cuda/), built against the toolkit's CUPTI headers; no
+# CUDA library is linked: it finds libcupti at run time. Without the
+# headers it is not built and record says so when --gpu=on asks for it.
+CUDA_HOME  ?= $(patsubst %/bin/nvcc,%,$(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc))
+CUPTI_INC  := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/extras/CUPTI/include/cupti.h))
+AGENT      := $(if $(CUPTI_INC),$(BUILD)/libtrainsample_cuda.so)
+AGENT_SRCS := $(wildcard cuda/agent*.c) sampler/py_layout.c sampler/py_code.c sampler/py_names.c
+# The fake libcupti the GPU tests load (tests/cuda_fake), from the same headers.
+FAKE_CUPTI := $(if $(CUPTI_INC),$(BUILD)/tests/fake/libcupti.so.13)
+
 .PHONY: all deps test check demo run-demo bench run-bench install clean fuzz
-all: $(BIN)
+all: $(BIN) $(AGENT)
+
+$(BUILD)/libtrainsample_cuda.so: $(AGENT_SRCS) $(wildcard cuda/*.h) sampler/py_layout.h sampler/py_layouts_gen.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -I$(dir $(CUPTI_INC)) \
+		-fPIC -shared -fvisibility=hidden -Wl,--no-undefined -o $@ $(AGENT_SRCS) -pthread -ldl
+
+$(BUILD)/tests/fake/libcupti.so.13: tests/cuda_fake/fake_cupti.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(dir $(CUPTI_INC)) -fPIC -shared \
+		-Wl,-soname,libcupti.so.13 -o $@ $< -pthread -ldl
 
 deps:
 	@sh scripts/install-deps.sh
@@ -65,7 +86,7 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: $(BIN) $(UNIT_BINS) $(TARGET_BINS) $(NOFP_BINS) $(SYMTEST_LIBS) $(BUILD)/tests/targets32/spin32
+check: $(BIN) $(AGENT) $(FAKE_CUPTI) $(UNIT_BINS) $(TARGET_BINS) $(NOFP_BINS) $(SYMTEST_LIBS) $(BUILD)/tests/targets32/spin32
 	@sh tests/run.sh
 
 demo: deps

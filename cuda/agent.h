@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GPU agent's insides, shared by the files of cuda/ that build
+ * libtrainsample_cuda.so. CUPTI's buffer and timestamp callbacks and the
+ * driver's InitializeInjection take no user data, so the agent keeps its
+ * state in one process-wide structure, `agent`, and nowhere else (each
+ * thread's launch in progress is in `agent_thread`, its per-thread part).
+ */
+#ifndef TRAINSAMPLE_CUDA_AGENT_H
+#define TRAINSAMPLE_CUDA_AGENT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cupti.h>
+
+#include "cuda/gpu_record.h"
+#include "sampler/py_layout.h"
+
+/* The CUPTI functions the agent calls: looked up in the libcupti the
+ * process already has, or loads, never linked. */
+struct cupti_api {
+	CUptiResult (*get_version)(uint32_t *version);
+	CUptiResult (*get_result_string)(CUptiResult result, const char **str);
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *s, CUpti_CallbackFunc fn, void *data);
+	CUptiResult (*subscribe_v2)(CUpti_SubscriberHandle *s, CUpti_CallbackFunc fn, void *data,
+				    CUpti_SubscriberParams *params); /* NULL: older CUPTI */
+	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle s);
+	CUptiResult (*enable_callback)(uint32_t enable, CUpti_SubscriberHandle s,
+				       CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+	CUptiResult (*get_callback_name)(CUpti_CallbackDomain domain, uint32_t cbid,
+					 const char **name);
+	CUptiResult (*activity_enable)(CUpti_ActivityKind kind);
+	CUptiResult (*activity_disable)(CUpti_ActivityKind kind);
+	CUptiResult (*activity_register_callbacks)(CUpti_BuffersCallbackRequestFunc request,
+						   CUpti_BuffersCallbackCompleteFunc complete);
+	CUptiResult (*activity_register_timestamp)(CUpti_TimestampCallbackFunc fn);
+	CUptiResult (*activity_get_next_record)(uint8_t *buffer, size_t valid,
+						CUpti_Activity **record);
+	CUptiResult (*activity_get_num_dropped)(CUcontext ctx, uint32_t stream, size_t *dropped);
+	CUptiResult (*activity_flush_all)(uint32_t flag);
+};
+
+/* Strings and launch stacks interned, so each is written once. */
+struct agent_intern {
+	uint64_t *keys;        /* hash of the key; 0 empty */
+	uint32_t *ids;
+	char **texts;          /* strings: the text, to tell collisions apart */
+	uint64_t *stack_keys;  /* stacks: (parent, name, file, line) packed */
+	uint32_t cap, count;
+};
+
+struct agent_python {
+	bool ready;
+	struct py_target target;
+	struct py_code_cache *codes;
+	struct py_walk_scratch scratch;
+	void *(*this_thread_state)(void); /* PyGILState_GetThisThreadState */
+};
+
+/* Mappings of the process that may be read, for the Python walk's reads
+ * of its own memory: a wrong pointer is refused, never dereferenced. */
+struct agent_maps {
+	uint64_t (*ranges)[2];
+	uint32_t count, cap;
+	uint64_t read_ns;      /* when they were read */
+};
+
+struct agent_state {
+	bool initialized;
+	bool collecting;
+	char dir[256];                 /* where the record file is */
+	struct cupti_api cupti;
+	void *cupti_lib;
+	CUpti_SubscriberHandle subscriber;
+	int fd;                        /* the record file; -1 none */
+
+	pthread_mutex_t lock;          /* everything below */
+	struct gpu_record *staged;
+	uint32_t nstaged, capstaged;
+	uint64_t dropped;              /* records lost, not yet reported */
+	uint32_t next_string, next_stack;
+	struct agent_intern strings, stacks;
+	struct agent_python py;
+	struct agent_maps maps;
+	uint32_t thread_names[64][2];  /* (tid, string id) of threads without Python */
+
+	pthread_t flusher;
+	bool flusher_started;
+	volatile int stop_flusher;
+};
+
+extern struct agent_state agent;
+
+/* One thread's outermost launch API call in progress. */
+struct agent_thread {
+	int depth;
+	struct gpu_rec_launch launch;
+};
+
+extern _Thread_local struct agent_thread agent_thread;
+
+/* agent_cupti.c */
+int agent_cupti_load(char *why, size_t len);
+
+/* agent_out.c: records staged under agent.lock, written by agent_flush. */
+uint64_t agent_now_ns(void);
+int agent_out_open(const char *dir);
+void agent_stage(const struct gpu_record *r);          /* lock held */
+uint32_t agent_string(const char *text);               /* lock held; 0 on failure */
+uint32_t agent_stack_node(uint32_t parent, uint32_t name, uint32_t file, uint32_t line);
+void agent_status(enum gpu_status status, const char *text);
+void agent_flush(void);
+void agent_out_close(void);
+
+/* agent_activity.c */
+int agent_activity_start(char *why, size_t len);
+void agent_activity_flush(void);
+
+/* agent_launch.c */
+int agent_launch_start(char *why, size_t len);
+
+/* agent_python.c */
+void agent_python_init(void);
+/* The calling thread's Python stack as a stack id (lock held); 0 none. */
+uint32_t agent_python_stack(void);
+
+#endif
