@@ -17,6 +17,13 @@ struct output {
 	enum output_format format;
 	FILE *file;        /* opened before sampling, so a bad path fails early */
 	bool created;      /* opened by this run (removed again if it never starts) */
+	bool gpu;          /* a GPU flamegraph (--gpu-flamegraph, or named gpu.svg) */
+};
+
+enum cli_gpu {
+	CLI_GPU_AUTO = 0, /* the agent loads with CUDA, collects if CUDA starts */
+	CLI_GPU_ON,       /* the same, and say so when it cannot */
+	CLI_GPU_OFF,
 };
 
 struct cli_options {
@@ -49,6 +56,7 @@ struct cli_options {
 	const char *baseline; /* diff's older recording */
 	unsigned top;         /* diff --top: rows of the table */
 	bool lines;           /* diff --lines: Python frames by line */
+	enum cli_gpu gpu;     /* record --gpu */
 };
 
 /* Parsing: 0 to go on, 1 when help or version was printed, -1 on error. */
@@ -77,6 +85,18 @@ void outputs_render_options(const struct cli_options *o, struct render_options *
 int outputs_keep_timeline(const struct cli_options *o, struct profile *p);
 void outputs_announce(const struct output *out, const struct profile *p, bool quiet);
 void outputs_free(struct cli_options *o);
+
+/* ---- the GPU agent (gpu.c) ---- */
+
+struct gpu_run;
+/* Before a command starts: where the agent writes, and the variables
+ * that load it (CUDA_INJECTION64_PATH, TRAINSAMPLE_GPU_DIR) set for it.
+ * NULL in *out when GPU data is off or cannot be had (said unless auto). */
+int gpu_run_start(const struct cli_options *o, struct profile *p, struct gpu_run **out);
+void gpu_run_poll(struct gpu_run *g);
+/* The last records, and the summary on stderr unless quiet. */
+void gpu_run_finish(struct gpu_run *g, bool quiet, uint64_t wall_ns);
+void gpu_run_free(struct gpu_run *g);
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

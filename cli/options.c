@@ -27,6 +27,8 @@ enum {
 	OPT_TO,
 	OPT_TOP,
 	OPT_LINES,
+	OPT_GPU,
+	OPT_GPU_FLAMEGRAPH,
 };
 
 static const struct option long_options[] = {
@@ -56,6 +58,8 @@ static const struct option long_options[] = {
 	{ "to", required_argument, NULL, OPT_TO },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "gpu", optional_argument, NULL, OPT_GPU },
+	{ "gpu-flamegraph", required_argument, NULL, OPT_GPU_FLAMEGRAPH },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -192,6 +196,23 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 	}
 	case OPT_LINES:
 		o->lines = true;
+		return 0;
+	case OPT_GPU:
+		if (!arg || !strcmp(arg, "on"))
+			o->gpu = CLI_GPU_ON;
+		else if (!strcmp(arg, "auto"))
+			o->gpu = CLI_GPU_AUTO;
+		else if (!strcmp(arg, "off"))
+			o->gpu = CLI_GPU_OFF;
+		else {
+			cli_error("--gpu takes auto, on or off, not '%s'", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_GPU_FLAMEGRAPH:
+		if (add_output(o, arg) < 0)
+			return -1;
+		o->outputs[o->noutputs - 1].gpu = true;
 		return 0;
 	case OPT_NATIVE_LINES:
 		o->native_lines = true;

@@ -68,6 +68,18 @@ static int outputs_distinct(const struct cli_options *o)
 	return 0;
 }
 
+/* gpu.svg, NAME-gpu.svg, NAME.gpu.svg, NAME_gpu.svg: a GPU flamegraph. */
+static bool gpu_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	return !strcmp(base, "gpu.svg") ||
+	       (n > 8 && strchr("-._", base[n - 8]) && !strcmp(base + n - 7, "gpu.svg"));
+}
+
 int outputs_resolve(struct cli_options *o, const char *stem, bool recording)
 {
 	enum output_format fallback = o->format ? output_format_parse(o->format) : OUTPUT_UNKNOWN;
@@ -86,6 +98,8 @@ int outputs_resolve(struct cli_options *o, const char *stem, bool recording)
 		struct output *out = &o->outputs[i];
 
 		out->format = output_format_from_path(out->path);
+		if (out->format == OUTPUT_SVG && gpu_name(out->path))
+			out->gpu = true;
 		if (out->format == OUTPUT_UNKNOWN)
 			out->format = fallback;
 		if (out->format == OUTPUT_UNKNOWN && !strcmp(out->path, "-"))
@@ -163,7 +177,11 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 
 		if (out->format == OUTPUT_TSPROF || !out->file)
 			continue;
-		if (out->format == OUTPUT_SVG)
+		fo.gpu = out->gpu;
+		if (out->gpu && out->format != OUTPUT_SVG) {
+			cli_error("%s: a GPU flamegraph is an .svg", out->path);
+			ret = -EINVAL;
+		} else if (out->format == OUTPUT_SVG)
 			ret = flamegraph_write(p, out->file, &fo, err, sizeof(err));
 		else if (out->format == OUTPUT_SPEEDSCOPE)
 			ret = speedscope_write(p, out->file, &fo, err, sizeof(err));

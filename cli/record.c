@@ -18,6 +18,7 @@ struct run {
 	struct profile *profile;
 	struct sampler *sampler;
 	struct tsprof_writer *writer;
+	struct gpu_run *gpu;
 	bool progress;
 };
 
@@ -37,6 +38,7 @@ static void periodic(void *ctx, uint64_t now)
 	struct run *r = ctx;
 
 	/* The first write error is kept by the writer and reported at the end. */
+	gpu_run_poll(r->gpu);
 	if (r->writer)
 		tsprof_writer_tick(r->writer, now);
 	if (r->progress && r->sampler)
@@ -233,6 +235,7 @@ static int finish(struct run *r, enum sampler_end end)
 	sampler_get_stats(r->sampler, &st);
 	if (r->progress)
 		fputs("\r\033[K", stderr);
+	gpu_run_finish(r->gpu, o->quiet, st.elapsed_ns);
 	set_end_meta(r, &st, end_reason(end));
 	if (outputs_write(o, r->profile) < 0)
 		ret = 1;
@@ -321,6 +324,11 @@ int cmd_record(int argc, char **argv, bool attach)
 		ret = 1;
 		goto discard;
 	}
+	if (gpu_run_start(&o, r.profile, &r.gpu) < 0) {
+		cli_error("out of memory");
+		ret = 1;
+		goto discard;
+	}
 	ret = start(&r, &so);
 	if (ret)
 		goto discard;
@@ -344,10 +352,12 @@ int cmd_record(int argc, char **argv, bool attach)
 			ret = code;
 	}
 	sampler_free(r.sampler);
+	gpu_run_free(r.gpu);
 	outputs_free(&o);
 	profile_free(r.profile);
 	return ret;
 discard:
+	gpu_run_free(r.gpu);
 	if (r.writer)
 		tsprof_writer_close(r.writer);
 	discard_outputs(&o);

@@ -100,13 +100,25 @@ static int put_stack(struct folded_builder *b, uint32_t stack)
 static int add_line(const struct profile_aggregate *row, void *ctx)
 {
 	struct folded_builder *b = ctx;
+	struct render_options gpu_rows;
 	struct folded_line *line;
+	bool gpu_line = false;
 	int err = 0;
 
-	if (!render_keeps(b->p, b->o, row))
+	/* CPU pictures carry the GPU's time too, under a root of its own. */
+	if (row->flags & SAMPLE_GPU && !b->o->gpu) {
+		gpu_rows = *b->o;
+		gpu_rows.gpu = true;
+		if (!render_keeps(b->p, &gpu_rows, row))
+			return 0;
+		gpu_line = true;
+	} else if (!render_keeps(b->p, b->o, row)) {
 		return 0;
+	}
 	b->text.len = 0;
-	if (b->o->threads)
+	if (gpu_line)
+		err = text_put(&b->text, "[gpu];", 6);
+	if (!err && b->o->threads)
 		err = put_thread(&b->text, b->p, row);
 	if (!err)
 		err = put_stack(b, row->stack);

@@ -48,6 +48,8 @@ enum sample_flag {
 	SAMPLE_IDLE = 1u << 0,      /* blocked thread, not on CPU */
 	SAMPLE_TRUNCATED = 1u << 1, /* unwinding stopped short of the outermost frame */
 	SAMPLE_GIL = 1u << 2,       /* the thread held Python's GIL */
+	SAMPLE_GPU = 1u << 3,       /* GPU time on the stack that launched it,
+				     * not a CPU sample (profile_add_gpu_activity) */
 };
 
 struct sample {
@@ -104,6 +106,46 @@ int profile_for_each_aggregate(const struct profile *p,
 			       int (*fn)(const struct profile_aggregate *row,
 					 void *ctx),
 			       void *ctx);
+
+/* ---- GPU activities ---- */
+
+enum gpu_activity_kind {
+	GPU_ACTIVITY_KERNEL = 1,
+	GPU_ACTIVITY_MEMCPY,
+	GPU_ACTIVITY_MEMSET,
+	GPU_ACTIVITY_SYNC,     /* the CPU waited for the GPU */
+	GPU_ACTIVITY_KIND_MAX = GPU_ACTIVITY_SYNC,
+};
+
+/* What the GPU did, and which thread and stack asked for it. */
+struct gpu_activity {
+	uint32_t kind;              /* enum gpu_activity_kind */
+	uint32_t device, stream, correlation;
+	uint64_t start_ns, end_ns;  /* CLOCK_MONOTONIC, as samples */
+	uint32_t name;              /* string id: the kernel (demangled); 0 */
+	uint32_t copy_kind;         /* memcpy: CUPTI's kind (1 HtoD, 2 DtoH, 8 DtoD, 10 peer) */
+	uint64_t bytes;
+	int32_t grid[3], block[3];
+	uint32_t pid, tid;          /* the launching thread; tid 0: unknown */
+	uint32_t stack;             /* its stack at the launch; 0 unknown */
+	uint64_t launch_start_ns, launch_end_ns; /* the API call; 0 unknown */
+	uint32_t api;               /* string id: the API called; 0 */
+};
+
+/*
+ * Adds what the GPU did. Kernels, copies and memsets also weigh their
+ * duration onto the launching stack with a leaf of their own ("[kernel]
+ * NAME", "[memcpy HtoD]", "[memset]"): an aggregate row flagged SAMPLE_GPU,
+ * which the CPU pictures leave out and the GPU flamegraph keeps. With the
+ * timeline kept, the activity itself is kept too (for the trace).
+ */
+int profile_add_gpu_activity(struct profile *p, const struct gpu_activity *a);
+uint64_t profile_gpu_activity_count(const struct profile *p);
+/* In the order they were added; nothing unless the timeline is kept. */
+int profile_for_each_gpu_activity(const struct profile *p,
+				  int (*fn)(const struct gpu_activity *a, void *ctx), void *ctx);
+/* "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" or "copy". */
+const char *gpu_copy_kind_name(uint32_t copy_kind);
 
 /* ---- timeline: when each thread was in which stack ---- */
 
@@ -202,6 +244,7 @@ struct render_options {
 	bool by_function;  /* Python frames without their line: one per function */
 	bool full_filenames; /* Python files as recorded, not shortened */
 	bool inverted;     /* flamegraph: an icicle, callers on top */
+	bool gpu;          /* GPU time on launching stacks instead of CPU samples */
 	uint32_t pid, tid; /* only this process / thread; 0: any */
 	const char *thread;/* only threads of this name; NULL: any */
 };

@@ -77,6 +77,8 @@ bool render_keeps(const struct profile *p, const struct render_options *o,
 {
 	const char *name;
 
+	if (!(row->flags & SAMPLE_GPU) != !o->gpu)
+		return false;
 	if ((row->flags & SAMPLE_IDLE && !o->include_idle) ||
 	    (o->gil_only && !(row->flags & SAMPLE_GIL)) ||
 	    (o->pid && row->pid != o->pid) || (o->tid && row->tid != o->tid))

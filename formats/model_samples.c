@@ -33,6 +33,7 @@ void profile_free_samples(struct profile *p)
 	free(p->aggregates);
 	intern_table_free(&p->aggregate_index);
 	timeline_free(p->timeline);
+	free(p->gpu);
 }
 
 static bool same_thread(const void *key, uint32_t id)
@@ -261,6 +262,19 @@ static int aggregate_row(struct profile *p, uint32_t pid, uint32_t tid,
 	};
 	intern_table_fill(&p->aggregate_index, slot, hash, id);
 	*row = &p->aggregates[id];
+	return 0;
+}
+
+int profile_add_to_row(struct profile *p, uint32_t pid, uint32_t tid, uint32_t stack,
+		       uint32_t flags, uint64_t weight_ns, uint64_t count)
+{
+	struct profile_aggregate *row;
+	int err = aggregate_row(p, pid, tid, stack, flags, &row);
+
+	if (err)
+		return err;
+	row->weight_ns += weight_ns;
+	row->count += count;
 	return 0;
 }
 

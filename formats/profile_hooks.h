@@ -27,6 +27,7 @@ struct profile_listener {
 	void (*meta)(void *ctx, const char *key, const char *value);
 	void (*sample)(void *ctx, const struct sample *s);
 	void (*aggregate)(void *ctx, const struct profile_aggregate *row);
+	void (*gpu)(void *ctx, const struct gpu_activity *a);
 };
 
 /* One listener at a time: -EBUSY when one is attached already. */

@@ -49,6 +49,9 @@ struct profile {
 
 	uint64_t sample_count;
 	struct profile_timeline *timeline; /* NULL unless kept */
+	struct gpu_activity *gpu;          /* kept with the timeline */
+	uint64_t gpu_kept, gpu_cap;
+	uint64_t gpu_count;                /* added, kept or not */
 
 	const struct profile_listener *listener;
 	void *listener_ctx;
@@ -56,6 +59,10 @@ struct profile {
 
 /* model_samples.c: frees threads, metadata and aggregates. */
 void profile_free_samples(struct profile *p);
+
+/* model_samples.c: adds to the row of (pid, tid, stack, flags). */
+int profile_add_to_row(struct profile *p, uint32_t pid, uint32_t tid, uint32_t stack,
+		       uint32_t flags, uint64_t weight_ns, uint64_t count);
 
 /* model_timeline.c */
 int timeline_add_sample(struct profile_timeline *t, const struct sample *s);

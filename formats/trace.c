@@ -18,35 +18,9 @@
 #include "formats/formats.h"
 #include "formats/label_set.h"
 #include "formats/profile_hooks.h"
+#include "formats/trace_impl.h"
 
-struct slice {
-	uint64_t start, end;
-	uint32_t pid, tid, depth, frame;
-};
-
-struct open_frame {
-	uint32_t label, frame;
-	uint64_t start;
-};
-
-struct tr {
-	const struct profile *p;
-	struct render_options o; /* the caller's, by function */
-	const char *script_dir;
-	const struct profile_span **spans;
-	size_t nspans, capspans;
-	uint64_t t0;
-	struct label_set labels;
-	uint32_t *label_of;     /* per frame id: label + 1 */
-	uint32_t *path, cappath;
-	struct open_frame *open;
-	uint32_t nopen, capopen;
-	struct slice *slices;
-	size_t nslices, capslices;
-	bool written; /* an event was: the next one needs a comma */
-};
-
-static void *grow(void *items, size_t *cap, size_t n, size_t size)
+void *trace_grow(void *items, size_t *cap, size_t n, size_t size)
 {
 	size_t c = *cap ? *cap * 2 : 1024;
 	void *g;
@@ -71,7 +45,7 @@ static int collect(const struct profile_span *s, void *ctx)
 		t->t0 = s->start_ns;
 	if (!render_keeps(t->p, &t->o, &row))
 		return 0;
-	g = grow(t->spans, &t->capspans, t->nspans, sizeof(*g));
+	g = trace_grow(t->spans, &t->capspans, t->nspans, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
 	t->spans = g;
@@ -112,7 +86,7 @@ static int close_from(struct tr *t, uint32_t keep, uint32_t pid, uint32_t tid, u
 {
 	while (t->nopen > keep) {
 		struct open_frame *f = &t->open[--t->nopen];
-		struct slice *g = grow(t->slices, &t->capslices, t->nslices, sizeof(*g));
+		struct slice *g = trace_grow(t->slices, &t->capslices, t->nslices, sizeof(*g));
 
 		if (!g)
 			return -ENOMEM;
@@ -201,13 +175,13 @@ static int by_start(const void *a, const void *b)
 	return (x->depth > y->depth) - (x->depth < y->depth);
 }
 
-static void begin_event(struct tr *t, FILE *out)
+void trace_begin_event(struct tr *t, FILE *out)
 {
 	fputs(t->written ? ",\n{" : "\n{", out);
 	t->written = true;
 }
 
-static void put_us(FILE *out, uint64_t ns)
+void trace_put_us(FILE *out, uint64_t ns)
 {
 	fprintf(out, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
 }
@@ -223,12 +197,12 @@ static void write_slice(struct tr *t, FILE *out, const struct slice *s)
 {
 	const struct frame *f = profile_frame(t->p, s->frame);
 
-	begin_event(t, out);
+	trace_begin_event(t, out);
 	fprintf(out, "\"ph\":\"X\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":", s->pid,
 		s->tid);
-	put_us(out, s->start - t->t0);
+	trace_put_us(out, s->start - t->t0);
 	fputs(",\"dur\":", out);
-	put_us(out, s->end - s->start);
+	trace_put_us(out, s->end - s->start);
 	fputs(",\"name\":", out);
 	json_put_string(out, t->labels.text[t->label_of[s->frame] - 1]);
 	fprintf(out, ",\"cat\":\"%s\"", kind_name(f->kind));
@@ -243,10 +217,10 @@ static void write_slice(struct tr *t, FILE *out, const struct slice *s)
 	fputc('}', out);
 }
 
-static void write_name(struct tr *t, FILE *out, const char *what, uint32_t pid, uint32_t tid,
-		       const char *name)
+void trace_write_name(struct tr *t, FILE *out, const char *what, uint32_t pid, uint32_t tid,
+		      const char *name)
 {
-	begin_event(t, out);
+	trace_begin_event(t, out);
 	fprintf(out, "\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"name\":\"%s\","
 		"\"args\":{\"name\":", pid, tid, what);
 	json_put_string(out, name);
@@ -268,7 +242,7 @@ static void write_names(struct tr *t, FILE *out)
 
 		if (s->pid != pid) {
 			snprintf(buf, sizeof(buf), "pid %" PRIu32, s->pid);
-			write_name(t, out, "process_name", s->pid, s->pid,
+			trace_write_name(t, out, "process_name", s->pid, s->pid,
 				   command && (!first_pid || strtoul(first_pid, NULL, 10) == s->pid)
 					   ? command : buf);
 		} else if (s->tid == tid) {
@@ -277,7 +251,7 @@ static void write_names(struct tr *t, FILE *out)
 		pid = s->pid, tid = s->tid;
 		name = profile_thread_name(t->p, pid, tid);
 		snprintf(buf, sizeof(buf), "thread %" PRIu32, tid);
-		write_name(t, out, "thread_name", pid, tid, name && *name ? name : buf);
+		trace_write_name(t, out, "thread_name", pid, tid, name && *name ? name : buf);
 	}
 }
 
@@ -306,6 +280,7 @@ static void tr_free(struct tr *t)
 	free(t->path);
 	free(t->open);
 	free(t->slices);
+	free(t->gpu);
 }
 
 int trace_write(const struct profile *p, FILE *out, const struct render_options *o,
@@ -323,6 +298,8 @@ int trace_write(const struct profile *p, FILE *out, const struct render_options 
 	t.script_dir = profile_meta(p, "python_script_dir");
 	t.label_of = calloc((size_t)profile_frame_count(p) + 1, sizeof(*t.label_of));
 	ret = t.label_of ? profile_for_each_span(p, collect, &t) : -ENOMEM;
+	if (!ret)
+		ret = trace_gpu_collect(&t);
 	if (!ret && t.t0 == UINT64_MAX && profile_sample_count(p))
 		ret = errbuf_set(err, errlen, -ENODATA, "trace: the recording has no sample times "
 				 "(it holds aggregated rows only), so there is no timeline to draw");
@@ -341,6 +318,7 @@ int trace_write(const struct profile *p, FILE *out, const struct render_options 
 	write_names(&t, out);
 	for (size_t i = 0; i < t.nslices; i++)
 		write_slice(&t, out, &t.slices[i]);
+	trace_gpu_write(&t, out);
 	fputs("\n]}\n", out);
 	if (ferror(out))
 		ret = -EIO;

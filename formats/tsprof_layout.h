@@ -26,6 +26,11 @@
  *             stack, weight_ns, flags
  *   AGGREGATE pid, tid, stack, flags, weight_ns, count (what a profile had
  *             aggregated before the writer opened)
+ *   GPU       kind, start delta (zigzag, from the previous GPU record's
+ *             start), duration, device, stream, correlation, name, copy
+ *             kind, bytes, grid x y z, block x y z, pid, tid, stack, launch
+ *             start (zigzag from start, + 1; 0: unknown), launch duration,
+ *             api
  */
 #ifndef TRAINSAMPLE_FORMATS_TSPROF_LAYOUT_H
 #define TRAINSAMPLE_FORMATS_TSPROF_LAYOUT_H
@@ -66,8 +71,11 @@ enum tsprof_record_tag {
 	TSPROF_REC_META = 5,
 	TSPROF_REC_SAMPLE = 6,
 	TSPROF_REC_AGGREGATE = 7,
-	TSPROF_REC_LAST = TSPROF_REC_AGGREGATE,
+	TSPROF_REC_GPU = 8,
+	TSPROF_REC_LAST = TSPROF_REC_GPU,
 };
+
+#define TSPROF_GPU_FIELDS 21
 
 static inline void tsprof_put_u32(uint8_t *p, uint32_t v)
 {

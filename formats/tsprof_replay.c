@@ -16,7 +16,7 @@
 #include "formats/tsprof_layout.h"
 #include "formats/tsprof_replay.h"
 
-#define MAX_NUMBERS 6
+#define MAX_NUMBERS TSPROF_GPU_FIELDS
 
 /* A record's fields: `numbers` varints, then `texts` length-prefixed texts. */
 struct record_shape {
@@ -34,6 +34,8 @@ static const struct record_shape shapes[TSPROF_REC_LAST + 1] = {
 	[TSPROF_REC_META] = { "meta", 0, 2, 0 },
 	[TSPROF_REC_SAMPLE] = { "sample", 6, 0, 1u << 0 | 1u << 4 },
 	[TSPROF_REC_AGGREGATE] = { "aggregate", 6, 0, 1u << 4 | 1u << 5 },
+	[TSPROF_REC_GPU] = { "gpu", TSPROF_GPU_FIELDS, 0, 1u << 1 | 1u << 2 | 1u << 8 | 1u << 18 |
+								1u << 19 },
 };
 
 struct record {
@@ -188,6 +190,15 @@ static int check(const struct record *r, struct defined *d, char *why,
 			return errbuf_set(why, len, -EBADMSG,
 					  "an aggregate row counts no samples");
 		return check_ref("stack", n[2], d->stacks, why, len);
+	case TSPROF_REC_GPU:
+		if (!n[0] || n[0] > GPU_ACTIVITY_KIND_MAX)
+			return errbuf_set(why, len, -EBADMSG, "unknown GPU activity kind %" PRIu64,
+					  n[0]);
+		if (check_ref("string", n[6], d->strings, why, len) ||
+		    check_ref("stack", n[17], d->stacks, why, len) ||
+		    check_ref("string", n[20], d->strings, why, len))
+			return -EBADMSG;
+		return 0;
 	}
 	return errbuf_set(why, len, -EBADMSG, "unknown record tag %u", r->tag);
 }
@@ -264,6 +275,35 @@ static int apply_definition(struct tsprof_replay *rp, const struct record *r,
 	return 0;
 }
 
+static int apply_gpu(struct tsprof_replay *rp, const uint64_t *n)
+{
+	struct gpu_activity a = {
+		.kind = (uint32_t)n[0], .device = (uint32_t)n[3], .stream = (uint32_t)n[4],
+		.correlation = (uint32_t)n[5], .name = (uint32_t)n[6], .copy_kind = (uint32_t)n[7],
+		.bytes = n[8], .pid = (uint32_t)n[15], .tid = (uint32_t)n[16],
+		.stack = (uint32_t)n[17], .api = (uint32_t)n[20],
+	};
+
+	a.start_ns = rp->prev_gpu_ns + (uint64_t)tsprof_unzigzag(n[1]);
+	rp->prev_gpu_ns = a.start_ns;
+	a.end_ns = a.start_ns + n[2];
+	for (int i = 0; i < 3; i++) {
+		a.grid[i] = (int32_t)(uint32_t)n[9 + i];
+		a.block[i] = (int32_t)(uint32_t)n[12 + i];
+	}
+	if (n[18]) {
+		a.launch_start_ns = a.start_ns + (uint64_t)tsprof_unzigzag(n[18] - 1);
+		a.launch_end_ns = a.launch_start_ns + n[19];
+	}
+	if (a.end_ns < a.start_ns)
+		return 0; /* a duration past 2^64: not applied, nothing else lost */
+	/* A window keeps what started in it, by the samples' clock. */
+	if (rp->windowed && (!rp->first_ns || a.start_ns < rp->first_ns + rp->from_ns ||
+			     a.start_ns - rp->first_ns > rp->to_ns))
+		return 0;
+	return profile_add_gpu_activity(rp->profile, &a);
+}
+
 static int apply(struct tsprof_replay *rp, const struct record *r, char *why,
 		 size_t len)
 {
@@ -299,6 +339,8 @@ static int apply(struct tsprof_replay *rp, const struct record *r, char *why,
 			rp->samples++;
 		return err;
 	}
+	case TSPROF_REC_GPU:
+		return apply_gpu(rp, n);
 	case TSPROF_REC_AGGREGATE: {
 		struct profile_aggregate row = {
 			.pid = (uint32_t)n[0], .tid = (uint32_t)n[1],

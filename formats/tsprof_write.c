@@ -30,6 +30,7 @@ struct tsprof_writer {
 	bool stamped;    /* a tick has seen the pending records */
 	uint64_t stamp_ns;
 	uint64_t prev_time_ns; /* the last sample's time, for deltas */
+	uint64_t prev_gpu_ns;  /* the last GPU activity's start */
 };
 
 static int write_all(int fd, const uint8_t *data, size_t len)
@@ -273,6 +274,37 @@ static void on_aggregate(void *ctx, const struct profile_aggregate *row)
 	record_end(w, tsprof_put_varint(q, row->count));
 }
 
+static void on_gpu(void *ctx, const struct gpu_activity *a)
+{
+	struct tsprof_writer *w = ctx;
+	uint8_t *q = record_start(w, 1 + TSPROF_GPU_FIELDS * TSPROF_VARINT_MAX);
+
+	if (!q)
+		return;
+	*q++ = TSPROF_REC_GPU;
+	q = tsprof_put_varint(q, a->kind);
+	q = tsprof_put_varint(q, tsprof_zigzag((int64_t)(a->start_ns - w->prev_gpu_ns)));
+	w->prev_gpu_ns = a->start_ns;
+	q = tsprof_put_varint(q, a->end_ns - a->start_ns);
+	q = tsprof_put_varint(q, a->device);
+	q = tsprof_put_varint(q, a->stream);
+	q = tsprof_put_varint(q, a->correlation);
+	q = tsprof_put_varint(q, a->name);
+	q = tsprof_put_varint(q, a->copy_kind);
+	q = tsprof_put_varint(q, a->bytes);
+	for (int i = 0; i < 3; i++)
+		q = tsprof_put_varint(q, (uint32_t)a->grid[i]);
+	for (int i = 0; i < 3; i++)
+		q = tsprof_put_varint(q, (uint32_t)a->block[i]);
+	q = tsprof_put_varint(q, a->pid);
+	q = tsprof_put_varint(q, a->tid);
+	q = tsprof_put_varint(q, a->stack);
+	q = tsprof_put_varint(q, a->launch_start_ns ?
+			      tsprof_zigzag((int64_t)(a->launch_start_ns - a->start_ns)) + 1 : 0);
+	q = tsprof_put_varint(q, a->launch_end_ns - a->launch_start_ns);
+	record_end(w, tsprof_put_varint(q, a->api));
+}
+
 static const struct profile_listener writer_listener = {
 	.string = on_string,
 	.frame = on_frame,
@@ -281,6 +313,7 @@ static const struct profile_listener writer_listener = {
 	.meta = on_meta,
 	.sample = on_sample,
 	.aggregate = on_aggregate,
+	.gpu = on_gpu,
 };
 
 static int emit_thread(uint32_t pid, uint32_t tid, uint32_t name, void *ctx)

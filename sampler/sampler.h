@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct profile;
@@ -108,5 +109,28 @@ void sampler_free(struct sampler *s);
 /* The process a pid or tid belongs to, with a clear error when none. */
 int sampler_resolve_pid(pid_t pid_or_tid, pid_t *tgid, char *err,
 			size_t errlen);
+
+/* ---- GPU records (gpu_merge.c) ---- */
+
+/*
+ * The records the GPU agents write into `dir` (one <pid>.gpu per process
+ * that initialized CUDA), merged into p as they come: activities paired
+ * with the thread and Python stack that launched them. `notice` gets the
+ * lines a user should read (CUPTI held by another tool, no CUPTI found).
+ */
+struct gpu_merge;
+
+int gpu_merge_new(struct gpu_merge **out, const char *dir, struct profile *p,
+		  void (*notice)(void *ctx, const char *line), void *ctx);
+/* Reads what was appended since the last call; the records read. */
+int gpu_merge_poll(struct gpu_merge *g);
+/* Whether any agent started or anything GPU was seen. */
+bool gpu_merge_any(const struct gpu_merge *g);
+/* The end-of-run summary: busy share per device over wall_ns, the top
+ * kernels by total time, copy volume by direction, launches per second,
+ * records dropped. Nothing when there was no GPU. */
+void gpu_merge_summary(struct gpu_merge *g, FILE *out, uint64_t wall_ns);
+/* Removes the agents' files and the folder. */
+void gpu_merge_free(struct gpu_merge *g);
 
 #endif

@@ -1,7 +1,8 @@
 # Checks a Chrome/Perfetto trace as Perfetto's JSON importer reads it:
 # every event has its fields; per track (pid, tid) complete slices start in
 # order and nest strictly (a slice ends inside its parent, siblings do not
-# overlap); every track and process is named; names are not empty.
+# overlap); every track and process is named; names are not empty; every
+# flow ("s" to "f") has both ends, each inside a slice of its track.
 # argv: trace.json; prints a summary line, exits 1 with the reason.
 import json
 import sys
@@ -13,8 +14,9 @@ assert isinstance(d.get("otherData"), dict)
 events = d["traceEvents"]
 names = {}
 tracks = defaultdict(list)
+flows = defaultdict(dict)
 for e in events:
-    assert e["ph"] in ("X", "M"), e
+    assert e["ph"] in ("X", "M", "s", "f"), e
     assert isinstance(e["pid"], int) and isinstance(e["tid"], int), e
     assert isinstance(e["name"], str) and e["name"], e
     if e["ph"] == "M":
@@ -25,7 +27,12 @@ for e in events:
         names[key] = e["args"]["name"]
         continue
     assert isinstance(e["ts"], (int, float)) and e["ts"] >= 0, e
-    assert isinstance(e["dur"], (int, float)) and e["dur"] > 0, e
+    if e["ph"] in ("s", "f"):
+        assert e["ph"] not in flows[e["id"]], ("flow end twice", e)
+        flows[e["id"]][e["ph"]] = e
+        continue
+    # Zero only for GPU synchronizations that waited for nothing.
+    assert isinstance(e["dur"], (int, float)) and (e["dur"] > 0 or e.get("cat") == "sync"), e
     tracks[(e["pid"], e["tid"])].append(e)
 
 EPS = 1e-6
@@ -43,4 +50,13 @@ for key, slices in tracks.items():
         if open_:
             assert end <= open_[-1] + EPS, ("overlaps its parent", key, e)
         open_.append(end)
-print("%d tracks, %d slices" % (len(tracks), sum(len(s) for s in tracks.values())))
+def inside(e):
+    return any(x["ts"] - EPS <= e["ts"] <= x["ts"] + x["dur"] + EPS
+               for x in tracks.get((e["pid"], e["tid"]), []))
+
+
+for fid, ends in flows.items():
+    assert set(ends) == {"s", "f"}, ("flow without both ends", fid, ends)
+    assert inside(ends["s"]) and inside(ends["f"]), ("flow end outside a slice", ends)
+print("%d tracks, %d slices, %d flows" % (len(tracks), sum(len(s) for s in tracks.values()),
+                                          len(flows)))

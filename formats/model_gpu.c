@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+/*
+ * GPU activities in the model. Each kernel, copy or memset weighs its
+ * duration onto the stack that launched it, under a leaf frame of its own,
+ * as an aggregate row flagged SAMPLE_GPU (not a CPU sample: the sample
+ * count does not move). The activities themselves are kept only with the
+ * timeline, for the trace; a .tsprof writer sees each one as it comes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/profile_impl.h"
+
+const char *gpu_copy_kind_name(uint32_t copy_kind)
+{
+	switch (copy_kind) {
+	case 1: return "HtoD";
+	case 2: return "DtoH";
+	case 8: return "DtoD";
+	case 9: return "HtoH";
+	case 10: return "PtoP";
+	default: return "copy";
+	}
+}
+
+/* The leaf an activity weighs under: "[kernel] NAME", "[memcpy HtoD]". */
+static int leaf_frame(struct profile *p, const struct gpu_activity *a, uint32_t *frame)
+{
+	struct frame f = { .kind = FRAME_GPU };
+	char fixed[64], *name = fixed;
+	int ret;
+
+	if (a->kind == GPU_ACTIVITY_KERNEL) {
+		if (asprintf(&name, "[kernel] %s", a->name ? profile_string(p, a->name) : "?") < 0)
+			return -ENOMEM;
+	} else if (a->kind == GPU_ACTIVITY_MEMCPY) {
+		snprintf(fixed, sizeof(fixed), "[memcpy %s]", gpu_copy_kind_name(a->copy_kind));
+	} else {
+		snprintf(fixed, sizeof(fixed), "[memset]");
+	}
+	ret = profile_intern_string(p, name, &f.name);
+	if (name != fixed)
+		free(name);
+	return ret ? ret : profile_intern_frame(p, &f, frame);
+}
+
+static int keep(struct profile *p, const struct gpu_activity *a)
+{
+	if (p->gpu_kept == p->gpu_cap) {
+		uint64_t cap = p->gpu_cap ? p->gpu_cap * 2 : 1024;
+		struct gpu_activity *g = realloc(p->gpu, cap * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		p->gpu = g;
+		p->gpu_cap = cap;
+	}
+	p->gpu[p->gpu_kept++] = *a;
+	return 0;
+}
+
+int profile_add_gpu_activity(struct profile *p, const struct gpu_activity *a)
+{
+	uint32_t frame, stack;
+	int ret;
+
+	if (!p || !a || !a->kind || a->kind > GPU_ACTIVITY_KIND_MAX || a->end_ns < a->start_ns ||
+	    a->stack >= p->stack_count || a->name >= p->string_count || a->api >= p->string_count)
+		return -EINVAL;
+	if (a->kind != GPU_ACTIVITY_SYNC) {
+		ret = leaf_frame(p, a, &frame);
+		if (!ret)
+			ret = profile_intern_stack(p, a->stack, frame, &stack);
+		if (!ret)
+			ret = profile_add_to_row(p, a->pid, a->tid ? a->tid : a->pid, stack, SAMPLE_GPU,
+						 a->end_ns - a->start_ns, 1);
+		if (ret)
+			return ret;
+	}
+	if (p->timeline && (ret = keep(p, a)) < 0)
+		return ret;
+	p->gpu_count++;
+	if (p->listener && p->listener->gpu)
+		p->listener->gpu(p->listener_ctx, a);
+	return 0;
+}
+
+uint64_t profile_gpu_activity_count(const struct profile *p)
+{
+	return p ? p->gpu_count : 0;
+}
+
+int profile_for_each_gpu_activity(const struct profile *p,
+				  int (*fn)(const struct gpu_activity *a, void *ctx), void *ctx)
+{
+	if (!p || !fn)
+		return -EINVAL;
+	for (uint64_t i = 0; i < p->gpu_kept; i++) {
+		int ret = fn(&p->gpu[i], ctx);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}

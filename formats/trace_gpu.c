@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The GPU in the trace, as Nsight and the PyTorch profiler draw it: a
+ * process per device, a track per stream with its kernels, copies and
+ * memsets as slices (name, grid and block, bytes); each CPU thread that
+ * launched work gets a track beside its own with its CUDA API calls, and
+ * an arrow (a flow) from each call to what it launched.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/trace_impl.h"
+
+#define GPU_PID_BASE 0x70000000u /* a process per device */
+#define API_TID_BASE 0x40000000u /* beside each thread: its CUDA API calls */
+
+static bool keeps(const struct tr *t, const struct gpu_activity *a)
+{
+	const char *name;
+
+	if ((t->o.pid && a->pid != t->o.pid) || (t->o.tid && a->tid != t->o.tid))
+		return false;
+	if (!t->o.thread)
+		return true;
+	name = profile_thread_name(t->p, a->pid, a->tid);
+	return name && !strcmp(name, t->o.thread);
+}
+
+static int collect_one(const struct gpu_activity *a, void *ctx)
+{
+	struct tr *t = ctx;
+	const struct gpu_activity **g;
+
+	if (!keeps(t, a))
+		return 0;
+	g = trace_grow(t->gpu, &t->capgpu, t->ngpu, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	t->gpu = g;
+	t->gpu[t->ngpu++] = a;
+	if (a->start_ns < t->t0)
+		t->t0 = a->start_ns;
+	if (a->launch_start_ns && a->launch_start_ns < t->t0)
+		t->t0 = a->launch_start_ns;
+	return 0;
+}
+
+static int by_track(const void *x, const void *y)
+{
+	const struct gpu_activity *a = *(const struct gpu_activity *const *)x;
+	const struct gpu_activity *b = *(const struct gpu_activity *const *)y;
+
+	if (a->device != b->device)
+		return a->device < b->device ? -1 : 1;
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+static int by_launch(const void *x, const void *y)
+{
+	const struct gpu_activity *a = *(const struct gpu_activity *const *)x;
+	const struct gpu_activity *b = *(const struct gpu_activity *const *)y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return (a->launch_start_ns > b->launch_start_ns) - (a->launch_start_ns < b->launch_start_ns);
+}
+
+int trace_gpu_collect(struct tr *t)
+{
+	int ret = profile_for_each_gpu_activity(t->p, collect_one, t);
+
+	if (ret < 0)
+		return ret;
+	if (t->ngpu)
+		qsort(t->gpu, t->ngpu, sizeof(*t->gpu), by_track);
+	return 0;
+}
+
+static const char *const categories[] = { "", "kernel", "memcpy", "memset", "sync" };
+
+static void activity_name(const struct tr *t, const struct gpu_activity *a, char *buf, size_t len)
+{
+	switch (a->kind) {
+	case GPU_ACTIVITY_KERNEL:
+		snprintf(buf, len, "%s", profile_string(t->p, a->name));
+		break;
+	case GPU_ACTIVITY_MEMCPY:
+		snprintf(buf, len, "[memcpy %s]", gpu_copy_kind_name(a->copy_kind));
+		break;
+	case GPU_ACTIVITY_MEMSET:
+		snprintf(buf, len, "[memset]");
+		break;
+	default:
+		snprintf(buf, len, "[synchronize]");
+	}
+}
+
+static void write_names(struct tr *t, FILE *out)
+{
+	char buf[320], key[32];
+
+	for (size_t i = 0; i < t->ngpu; i++) {
+		const struct gpu_activity *a = t->gpu[i], *prev = i ? t->gpu[i - 1] : NULL;
+		const char *name;
+
+		if (!prev || prev->device != a->device) {
+			snprintf(key, sizeof(key), "gpu.%u.name", a->device);
+			name = profile_meta(t->p, key);
+			snprintf(buf, sizeof(buf), "GPU %u%s%s", a->device, name ? ": " : "",
+				 name ? name : "");
+			trace_write_name(t, out, "process_name", GPU_PID_BASE + a->device, 0, buf);
+		}
+		if (prev && prev->device == a->device && prev->stream == a->stream)
+			continue;
+		if (a->stream == UINT32_MAX)
+			snprintf(buf, sizeof(buf), "synchronization");
+		else
+			snprintf(buf, sizeof(buf), "stream %u", a->stream);
+		trace_write_name(t, out, "thread_name", GPU_PID_BASE + a->device, a->stream, buf);
+	}
+}
+
+static void write_activity(struct tr *t, FILE *out, const struct gpu_activity *a)
+{
+	char name[LABEL_MAX];
+
+	activity_name(t, a, name, sizeof(name));
+	trace_begin_event(t, out);
+	fprintf(out, "\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", GPU_PID_BASE + a->device,
+		a->stream);
+	trace_put_us(out, a->start_ns - t->t0);
+	fputs(",\"dur\":", out);
+	trace_put_us(out, a->end_ns - a->start_ns);
+	fputs(",\"name\":", out);
+	json_put_string(out, name);
+	fprintf(out, ",\"cat\":\"%s\",\"args\":{\"correlation\":%u", categories[a->kind],
+		a->correlation);
+	if (a->kind == GPU_ACTIVITY_KERNEL)
+		fprintf(out, ",\"grid\":\"%d,%d,%d\",\"block\":\"%d,%d,%d\"", a->grid[0], a->grid[1],
+			a->grid[2], a->block[0], a->block[1], a->block[2]);
+	if (a->kind == GPU_ACTIVITY_MEMCPY || a->kind == GPU_ACTIVITY_MEMSET)
+		fprintf(out, ",\"bytes\":%" PRIu64, a->bytes);
+	fputs("}}", out);
+}
+
+/* The launches (one per API call, however many kernels a graph made) on
+ * their threads' API tracks, named after the threads. */
+static void write_launches(struct tr *t, FILE *out, const struct gpu_activity **by)
+{
+	char buf[320];
+
+	for (size_t i = 0; i < t->ngpu; i++) {
+		const struct gpu_activity *a = by[i], *prev = i ? by[i - 1] : NULL;
+		const char *name;
+
+		if (!a->launch_start_ns)
+			continue;
+		if (!prev || prev->pid != a->pid || prev->tid != a->tid || !prev->launch_start_ns) {
+			name = profile_thread_name(t->p, a->pid, a->tid);
+			snprintf(buf, sizeof(buf), "%s%sCUDA API (thread %u)", name && *name ? name : "",
+				 name && *name ? ": " : "", a->tid);
+			trace_write_name(t, out, "thread_name", a->pid, API_TID_BASE + a->tid, buf);
+		} else if (prev->launch_start_ns == a->launch_start_ns) {
+			continue;
+		}
+		trace_begin_event(t, out);
+		fprintf(out, "\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", a->pid, API_TID_BASE + a->tid);
+		trace_put_us(out, a->launch_start_ns - t->t0);
+		fputs(",\"dur\":", out);
+		trace_put_us(out, a->launch_end_ns > a->launch_start_ns ?
+				  a->launch_end_ns - a->launch_start_ns : 1);
+		fputs(",\"name\":", out);
+		json_put_string(out, a->api ? profile_string(t->p, a->api) : "launch");
+		fputs(",\"cat\":\"cuda_api\"}", out);
+	}
+}
+
+/* An arrow from the call to the work: a flow starting in the launch's
+ * slice and ending in the activity's (bp "e": the enclosing slice). */
+static void write_flows(struct tr *t, FILE *out)
+{
+	for (size_t i = 0; i < t->ngpu; i++) {
+		const struct gpu_activity *a = t->gpu[i];
+
+		if (!a->launch_start_ns || a->kind == GPU_ACTIVITY_SYNC)
+			continue;
+		trace_begin_event(t, out);
+		fprintf(out, "\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"ts\":", i + 1, a->pid,
+			API_TID_BASE + a->tid);
+		trace_put_us(out, a->launch_start_ns - t->t0);
+		fputs(",\"name\":\"launch\",\"cat\":\"launch\"}", out);
+		trace_begin_event(t, out);
+		fprintf(out, "\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"ts\":", i + 1,
+			GPU_PID_BASE + a->device, a->stream);
+		trace_put_us(out, a->start_ns - t->t0);
+		fputs(",\"name\":\"launch\",\"cat\":\"launch\"}", out);
+	}
+}
+
+void trace_gpu_write(struct tr *t, FILE *out)
+{
+	const struct gpu_activity **by_thread;
+
+	if (!t->ngpu)
+		return;
+	write_names(t, out);
+	for (size_t i = 0; i < t->ngpu; i++)
+		write_activity(t, out, t->gpu[i]);
+	by_thread = malloc(t->ngpu * sizeof(*by_thread));
+	if (by_thread) {
+		memcpy(by_thread, t->gpu, t->ngpu * sizeof(*by_thread));
+		qsort(by_thread, t->ngpu, sizeof(*by_thread), by_launch);
+		write_launches(t, out, by_thread);
+		free(by_thread);
+	}
+	write_flows(t, out);
+}

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: MIT
+/*
+ * GPU records into the profile: every agent (one per process that
+ * initialized CUDA) appends to <dir>/<pid>.gpu; each poll reads what was
+ * added, turns the agent's strings and Python launch stacks into the
+ * model's, pairs each activity with its launch by correlation id and adds
+ * it. It also keeps the figures of the end-of-run summary.
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda/gpu_record.h"
+#include "formats/formats.h"
+#include "sampler/gpu_merge_impl.h"
+#include "symbolize/symbolize.h"
+
+#define TOMBSTONE UINT32_MAX
+
+static int grow_ids(uint32_t **ids, uint32_t *cap, uint32_t need)
+{
+	uint32_t c = *cap ? *cap : 256;
+	uint32_t *g;
+
+	if (need < *cap)
+		return 0;
+	while (c <= need)
+		c *= 2;
+	g = realloc(*ids, c * sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	memset(g + *cap, 0, (c - *cap) * sizeof(*g));
+	*ids = g;
+	*cap = c;
+	return 0;
+}
+
+/* ---- correlation id -> launch ---- */
+
+static uint32_t *corr_slot(struct gpu_source *s, uint32_t id, bool insert)
+{
+	uint32_t mask = s->corr_cap - 1, i = (id * 2654435761u) & mask, *tomb = NULL;
+
+	for (;; i = (i + 1) & mask) {
+		if (!s->corr_val[i])
+			return insert && tomb ? tomb : &s->corr_val[i];
+		if (s->corr_val[i] == TOMBSTONE) {
+			if (!tomb)
+				tomb = &s->corr_val[i];
+		} else if (s->corr_key[i] == id) {
+			return &s->corr_val[i];
+		}
+	}
+}
+
+static int corr_rehash(struct gpu_source *s)
+{
+	uint32_t cap = s->corr_cap ? s->corr_cap : 1024, *keys = s->corr_key, *vals = s->corr_val;
+	uint32_t old = s->corr_cap;
+
+	if ((s->corr_used + 1) * 2 > cap)
+		cap *= 2;
+	s->corr_key = calloc(cap, sizeof(*s->corr_key));
+	s->corr_val = calloc(cap, sizeof(*s->corr_val));
+	if (!s->corr_key || !s->corr_val) {
+		free(s->corr_key), free(s->corr_val);
+		s->corr_key = keys, s->corr_val = vals;
+		return -ENOMEM;
+	}
+	s->corr_cap = cap;
+	s->corr_used = s->corr_filled = 0;
+	for (uint32_t i = 0; i < old; i++) {
+		if (vals[i] && vals[i] != TOMBSTONE) {
+			uint32_t *slot = corr_slot(s, keys[i], true);
+
+			s->corr_key[slot - s->corr_val] = keys[i];
+			*slot = vals[i];
+			s->corr_used++, s->corr_filled++;
+		}
+	}
+	free(keys), free(vals);
+	return 0;
+}
+
+static int corr_put(struct gpu_source *s, uint32_t id, uint32_t launch)
+{
+	uint32_t *slot;
+
+	if ((s->corr_filled + 1) * 2 > s->corr_cap && corr_rehash(s) < 0)
+		return -ENOMEM;
+	slot = corr_slot(s, id, true);
+	if (!*slot)
+		s->corr_filled++;
+	if (!*slot || *slot == TOMBSTONE)
+		s->corr_used++;
+	s->corr_key[slot - s->corr_val] = id;
+	*slot = launch + 1;
+	return 0;
+}
+
+static struct gpu_launch *corr_get(struct gpu_source *s, uint32_t id)
+{
+	uint32_t *slot = s->corr_cap ? corr_slot(s, id, false) : NULL;
+
+	return slot && *slot && *slot != TOMBSTONE ? &s->launches[*slot - 1] : NULL;
+}
+
+/* A launch's work has arrived: its ids and its slot are free again. */
+static void launch_done(struct gpu_source *s, struct gpu_launch *l)
+{
+	for (uint32_t i = 0; i < l->nids; i++) {
+		uint32_t *slot = corr_slot(s, l->ids[i], false);
+
+		if (*slot && *slot != TOMBSTONE) {
+			*slot = TOMBSTONE;
+			s->corr_used--;
+		}
+	}
+	l->next_free = s->free_launch;
+	s->free_launch = (uint32_t)(l - s->launches) + 1;
+}
+
+/* ---- records ---- */
+
+static uint32_t model_string(struct gpu_source *s, uint32_t id)
+{
+	return id < s->nstrings ? s->strings[id] : 0;
+}
+
+static void on_string(void *ctx, uint32_t id, const char *text)
+{
+	struct gpu_source *s = ((struct gpu_poll *)ctx)->source;
+	struct gpu_merge *g = ((struct gpu_poll *)ctx)->merge;
+
+	if (id > (1u << 26) || grow_ids(&s->strings, &s->nstrings, id) < 0)
+		return;
+	profile_intern_string(g->profile, text, &s->strings[id]);
+}
+
+static void on_stack(struct gpu_merge *g, struct gpu_source *s, const struct gpu_rec_stack *r)
+{
+	struct frame f = { .kind = FRAME_PYTHON, .name = model_string(s, r->name),
+			   .module = model_string(s, r->file), .line = r->line };
+	uint32_t frame, parent = r->parent < s->nstacks ? s->stacks[r->parent] : 0;
+
+	if (!r->id || r->id > (1u << 26) || grow_ids(&s->stacks, &s->nstacks, r->id) < 0 ||
+	    profile_intern_frame(g->profile, &f, &frame) < 0)
+		return;
+	profile_intern_stack(g->profile, parent, frame, &s->stacks[r->id]);
+}
+
+/* A thread without Python frames stands under a frame naming it. */
+static uint32_t thread_stack(struct gpu_merge *g, struct gpu_source *s, uint32_t name)
+{
+	struct frame f = { .kind = FRAME_NATIVE };
+	char label[160];
+	uint32_t frame, stack = 0;
+
+	snprintf(label, sizeof(label), "[thread: %s]", profile_string(g->profile, model_string(s, name)));
+	if (!profile_intern_string(g->profile, label, &f.name) &&
+	    !profile_intern_frame(g->profile, &f, &frame))
+		profile_intern_stack(g->profile, 0, frame, &stack);
+	return stack;
+}
+
+static void on_launch(struct gpu_merge *g, struct gpu_source *s, const struct gpu_rec_launch *r)
+{
+	struct gpu_launch *l;
+	uint32_t slot;
+
+	g->launches++;
+	if (s->free_launch) {
+		slot = s->free_launch - 1;
+		s->free_launch = s->launches[slot].next_free;
+	} else {
+		if (s->nlaunches == s->caplaunches) {
+			uint32_t cap = s->caplaunches ? s->caplaunches * 2 : 256;
+			struct gpu_launch *gr = realloc(s->launches, cap * sizeof(*gr));
+
+			if (!gr)
+				return;
+			s->launches = gr;
+			s->caplaunches = cap;
+		}
+		slot = s->nlaunches++;
+	}
+	l = &s->launches[slot];
+	*l = (struct gpu_launch){
+		.start_ns = r->start_ns, .end_ns = r->end_ns, .tid = r->tid,
+		.api = model_string(s, r->api), .graph = r->graph != 0,
+		.nids = r->nids < GPU_LAUNCH_IDS ? r->nids : GPU_LAUNCH_IDS,
+	};
+	l->stack = r->stack ? (r->stack < s->nstacks ? s->stacks[r->stack] : 0)
+			    : thread_stack(g, s, r->thread_name);
+	memcpy(l->ids, r->ids, sizeof(l->ids));
+	for (uint32_t i = 0; i < l->nids; i++)
+		corr_put(s, l->ids[i], slot);
+}
+
+static char *demangled(const char *name)
+{
+	char *out = NULL;
+
+	return sym_demangle(name, strlen(name), &out) == 0 ? out : NULL;
+}
+
+static void on_activity(struct gpu_merge *g, struct gpu_source *s, const struct gpu_record *r)
+{
+	const struct gpu_rec_activity *ra = &r->u.activity;
+	struct gpu_launch *l = corr_get(s, ra->correlation);
+	struct gpu_activity a = {
+		.kind = r->type == GPU_REC_KERNEL ? GPU_ACTIVITY_KERNEL :
+			r->type == GPU_REC_MEMCPY ? GPU_ACTIVITY_MEMCPY :
+			r->type == GPU_REC_MEMSET ? GPU_ACTIVITY_MEMSET : GPU_ACTIVITY_SYNC,
+		.device = ra->device, .stream = ra->stream, .correlation = ra->correlation,
+		.start_ns = ra->start_ns, .end_ns = ra->end_ns, .copy_kind = ra->copy_kind,
+		.bytes = ra->bytes, .pid = s->pid,
+		.grid = { ra->grid[0], ra->grid[1], ra->grid[2] },
+		.block = { ra->block[0], ra->block[1], ra->block[2] },
+	};
+
+	if (a.end_ns < a.start_ns)
+		return;
+	if (l) {
+		a.tid = l->tid, a.stack = l->stack, a.api = l->api;
+		a.launch_start_ns = l->start_ns, a.launch_end_ns = l->end_ns;
+	}
+	if (a.kind == GPU_ACTIVITY_KERNEL) {
+		const char *raw = profile_string(g->profile, model_string(s, ra->name));
+		char *nice = demangled(raw);
+
+		profile_intern_string(g->profile, nice ? nice : raw, &a.name);
+		free(nice);
+	}
+	if (profile_add_gpu_activity(g->profile, &a) == 0)
+		gpu_stats_add(g, &a);
+	if (l && !l->graph)
+		launch_done(s, l);
+}
+
+static void on_device(struct gpu_merge *g, struct gpu_source *s, const struct gpu_rec_device *d)
+{
+	char key[48], value[256];
+
+	snprintf(key, sizeof(key), "gpu.%u.name", d->id);
+	snprintf(value, sizeof(value), "%s (compute %u.%u, %u SMs, %.0f GiB)",
+		 profile_string(g->profile, model_string(s, d->name)), d->cc_major, d->cc_minor,
+		 d->multiprocessors, (double)d->global_memory / (1u << 30));
+	profile_set_meta(g->profile, key, value);
+}
+
+static void on_status(struct gpu_merge *g, struct gpu_source *s, const struct gpu_rec_status *st)
+{
+	const char *text = profile_string(g->profile, model_string(s, st->text));
+	char line[512];
+
+	switch (st->status) {
+	case GPU_STATUS_STARTED:
+		g->started++;
+		return;
+	case GPU_STATUS_NO_CUPTI:
+		snprintf(line, sizeof(line), "process %u initialized CUDA, but the GPU agent found "
+			 "no CUPTI (%s): no GPU data for it", s->pid, text);
+		break;
+	case GPU_STATUS_TAKEN:
+		snprintf(line, sizeof(line), "process %u: %s", s->pid, text);
+		break;
+	case GPU_STATUS_FAILED:
+		snprintf(line, sizeof(line), "process %u: the GPU agent could not start CUPTI (%s): "
+			 "no GPU data for it", s->pid, text);
+		break;
+	default:
+		return;
+	}
+	if (g->notice)
+		g->notice(g->notice_ctx, line);
+}
+
+static void on_record(void *ctx, const struct gpu_record *r)
+{
+	struct gpu_poll *pl = ctx;
+
+	switch (r->type) {
+	case GPU_REC_STACK:
+		on_stack(pl->merge, pl->source, &r->u.stack);
+		break;
+	case GPU_REC_LAUNCH:
+		on_launch(pl->merge, pl->source, &r->u.launch);
+		break;
+	case GPU_REC_KERNEL:
+	case GPU_REC_MEMCPY:
+	case GPU_REC_MEMSET:
+	case GPU_REC_SYNC:
+		on_activity(pl->merge, pl->source, r);
+		break;
+	case GPU_REC_DEVICE:
+		on_device(pl->merge, pl->source, &r->u.device);
+		break;
+	case GPU_REC_STATUS:
+		on_status(pl->merge, pl->source, &r->u.status);
+		break;
+	case GPU_REC_DROPPED:
+		pl->merge->dropped += r->u.dropped.records;
+		break;
+	}
+}
+
+static const struct gpu_reader_ops ops = { .string = on_string, .record = on_record };
+
+/* ---- the folder ---- */
+
+static void source_free(struct gpu_source *s)
+{
+	gpu_reader_close(s->reader);
+	free(s->strings);
+	free(s->stacks);
+	free(s->launches);
+	free(s->corr_key);
+	free(s->corr_val);
+	free(s->path);
+	free(s);
+}
+
+static bool known(const struct gpu_merge *g, const char *path)
+{
+	for (const struct gpu_source *s = g->sources; s; s = s->next)
+		if (!strcmp(s->path, path))
+			return true;
+	return false;
+}
+
+/* Files that appeared since the last look. */
+static void discover(struct gpu_merge *g)
+{
+	DIR *d = opendir(g->dir);
+	struct dirent *e;
+	char path[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct gpu_source *s;
+		size_t n = strlen(e->d_name);
+
+		if (n < 5 || strcmp(e->d_name + n - 4, ".gpu"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", g->dir, e->d_name);
+		if (known(g, path) || !(s = calloc(1, sizeof(*s))))
+			continue;
+		s->path = strdup(path);
+		if (!s->path || gpu_reader_open(&s->reader, path) < 0) {
+			source_free(s);
+			continue;
+		}
+		s->pid = (uint32_t)strtoul(e->d_name, NULL, 10);
+		s->next = g->sources;
+		g->sources = s;
+	}
+	closedir(d);
+}
+
+int gpu_merge_new(struct gpu_merge **out, const char *dir, struct profile *p,
+		  void (*notice)(void *ctx, const char *line), void *ctx)
+{
+	struct gpu_merge *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return -ENOMEM;
+	g->dir = strdup(dir);
+	if (!g->dir) {
+		free(g);
+		return -ENOMEM;
+	}
+	g->profile = p;
+	g->notice = notice;
+	g->notice_ctx = ctx;
+	*out = g;
+	return 0;
+}
+
+int gpu_merge_poll(struct gpu_merge *g)
+{
+	int total = 0;
+
+	discover(g);
+	for (struct gpu_source *s = g->sources; s; s = s->next) {
+		struct gpu_poll pl = { g, s };
+		int n = gpu_reader_poll(s->reader, &ops, &pl);
+
+		if (n > 0) {
+			total += n;
+			if (!s->pid)
+				s->pid = gpu_reader_pid(s->reader);
+		} else if (n == -EPROTO && !s->refused) {
+			char line[PATH_MAX + 64];
+
+			s->refused = true;
+			snprintf(line, sizeof(line), "%s is not a GPU record file this build reads",
+				 s->path);
+			if (g->notice)
+				g->notice(g->notice_ctx, line);
+		}
+	}
+	gpu_stats_settle(g, false);
+	return total;
+}
+
+bool gpu_merge_any(const struct gpu_merge *g)
+{
+	return g && (g->started || g->launches || g->activities);
+}
+
+void gpu_merge_free(struct gpu_merge *g)
+{
+	if (!g)
+		return;
+	while (g->sources) {
+		struct gpu_source *s = g->sources;
+
+		g->sources = s->next;
+		unlink(s->path);
+		source_free(s);
+	}
+	gpu_stats_free(g);
+	rmdir(g->dir);
+	free(g->dir);
+	free(g);
+}
