@@ -128,8 +128,8 @@ struct gpu_activity {
 	int32_t grid[3], block[3];
 	uint32_t pid, tid;          /* the launching thread; tid 0: unknown */
 	uint32_t stack;             /* its stack at the launch; 0 unknown */
-	uint64_t launch_start_ns, launch_end_ns; /* the API call; 0 unknown */
 	uint32_t api;               /* string id: the API called; 0 */
+	uint64_t launch_start_ns, launch_end_ns; /* the API call; 0 unknown */
 };
 
 /*

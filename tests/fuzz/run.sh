@@ -11,6 +11,11 @@ mkdir -p "$corpus"
 if [ -z "$(ls "$corpus")" ]; then
 	build/trainsample record -q -t -r 500 -o "$corpus/seed.tsprof" -- build/tests/targets/busy_threads 3 0.3 >/dev/null
 fi
+# A recording with GPU activities, where the fake CUPTI was built.
+if [ ! -f "$corpus/gpu.tsprof" ] && [ -f build/tests/fake/libcupti.so.13 ]; then
+	build/trainsample record -q -r 200 -o "$corpus/gpu.tsprof" -- python3 tests/python/gpu_launch.py \
+		build/tests/fake/libcupti.so.13 3 >/dev/null 2>&1
+fi
 for r in tests/fuzz/regressions/*; do
 	[ -f "$r" ] || continue
 	if ! "$F" "$r" >build/fuzz/regression.log 2>&1; then

@@ -1,0 +1,155 @@
+# The GPU agent against a fake libcupti (tests/cuda_fake, built from the
+# real CUPTI headers): a Python program "launches" kernels, copies and a
+# graph from named functions and threads (tests/python/gpu_launch.py)
+# under record. Each kernel's time lands on the Python line that launched
+# it, on the right device and stream tracks of the trace, with an arrow
+# from its launch; report renders the same; CUPTI held by another tool,
+# dropped records, os._exit, the real libcupti without a driver, --gpu=off.
+. tests/integration/lib.sh
+PY=/usr/bin/python3.11
+[ -x "$PY" ] || PY=$(command -v python3)
+FAKE=build/tests/fake/libcupti.so.13
+if [ ! -f "$FAKE" ] || [ ! -f build/libtrainsample_cuda.so ]; then
+	skip "gpu: the agent against a fake CUPTI" "no CUPTI headers here, so neither the agent nor the fake was built"
+	exit 0
+fi
+STEPS=40
+
+$TS record -r 500 -o "$TMP/g.folded" -o "$TMP/gpu.svg" -o "$TMP/g.trace.json" -o "$TMP/g.tsprof" -- \
+	"$PY" tests/python/gpu_launch.py "$FAKE" $STEPS >"$TMP/out" 2>"$TMP/err"
+rc=$?
+# 500 Hz: a 2 ms period. Kernels: forward 2 ms, backward 4 ms, a graph of
+# three 1 ms nodes; copies 0.5 ms (optimizer) and 0.1 ms (loader).
+if [ $rc = 0 ] && python3 - "$TMP/g.folded" $STEPS >"$TMP/check" 2>&1 <<'EOT'
+import re, sys
+steps = int(sys.argv[2])
+gpu = {}
+for line in open(sys.argv[1]):
+    stack, n = line.rsplit(" ", 1)
+    if stack.startswith("[gpu];"):
+        gpu[stack] = gpu.get(stack, 0) + int(n)
+def weight(*frames):
+    return sum(n for s, n in gpu.items() if all(f in s for f in frames))
+want = {
+    ("forward (gpu_launch.py:", "[kernel] gemm_kernel(float*, float*, float*, int)"): steps * 1,
+    ("backward (gpu_launch.py:35)", "[kernel] backward_kernel"): steps * 2,
+    ("backward (gpu_launch.py:36)", "[kernel] graph_node_kernel"): steps * 3 // 2,
+    ("optimizer (gpu_launch.py:", "[memcpy HtoD]"): steps // 4,
+    ("loader (gpu_launch.py:", "[memcpy HtoD]"): steps // 20,
+}
+for frames, n in want.items():
+    got = weight(*frames)
+    assert abs(got - n) <= max(1, n // 50), (frames, got, n)
+assert all(s.split(";")[1].startswith(("<module>", "Thread.")) for s in gpu), list(gpu)[:3]
+print({k[1]: weight(*k) for k in want})
+EOT
+then ok "gpu: each kernel's and copy's time is on the Python line that launched it ($(tail -1 "$TMP/check"))"
+else not_ok "gpu: each kernel's and copy's time is on the Python line that launched it" "rc $rc $(tail -3 "$TMP/err" "$TMP/check")"; fi
+
+if grep -q "trainsample: GPU: $((STEPS * 5)) launches" "$TMP/err" &&
+   grep -q "device 0, Fake GPU 9000.*busy" "$TMP/err" &&
+   grep -Eq "0\.160 s +$STEPS x +4000\.0 us  backward_kernel" "$TMP/err" &&
+   grep -q "memcpy HtoD: .* in $((STEPS * 2)) copies" "$TMP/err"; then
+	ok "gpu: the summary gives launches, busy share, top kernels and copies"
+else not_ok "gpu: the summary gives launches, busy share, top kernels and copies" "$(grep -A8 'GPU:' "$TMP/err")"; fi
+
+if python3 tests/integration/trace_check.py "$TMP/g.trace.json" >"$TMP/tc" 2>&1 &&
+   python3 - "$TMP/g.trace.json" $STEPS >"$TMP/tracks" 2>&1 <<'EOT'
+import json, sys
+steps = int(sys.argv[2])
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["name"] == "thread_name"}
+procs = {e["pid"]: e["args"]["name"] for e in ev if e["name"] == "process_name"}
+gpu_pid = [p for p, n in procs.items() if n.startswith("GPU 0: Fake GPU 9000")]
+assert len(gpu_pid) == 1, procs
+g = gpu_pid[0]
+x = [e for e in ev if e["ph"] == "X"]
+on = lambda tid: [e for e in x if e["pid"] == g and e["tid"] == tid]
+assert len([e for e in on(7) if e["cat"] == "kernel"]) == steps * 5, len(on(7))
+assert len([e for e in on(13) if e["cat"] == "memcpy"]) == steps
+assert len([e for e in on(14) if e["cat"] == "memcpy"]) == steps
+assert names[(g, 7)] == "stream 7" and names[(g, 13)] == "stream 13"
+k = [e for e in on(7) if e["name"] == "backward_kernel"]
+assert all(abs(e["dur"] - 4000) < 0.01 for e in k), k[:2]
+assert all(e["args"]["grid"] == "1024,1,1" for e in k)
+api = [e for e in x if e["cat"] == "cuda_api"]
+assert {e["name"] for e in api} >= {"__cudaLaunchKernel", "cudaGraphLaunch", "cudaMemcpyAsync"}
+assert any(n.startswith("MainThread: CUDA API") for n in names.values()), names
+assert any(n.startswith("loader: CUDA API") for n in names.values()), names
+# Every kernel starts after the call that launched it began.
+s = {e["id"]: e for e in ev if e["ph"] == "s"}
+f = [e for e in ev if e["ph"] == "f"]
+assert len(f) == steps * 7, len(f)
+assert all(e["ts"] >= s[e["id"]]["ts"] for e in f)
+print("ok")
+EOT
+then ok "gpu: the trace has a device process, stream tracks, API tracks and launch arrows ($(cat "$TMP/tc"))"
+else not_ok "gpu: the trace has a device process, stream tracks, API tracks and launch arrows" "$(tail -2 "$TMP/tc" "$TMP/tracks")"; fi
+
+if xmllint --noout "$TMP/gpu.svg" 2>/dev/null && grep -q '\[kernel\] backward_kernel' "$TMP/gpu.svg" &&
+   ! grep -q '<title>spin (gpu_launch.py' "$TMP/gpu.svg"; then
+	ok "gpu: gpu.svg is a flamegraph of GPU time by launching stack, without CPU samples"
+else not_ok "gpu: gpu.svg is a flamegraph of GPU time by launching stack, without CPU samples"; fi
+
+$TS report -q "$TMP/g.tsprof" -o "$TMP/r.folded" -o "$TMP/r.trace.json"
+if cmp -s "$TMP/g.folded" "$TMP/r.folded" && cmp -s "$TMP/g.trace.json" "$TMP/r.trace.json"; then
+	ok "gpu: report of the recording writes what record wrote"
+else not_ok "gpu: report of the recording writes what record wrote"; fi
+
+# Another tool holds CUPTI: one line, no GPU data, the program unharmed.
+FAKE_CUPTI_TAKEN=torch.profiler $TS record -q -o "$TMP/t.folded" -- \
+	"$PY" tests/python/gpu_launch.py "$FAKE" 5 >"$TMP/tout" 2>"$TMP/terr"
+rc=$?
+if [ $rc = 0 ] && grep -q "^init 1" "$TMP/tout" && [ "$(wc -l <"$TMP/terr")" = 1 ] &&
+   grep -q "CUPTI is already in use by CUPTI for torch.profiler" "$TMP/terr" &&
+   ! grep -q '^\[gpu\]' "$TMP/t.folded"; then
+	ok "gpu: CUPTI held by another tool: one line naming it, no GPU data, the program runs"
+else not_ok "gpu: CUPTI held by another tool: one line naming it, no GPU data, the program runs" "rc $rc $(cat "$TMP/terr")"; fi
+
+FAKE_CUPTI_DROPPED=7 $TS record -o "$TMP/d.folded" -- "$PY" tests/python/gpu_launch.py "$FAKE" 5 \
+	>/dev/null 2>"$TMP/derr"
+if grep -q "7 records dropped" "$TMP/derr"; then ok "gpu: records CUPTI dropped are reported"
+else not_ok "gpu: records CUPTI dropped are reported" "$(grep GPU "$TMP/derr")"; fi
+
+# os._exit skips atexit: what the flusher wrote (4 times a second) stays.
+$TS record -q -r 200 -o "$TMP/x.trace.json" -- "$PY" tests/python/gpu_launch.py "$FAKE" 300 exit \
+	>/dev/null 2>&1
+if python3 - "$TMP/x.trace.json" >"$TMP/xc" 2>&1 <<'EOT'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+x = [e for e in ev if e["ph"] == "X"]
+cpu_end = max(e["ts"] + e["dur"] for e in x if e.get("cat") in ("python", "native"))
+api_end = max(e["ts"] + e["dur"] for e in x if e.get("cat") == "cuda_api")
+print("last launch %.2f s before the last CPU sample" % ((cpu_end - api_end) / 1e6))
+assert cpu_end - api_end <= 1.0e6, (cpu_end, api_end)
+EOT
+then ok "gpu: os._exit loses at most a second of records ($(cat "$TMP/xc"))"
+else not_ok "gpu: os._exit loses at most a second of records" "$(tail -2 "$TMP/xc")"; fi
+
+# The real libcupti, with no driver: the agent gives up in one line.
+REAL=$(ls /usr/local/cuda/lib*/libcupti.so.* /usr/local/cuda/extras/CUPTI/lib64/libcupti.so.* 2>/dev/null | head -1)
+if [ -z "$REAL" ]; then
+	skip "gpu: the real libcupti without a driver leaves the program alone" "no libcupti in /usr/local/cuda"
+else
+	cat >"$TMP/real.py" <<EOT
+import ctypes, os
+ctypes.CDLL("$REAL")
+agent = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
+print("init", agent.InitializeInjection(), flush=True)
+print("sum", sum(range(100000)))
+EOT
+	$TS record -q -o "$TMP/real.folded" -- "$PY" "$TMP/real.py" >"$TMP/rout" 2>"$TMP/rerr"
+	rc=$?
+	if [ $rc = 0 ] && grep -q "^sum 4999950000" "$TMP/rout" && [ "$(wc -l <"$TMP/rerr")" -le 1 ] &&
+	   ! grep -q '^\[gpu\]' "$TMP/real.folded"; then
+		ok "gpu: the real libcupti without a driver leaves the program alone ($(cut -c1-90 "$TMP/rerr"))"
+	else not_ok "gpu: the real libcupti without a driver leaves the program alone" "rc $rc $(cat "$TMP/rerr")"; fi
+fi
+
+# --gpu=off: the variables are not set; nothing is left behind either way.
+before=$(ls -d /tmp/trainsample-gpu-* "${XDG_RUNTIME_DIR:-/nonexistent}"/trainsample-gpu-* 2>/dev/null | wc -l)
+$TS record -q --gpu=off -o "$TMP/off.folded" -- "$PY" tests/python/gpu_launch.py "$FAKE" 3 >"$TMP/off" 2>&1
+after=$(ls -d /tmp/trainsample-gpu-* "${XDG_RUNTIME_DIR:-/nonexistent}"/trainsample-gpu-* 2>/dev/null | wc -l)
+if grep -q "^init 0" "$TMP/off" && ! grep -q '^\[gpu\]' "$TMP/off.folded" && [ "$before" = "$after" ]; then
+	ok "gpu: --gpu=off loads no agent; no record folder is left behind"
+else not_ok "gpu: --gpu=off loads no agent; no record folder is left behind" "$before $after $(cat "$TMP/off")"; fi

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+/* GPU activities in the model and the .tsprof, and the agent's record
+ * file read back (cuda/gpu_reader.c), on data made by hand. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda/gpu_record.h"
+#include "formats/formats.h"
+#include "model_helpers.h"
+
+#define MS 1000000ull
+
+static uint32_t launch_stack(struct profile *p)
+{
+	uint32_t m = frame(p, FRAME_PYTHON, "<module>", "/src/t.py", 1);
+	uint32_t f = frame(p, FRAME_PYTHON, "forward", "/src/t.py", 9);
+	uint32_t s[] = { m, f };
+
+	return stack(p, s, 2);
+}
+
+static struct gpu_activity kernel(struct profile *p, uint32_t st, uint64_t start, uint64_t dur)
+{
+	return (struct gpu_activity){
+		.kind = GPU_ACTIVITY_KERNEL, .device = 0, .stream = 7, .correlation = 3,
+		.start_ns = start, .end_ns = start + dur, .name = str(p, "gemm"),
+		.grid = { 64, 1, 1 }, .block = { 256, 1, 1 }, .pid = 100, .tid = 101, .stack = st,
+		.launch_start_ns = start - 50000, .launch_end_ns = start - 40000,
+		.api = str(p, "cudaLaunchKernel"),
+	};
+}
+
+static char *folded(const struct profile *p)
+{
+	struct render_options o = { 0 };
+	char err[128] = "", *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	cr_assert_eq(folded_write(p, out, &o, err, sizeof(err)), 0, "%s", err);
+	fclose(out);
+	return text;
+}
+
+Test(gpu, kernels_weigh_onto_their_launching_stack_apart_from_cpu_samples)
+{
+	struct profile *p = profile_new();
+	uint32_t st = launch_stack(p);
+	struct gpu_activity a = kernel(p, st, 10 * MS, 4 * MS);
+	struct gpu_activity c = { .kind = GPU_ACTIVITY_MEMCPY, .copy_kind = 2, .bytes = 4096,
+				  .start_ns = 20 * MS, .end_ns = 21 * MS, .pid = 100 };
+	struct render_options o = { 0 };
+	char *text, err[128];
+	size_t len = 0;
+	FILE *out;
+
+	profile_set_meta(p, "period_ns", "1000000");
+	profile_set_meta(p, "python_script_dir", "/src");
+	samples(p, 101, st, 3, MS, 0);
+	cr_assert_eq(profile_add_gpu_activity(p, &a), 0);
+	cr_assert_eq(profile_add_gpu_activity(p, &c), 0);
+	a.kind = 99;
+	cr_assert_eq(profile_add_gpu_activity(p, &a), -EINVAL);
+	cr_assert_eq(profile_sample_count(p), 3, "GPU time is not CPU samples");
+	cr_assert_eq(profile_gpu_activity_count(p), 2);
+	text = folded(p);
+	cr_assert(strstr(text, "<module> (t.py:1);forward (t.py:9) 3\n"), "%s", text);
+	cr_assert(strstr(text, "[gpu];<module> (t.py:1);forward (t.py:9);[kernel] gemm 4\n"), "%s", text);
+	/* A copy without a launch: stack 0, under [gpu] alone. */
+	cr_assert(strstr(text, "[gpu];[memcpy DtoH] 1\n"), "%s", text);
+	free(text);
+
+	/* The flamegraph of CPU samples leaves the GPU out; the GPU one keeps it only. */
+	text = NULL;
+	out = open_memstream(&text, &len);
+	cr_assert_eq(flamegraph_write(p, out, &o, err, sizeof(err)), 0);
+	fclose(out);
+	cr_assert_null(strstr(text, "[kernel] gemm"));
+	free(text);
+	o.gpu = true;
+	out = open_memstream(&text, &len);
+	cr_assert_eq(flamegraph_write(p, out, &o, err, sizeof(err)), 0);
+	fclose(out);
+	cr_assert(strstr(text, "[kernel] gemm"));
+	cr_assert(strstr(text, "data-total=\"5000000\""), "4 ms kernel + 1 ms copy");
+	free(text);
+	profile_free(p);
+}
+
+struct kept {
+	struct gpu_activity a[4];
+	int n;
+};
+
+static int keep_activity(const struct gpu_activity *a, void *ctx)
+{
+	struct kept *k = ctx;
+
+	cr_assert_lt(k->n, 4);
+	k->a[k->n++] = *a;
+	return 0;
+}
+
+Test(gpu, activities_survive_a_tsprof_round_trip_with_every_field)
+{
+	char path[] = "/tmp/gpu_tsprof.XXXXXX";
+	struct profile *p = profile_new(), *q = profile_new();
+	struct tsprof_writer *w = NULL;
+	struct tsprof_read_info info;
+	struct gpu_activity a, b;
+	struct kept got = { .n = 0 };
+	char err[256] = "";
+	int fd = mkstemp(path);
+
+	cr_assert(fd >= 0);
+	close(fd);
+	cr_assert_eq(profile_keep_timeline(p), 0);
+	cr_assert_eq(tsprof_writer_open(&w, path, p, err, sizeof(err)), 0, "%s", err);
+	a = kernel(p, launch_stack(p), 5 * MS, 2 * MS);
+	cr_assert_eq(profile_add_gpu_activity(p, &a), 0);
+	b = a;
+	b.kind = GPU_ACTIVITY_SYNC; /* earlier than the one before: deltas are signed */
+	b.start_ns = 3 * MS;
+	b.end_ns = 4 * MS;
+	b.launch_start_ns = b.launch_end_ns = 0;
+	b.grid[0] = -1;
+	cr_assert_eq(profile_add_gpu_activity(p, &b), 0);
+	cr_assert_eq(tsprof_writer_close(w), 0);
+
+	cr_assert_eq(profile_keep_timeline(q), 0);
+	cr_assert_eq(tsprof_read(path, q, &info, err, sizeof(err)), 0, "%s", err);
+	cr_assert(info.complete);
+	cr_assert_eq(profile_for_each_gpu_activity(q, keep_activity, &got), 0);
+	cr_assert_eq(got.n, 2);
+	cr_assert_eq(memcmp(&got.a[0], &a, sizeof(a)), 0, "the kernel, field for field");
+	cr_assert_eq(memcmp(&got.a[1], &b, sizeof(b)), 0, "the sync, field for field");
+	cr_assert_str_eq(profile_string(q, got.a[0].name), "gemm");
+	cr_assert_str_eq(profile_string(q, got.a[0].api), "cudaLaunchKernel");
+	profile_free(p);
+	profile_free(q);
+	unlink(path);
+}
+
+/* ---- the agent's record file ---- */
+
+struct seen {
+	char strings[4][300];
+	uint32_t types[16];
+	int nrecords;
+	struct gpu_record last;
+};
+
+static void seen_string(void *ctx, uint32_t id, const char *text)
+{
+	struct seen *s = ctx;
+
+	cr_assert_lt(id, 4);
+	snprintf(s->strings[id], sizeof(s->strings[id]), "%s", text);
+}
+
+static void seen_record(void *ctx, const struct gpu_record *r)
+{
+	struct seen *s = ctx;
+
+	s->types[s->nrecords++ % 16] = r->type;
+	s->last = *r;
+}
+
+static void put(int fd, const void *rec, size_t n)
+{
+	cr_assert_eq(write(fd, rec, n), (ssize_t)n);
+}
+
+Test(gpu, reader_joins_strings_and_waits_for_whole_records)
+{
+	const struct gpu_reader_ops ops = { seen_string, seen_record };
+	char path[] = "/tmp/gpu_rec.XXXXXX";
+	struct gpu_file_header h = { .version = GPU_FILE_VERSION, .record_size = GPU_RECORD_SIZE,
+				     .pid = 4242 };
+	struct gpu_record r = { .type = GPU_REC_STRING };
+	char longname[250];
+	struct gpu_reader *rd;
+	struct seen seen = { .nrecords = 0 };
+	int fd = mkstemp(path);
+
+	cr_assert(fd >= 0);
+	memcpy(h.magic, GPU_FILE_MAGIC, 8);
+	cr_assert_eq(gpu_reader_open(&rd, path), 0);
+	cr_assert_eq(gpu_reader_poll(rd, &ops, &seen), 0, "no header yet: nothing, no error");
+	put(fd, &h, sizeof(h));
+	/* A 249-byte name in three pieces. */
+	memset(longname, 'k', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = 0;
+	for (uint32_t off = 0; off < 249; off += GPU_STRING_PIECE) {
+		uint32_t n = 249 - off < GPU_STRING_PIECE ? 249 - off : GPU_STRING_PIECE;
+
+		r.u.string = (struct gpu_rec_string){ .id = 1, .total = 249, .offset = off,
+						      .len = (uint16_t)n };
+		memcpy(r.u.string.text, longname + off, n);
+		put(fd, &r, sizeof(r));
+	}
+	memset(&r, 0, sizeof(r));
+	r.type = GPU_REC_KERNEL;
+	r.u.activity.correlation = 77;
+	put(fd, &r, sizeof(r) / 2); /* half a record: it waits */
+	cr_assert_eq(gpu_reader_poll(rd, &ops, &seen), 3);
+	cr_assert_str_eq(seen.strings[1], longname);
+	cr_assert_eq(gpu_reader_pid(rd), 4242);
+	cr_assert_eq(seen.nrecords, 0);
+	put(fd, (char *)&r + sizeof(r) / 2, sizeof(r) / 2);
+	r.type = 999; /* unknown types are skipped */
+	put(fd, &r, sizeof(r));
+	cr_assert_eq(gpu_reader_poll(rd, &ops, &seen), 2);
+	cr_assert_eq(seen.nrecords, 1);
+	cr_assert_eq(seen.last.type, GPU_REC_KERNEL);
+	cr_assert_eq(seen.last.u.activity.correlation, 77);
+	gpu_reader_close(rd);
+
+	/* Not a record file: refused. */
+	cr_assert_eq(ftruncate(fd, 0), 0);
+	cr_assert_eq(pwrite(fd, "not a gpu file, not at all, not even close, no no no no no no no no no no no"
+			    " no no no no no no no no no no no no no no no no no no no no no no", 128, 0), 128);
+	cr_assert_eq(gpu_reader_open(&rd, path), 0);
+	cr_assert_eq(gpu_reader_poll(rd, &ops, &seen), -EPROTO);
+	gpu_reader_close(rd);
+	close(fd);
+	unlink(path);
+}
