@@ -67,7 +67,7 @@ AGENT_SRCS := $(wildcard cuda/agent*.c) sampler/py_layout.c sampler/py_code.c sa
 # The fake libcupti the GPU tests load (tests/cuda_fake), from the same headers.
 FAKE_CUPTI := $(if $(CUPTI_INC),$(BUILD)/tests/fake/libcupti.so.13)
 
-.PHONY: all deps test check demo run-demo bench run-bench install clean fuzz
+.PHONY: all deps test check demo run-demo bench run-bench install clean fuzz gpu-check
 all: $(BIN) $(AGENT)
 
 $(BUILD)/libtrainsample_cuda.so: $(AGENT_SRCS) $(wildcard cuda/*.h) sampler/py_layout.h sampler/py_layouts_gen.h
@@ -98,14 +98,18 @@ run-demo: $(BIN)
 bench: deps
 	@$(MAKE) --no-print-directory run-bench
 
-run-bench: $(BIN) $(BENCH_BINS)
+run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI)
 	@$(BUILD)/bench/render
+	@echo
+	@sh bench/gpu_launch.sh
 	@echo
 	@sh bench/overhead.sh
 
-install: $(BIN)
+install: $(BIN) $(AGENT)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/trainsample
+	$(if $(AGENT),install -d $(DESTDIR)$(PREFIX)/lib/trainsample && \
+		install -m 0644 $(AGENT) $(DESTDIR)$(PREFIX)/lib/trainsample/)
 
 clean:
 	rm -rf $(BUILD)
@@ -187,6 +191,11 @@ $(BUILD)/fuzz/fuzz_tsprof: tests/fuzz/fuzz_tsprof.c $(wildcard formats/*.c forma
 	@mkdir -p $(@D)
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -o $@ $< $(wildcard formats/*.c) -lz -lm
+
+# The real CUDA path where there is a GPU (tests/cuda): builds its programs
+# with nvcc, runs them under record --gpu=on, checks and prints the cost.
+gpu-check: $(BIN) $(AGENT)
+	@sh tests/cuda/gpu_check.sh
 
 fuzz: deps
 	@$(MAKE) --no-print-directory $(BUILD)/fuzz/fuzz_tsprof $(BIN) $(TARGET_BINS)

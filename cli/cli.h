@@ -70,6 +70,7 @@ int cmd_record(int argc, char **argv, bool attach);
 int cmd_report(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_env(int argc, char **argv);
 
 /* Reads a recording into p, cut by --from/--to; a damaged one with a
  * warning. -errno after printing the error. */

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -19,6 +21,8 @@
 struct gpu_run {
 	char dir[PATH_MAX];
 	struct gpu_merge *merge;
+	char socket[108];  /* attach: the dormant agent switched on */
+	bool stopped;      /* and off again */
 };
 
 /* Beside the binary (the build tree), or in PREFIX/lib/trainsample. */
@@ -50,6 +54,99 @@ static void notice(void *ctx, const char *line)
 	cli_warn("%s", line);
 }
 
+/* The effective uid of a process: its agent's socket is in that user's folder. */
+static int process_uid(pid_t pid, unsigned *uid)
+{
+	char path[64], line[256];
+	unsigned real;
+	FILE *f;
+	int ret = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u", &real, uid) == 2) {
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+/* One command to the agent, one line back ("ok" or "error: WHY"). */
+static int agent_command(const char *socket_path, const char *command, char *answer, size_t len)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	size_t got = 0;
+	ssize_t n;
+
+	snprintf(answer, len, "error: %s", strerror(errno));
+	if (fd < 0)
+		return -1;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path);
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		snprintf(answer, len, "error: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* The agent may answer and close before reading (a refusal): no
+	 * SIGPIPE, and its answer is still read. */
+	if (send(fd, command, strlen(command), MSG_NOSIGNAL) < 0)
+		snprintf(answer, len, "error: %s", strerror(errno));
+	shutdown(fd, SHUT_WR);
+	while (got + 1 < len && (n = read(fd, answer + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	answer[got] = 0;
+	answer[strcspn(answer, "\n")] = 0;
+	return strcmp(answer, "ok") ? -1 : 0;
+}
+
+/* attach: a process started with the agent (trainsample env) has it
+ * dormant; its socket switches it on for this recording. */
+static int attach_agent(const struct cli_options *o, struct profile *p, struct gpu_run **out)
+{
+	char command[PATH_MAX + 16], answer[400];
+	struct gpu_run *g;
+	unsigned uid;
+
+	if (process_uid(o->pid, &uid) < 0)
+		return 0;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	snprintf(g->socket, sizeof(g->socket), "/tmp/trainsample-%u/%d.sock", uid, (int)o->pid);
+	if (access(g->socket, F_OK) < 0) {
+		if (o->gpu == CLI_GPU_ON)
+			cli_warn("PID %d has no GPU agent waiting (start it with eval \"$(trainsample env)\" "
+				 "in its environment): no GPU data", (int)o->pid);
+		free(g);
+		return 0;
+	}
+	snprintf(g->dir, sizeof(g->dir), "/tmp/trainsample-gpu-XXXXXX");
+	if (!mkdtemp(g->dir) || gpu_merge_new(&g->merge, g->dir, p, notice, NULL) < 0) {
+		cli_warn("cannot make a folder for GPU records (%s): no GPU data", strerror(errno));
+		free(g);
+		return 0;
+	}
+	/* The agent runs as the process's user: the folder must be its. */
+	if (geteuid() == 0 && uid != 0 && chown(g->dir, uid, (gid_t)-1) < 0)
+		cli_warn("cannot hand %s to uid %u: %s", g->dir, uid, strerror(errno));
+	snprintf(command, sizeof(command), "start %s", g->dir);
+	if (agent_command(g->socket, command, answer, sizeof(answer)) < 0) {
+		cli_warn("the GPU agent of PID %d did not start: %s; no GPU data", (int)o->pid,
+			 answer[0] ? answer : "no answer");
+		gpu_merge_free(g->merge);
+		free(g);
+		return 0;
+	}
+	*out = g;
+	return 0;
+}
+
 int gpu_run_start(const struct cli_options *o, struct profile *p, struct gpu_run **out)
 {
 	const char *base = getenv("XDG_RUNTIME_DIR"), *injected = getenv("CUDA_INJECTION64_PATH");
@@ -57,8 +154,10 @@ int gpu_run_start(const struct cli_options *o, struct profile *p, struct gpu_run
 	struct gpu_run *g;
 
 	*out = NULL;
-	if (o->gpu == CLI_GPU_OFF || !o->command)
+	if (o->gpu == CLI_GPU_OFF)
 		return 0;
+	if (!o->command)
+		return attach_agent(o, p, out);
 	if (injected && injected[0]) {
 		if (o->gpu == CLI_GPU_ON)
 			cli_warn("CUDA_INJECTION64_PATH is already set (%s); trainsample leaves it, and "
@@ -96,8 +195,14 @@ void gpu_run_poll(struct gpu_run *g)
 
 void gpu_run_finish(struct gpu_run *g, bool quiet, uint64_t wall_ns)
 {
+	char answer[400];
+
 	if (!g)
 		return;
+	/* attach: the agent goes dormant again, its last records written. */
+	if (g->socket[0] && agent_command(g->socket, "stop", answer, sizeof(answer)) < 0)
+		cli_warn("the GPU agent did not stop: %s", answer);
+	g->stopped = true;
 	gpu_merge_poll(g->merge);
 	if (!quiet)
 		gpu_merge_summary(g->merge, stderr, wall_ns);
@@ -105,8 +210,32 @@ void gpu_run_finish(struct gpu_run *g, bool quiet, uint64_t wall_ns)
 
 void gpu_run_free(struct gpu_run *g)
 {
+	char answer[400];
+
 	if (!g)
 		return;
+	/* Whatever ended the run, a switched-on agent goes dormant again. */
+	if (g->socket[0] && !g->stopped)
+		agent_command(g->socket, "stop", answer, sizeof(answer));
 	gpu_merge_free(g->merge);
 	free(g);
+}
+
+int cmd_env(int argc, char **argv)
+{
+	char agent[PATH_MAX];
+
+	(void)argv;
+	if (argc > 1) {
+		cli_error("env takes no arguments");
+		return 2;
+	}
+	if (!find_agent(agent, sizeof(agent))) {
+		cli_error("no libtrainsample_cuda.so beside trainsample (it is built where the CUDA "
+			  "toolkit's CUPTI headers are)");
+		return 1;
+	}
+	/* Dormant in every CUDA process started with it, until attach. */
+	printf("export CUDA_INJECTION64_PATH='%s'\n", agent);
+	return 0;
 }

@@ -40,6 +40,8 @@ void usage(FILE *f)
 "                                                 the largest changes, and a differential\n"
 "                                                 flamegraph (red grew, blue shrank)\n"
 "       trainsample dump --pid PID [--native] [--json]     print every thread's stack once\n"
+"       trainsample env                                    the variable that loads the GPU\n"
+"                                                 agent, dormant until attach switches it on\n"
 "\n"
 "options of record and attach:\n"
 "  -o, --output FILE     write FILE; the format comes from the extension: .svg\n"
@@ -66,6 +68,10 @@ void usage(FILE *f)
 "                        site-packages/, the standard library or the script's folder)\n"
 "      --inverted        flamegraph as an icicle: the outermost frames on top\n"
 "      --native-lines    native frames as 'function (file:line)', from debug info\n"
+"      --gpu[=MODE]      auto (default): CUDA programs get the GPU agent (kernels, copies,\n"
+"                        launch stacks); on: the same, saying why when it cannot; off\n"
+"      --gpu-flamegraph FILE.svg  GPU time on the Python stacks that launched it\n"
+"                        (an .svg output named gpu.svg is one too)\n"
 "      --stack-bytes N   bytes of stack copied per sample (default 64K; K and M suffixes)\n"
 "      --unwind-queue N  copies that may wait to be unwound (default: 32 MiB of them);\n"
 "                        when unwinding falls behind, new samples are dropped and counted\n"
@@ -107,6 +113,8 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1, true);
 	if (!strcmp(cmd, "report"))
 		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(cmd, "env"))
+		return cmd_env(argc - 1, argv + 1);
 	if (!strcmp(cmd, "diff"))
 		return cmd_diff(argc - 1, argv + 1);
 	if (!strcmp(cmd, "dump"))

@@ -18,6 +18,7 @@
 
 struct agent_state agent = {
 	.fd = -1,
+	.control_fd = -1,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
@@ -39,15 +40,23 @@ static void *flusher_main(void *arg)
 	return NULL;
 }
 
-static void at_exit(void)
+void agent_collect_stop(void)
 {
 	if (!agent.collecting)
 		return;
 	agent.collecting = false;
-	/* Forced: the process is going, nothing may wait in CUPTI's buffers. */
+	/* Forced: nothing may stay in CUPTI's buffers once the file closes. */
 	agent.cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	agent_activity_stop();
+	agent_launch_stop();
 	agent_status(GPU_STATUS_STOPPED, NULL);
 	agent_out_close();
+}
+
+static void at_exit(void)
+{
+	agent_collect_stop();
+	agent_control_stop();
 }
 
 /* A forked child has none of the parent's CUDA state: it stays inert. Its
@@ -56,64 +65,79 @@ static void in_child(void)
 {
 	agent.collecting = false;
 	agent.flusher_started = false;
+	agent.control_fd = -1;
 	if (agent.fd >= 0)
 		close(agent.fd);
 	agent.fd = -1;
 	pthread_mutex_init(&agent.lock, NULL);
 }
 
-static int start(void)
+int agent_collect_start(const char *dir, char *why, size_t len)
 {
-	char why[256] = "";
 	int ret;
 
-	ret = agent_cupti_load(why, sizeof(why));
+	if (agent.collecting) {
+		snprintf(why, len, "the GPU agent is collecting already");
+		return -EBUSY;
+	}
+	ret = agent_out_open(dir);
+	if (ret < 0) {
+		snprintf(why, len, "cannot write GPU records in %s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	agent.dropped = 0;
+	ret = agent.cupti_lib ? 0 : agent_cupti_load(why, len);
 	if (ret < 0) {
 		agent_status(GPU_STATUS_NO_CUPTI, why);
+		agent_out_close();
 		return ret;
 	}
-	ret = agent_launch_start(why, sizeof(why));
-	if (ret == -EBUSY) {
-		agent_status(GPU_STATUS_TAKEN, why);
-		return ret;
+	ret = agent_launch_start(why, len);
+	if (!ret) {
+		ret = agent_activity_start(why, len);
+		if (ret < 0)
+			agent_launch_stop();
 	}
-	if (!ret)
-		ret = agent_activity_start(why, sizeof(why));
 	if (ret < 0) {
-		if (agent.subscriber)
-			agent.cupti.unsubscribe(agent.subscriber);
-		agent.subscriber = NULL;
-		agent_status(GPU_STATUS_FAILED, why);
+		agent_status(ret == -EBUSY ? GPU_STATUS_TAKEN : GPU_STATUS_FAILED, why);
+		agent_out_close();
 		return ret;
 	}
 	pthread_mutex_lock(&agent.lock);
-	agent_python_init();
+	if (!agent.py_tried)
+		agent_python_init();
+	agent.py_tried = true;
 	pthread_mutex_unlock(&agent.lock);
+	if (!agent.flusher_started) {
+		agent.flusher_started = !pthread_create(&agent.flusher, NULL, flusher_main, NULL);
+		if (agent.flusher_started) {
+			pthread_setname_np(agent.flusher, "trainsample-gpu");
+			pthread_detach(agent.flusher);
+		}
+	}
 	agent.collecting = true;
 	agent_status(GPU_STATUS_STARTED, agent.py.ready ? "Python stacks" : "no Python stacks");
 	return 0;
 }
 
+/*
+ * Under record (TRAINSAMPLE_GPU_DIR set) the agent collects at once;
+ * otherwise it waits, dormant, for attach to switch it on through its
+ * control socket (agent_control.c).
+ */
 __attribute__((visibility("default"))) int InitializeInjection(void)
 {
 	const char *dir = getenv("TRAINSAMPLE_GPU_DIR");
+	char why[256];
 
 	if (agent.initialized)
 		return 1;
 	agent.initialized = true;
-	if (!dir || !dir[0] || agent_out_open(dir) < 0)
-		return 1; /* dormant: nothing asked for records */
-	snprintf(agent.dir, sizeof(agent.dir), "%s", dir);
-	if (start() < 0) {
-		agent_out_close();
-		return 1;
-	}
 	atexit(at_exit);
 	pthread_atfork(NULL, NULL, in_child);
-	agent.flusher_started = !pthread_create(&agent.flusher, NULL, flusher_main, NULL);
-	if (agent.flusher_started) {
-		pthread_setname_np(agent.flusher, "trainsample-gpu");
-		pthread_detach(agent.flusher);
-	}
+	if (dir && dir[0])
+		agent_collect_start(dir, why, sizeof(why));
+	else
+		agent_control_start();
 	return 1;
 }

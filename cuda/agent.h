@@ -51,8 +51,17 @@ struct agent_intern {
 	uint32_t cap, count;
 };
 
+/* Lines of (code object, instruction), direct-mapped: a line table is
+ * decoded once per place, not once per launch. */
+#define AGENT_LINE_CACHE 4096
+struct agent_line {
+	uint64_t code, instr, sig; /* sig: the code object's header, folded */
+	uint32_t line;
+};
+
 struct agent_python {
 	bool ready;
+	struct agent_line lines[AGENT_LINE_CACHE];
 	struct py_target target;
 	struct py_code_cache *codes;
 	struct py_walk_scratch scratch;
@@ -89,6 +98,12 @@ struct agent_state {
 	pthread_t flusher;
 	bool flusher_started;
 	volatile int stop_flusher;
+	bool timestamp_registered;     /* once per process: again corrupts records */
+	bool py_tried;
+
+	int control_fd;                /* the dormant agent's socket; -1 none */
+	char control_path[108];
+	pthread_t control;
 };
 
 extern struct agent_state agent;
@@ -100,6 +115,14 @@ struct agent_thread {
 };
 
 extern _Thread_local struct agent_thread agent_thread;
+
+/* agent.c: collecting into dir's record file, and stopping. */
+int agent_collect_start(const char *dir, char *why, size_t len);
+void agent_collect_stop(void);
+
+/* agent_control.c: the dormant agent's socket, for attach. */
+void agent_control_start(void);
+void agent_control_stop(void);
 
 /* agent_cupti.c */
 int agent_cupti_load(char *why, size_t len);
@@ -116,10 +139,12 @@ void agent_out_close(void);
 
 /* agent_activity.c */
 int agent_activity_start(char *why, size_t len);
+void agent_activity_stop(void);
 void agent_activity_flush(void);
 
 /* agent_launch.c */
 int agent_launch_start(char *why, size_t len);
+void agent_launch_stop(void);
 
 /* agent_python.c */
 void agent_python_init(void);

@@ -147,15 +147,18 @@ int agent_activity_start(char *why, size_t len)
 {
 	CUptiResult res;
 
-	res = agent.cupti.activity_register_timestamp(monotonic_timestamp);
-	if (res != CUPTI_SUCCESS) {
-		result_text(res, why, len, "cuptiActivityRegisterTimestampCallback");
-		return -EIO;
-	}
-	res = agent.cupti.activity_register_callbacks(buffer_requested, buffer_completed);
-	if (res != CUPTI_SUCCESS) {
-		result_text(res, why, len, "cuptiActivityRegisterCallbacks");
-		return -EIO;
+	if (!agent.timestamp_registered) {
+		res = agent.cupti.activity_register_timestamp(monotonic_timestamp);
+		if (res != CUPTI_SUCCESS) {
+			result_text(res, why, len, "cuptiActivityRegisterTimestampCallback");
+			return -EIO;
+		}
+		res = agent.cupti.activity_register_callbacks(buffer_requested, buffer_completed);
+		if (res != CUPTI_SUCCESS) {
+			result_text(res, why, len, "cuptiActivityRegisterCallbacks");
+			return -EIO;
+		}
+		agent.timestamp_registered = true;
 	}
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		res = agent.cupti.activity_enable(kinds[i]);
@@ -167,6 +170,12 @@ int agent_activity_start(char *why, size_t len)
 		}
 	}
 	return 0;
+}
+
+void agent_activity_stop(void)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		agent.cupti.activity_disable(kinds[i]);
 }
 
 void agent_activity_flush(void)

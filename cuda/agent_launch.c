@@ -169,3 +169,10 @@ int agent_launch_start(char *why, size_t len)
 		      sizeof(driver_launches) / sizeof(driver_launches[0]));
 	return 0;
 }
+
+void agent_launch_stop(void)
+{
+	if (agent.subscriber)
+		agent.cupti.unsubscribe(agent.subscriber);
+	agent.subscriber = NULL;
+}

@@ -27,11 +27,39 @@ uint64_t agent_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static void intern_free(struct agent_intern *t)
+{
+	if (t->texts)
+		for (uint32_t i = 0; i < t->cap; i++)
+			free(t->texts[i]);
+	free(t->keys), free(t->ids), free(t->texts), free(t->stack_keys);
+	memset(t, 0, sizeof(*t));
+}
+
+/* A new file knows none of the strings and stacks the last one defined. */
+static void forget_definitions(void)
+{
+	pthread_mutex_lock(&agent.lock);
+	intern_free(&agent.strings);
+	intern_free(&agent.stacks);
+	agent.next_string = agent.next_stack = 0;
+	memset(agent.thread_names, 0, sizeof(agent.thread_names));
+	if (agent.py.codes) {
+		/* Code objects cache their names' string ids. */
+		py_code_cache_free(agent.py.codes);
+		agent.py.codes = NULL;
+		if (py_code_cache_new(&agent.py.codes) < 0)
+			agent.py.ready = false;
+	}
+	pthread_mutex_unlock(&agent.lock);
+}
+
 int agent_out_open(const char *dir)
 {
 	struct gpu_file_header h = { .version = GPU_FILE_VERSION, .record_size = GPU_RECORD_SIZE };
 	char path[320];
 
+	forget_definitions();
 	snprintf(path, sizeof(path), "%s/%d.gpu", dir, (int)getpid());
 	/* O_EXCL: a pid reused within one recording starts a file of its own
 	 * only after the old one is read and removed. */
@@ -47,8 +75,10 @@ int agent_out_open(const char *dir)
 		unlink(path);
 		return -EIO;
 	}
-	agent.staged = calloc(STAGE_RECORDS, sizeof(*agent.staged));
-	agent.capstaged = agent.staged ? STAGE_RECORDS : 0;
+	if (!agent.staged) {
+		agent.staged = calloc(STAGE_RECORDS, sizeof(*agent.staged));
+		agent.capstaged = agent.staged ? STAGE_RECORDS : 0;
+	}
 	return 0;
 }
 
@@ -101,9 +131,11 @@ void agent_flush(void)
 void agent_out_close(void)
 {
 	agent_flush();
+	pthread_mutex_lock(&agent.lock);
 	if (agent.fd >= 0)
 		close(agent.fd);
 	agent.fd = -1;
+	pthread_mutex_unlock(&agent.lock);
 }
 
 static uint64_t hash_bytes(const void *data, size_t len, uint64_t h)
@@ -113,6 +145,17 @@ static uint64_t hash_bytes(const void *data, size_t len, uint64_t h)
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ p[i]) * 0x100000001b3ull;
 	return h | 1; /* 0 marks an empty slot */
+}
+
+/* A 64-bit finalizer (splitmix64's): every launch hashes its stack's
+ * nodes, so this is kept cheap. */
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
 }
 
 /* Grows t to twice its size (lock held); false when memory is short. */
@@ -190,7 +233,7 @@ uint32_t agent_stack_node(uint32_t parent, uint32_t name, uint32_t file, uint32_
 {
 	struct agent_intern *t = &agent.stacks;
 	uint64_t k0 = (uint64_t)parent << 32 | name, k1 = (uint64_t)file << 32 | line;
-	uint64_t h = hash_bytes(&k1, sizeof(k1), hash_bytes(&k0, sizeof(k0), 0xcbf29ce484222325ull));
+	uint64_t h = mix(k0 ^ mix(k1)) | 1;
 	struct gpu_record r = { .type = GPU_REC_STACK };
 	uint32_t j;
 

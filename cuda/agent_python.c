@@ -148,6 +148,22 @@ void agent_python_init(void)
 	py->ready = true;
 }
 
+static uint32_t line_of(struct agent_python *py, const struct py_code *c, uint64_t instr)
+{
+	struct agent_line *e = &py->lines[((c->addr >> 4) ^ (instr * 0x9e3779b1u)) % AGENT_LINE_CACHE];
+	uint64_t sig = c->sig[0] ^ c->sig[1] * 3 ^ c->sig[2] * 7;
+
+	/* Keyed by the header too: another code object at a freed one's
+	 * address does not inherit its lines. */
+	if (e->code != c->addr || e->instr != instr || e->sig != sig || !e->line) {
+		e->code = c->addr;
+		e->instr = instr;
+		e->sig = sig;
+		e->line = py_code_line(&py->target, c, instr);
+	}
+	return e->line;
+}
+
 uint32_t agent_python_stack(void)
 {
 	struct agent_python *py = &agent.py;
@@ -175,7 +191,7 @@ uint32_t agent_python_stack(void)
 			c->id = agent_string(c->name ? c->name : "?");
 		if (c->id2 == UINT32_MAX)
 			c->id2 = agent_string(c->file ? c->file : "?");
-		node = agent_stack_node(node, c->id, c->id2, py_code_line(&py->target, c, raw[i].instr));
+		node = agent_stack_node(node, c->id, c->id2, line_of(py, c, raw[i].instr));
 	}
 	return node;
 }

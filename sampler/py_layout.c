@@ -243,9 +243,10 @@ int py_walk_scratch_init(struct py_walk_scratch *s)
 	memset(s, 0, sizeof(*s));
 	s->seen_cap = 16384;
 	s->seen = calloc(s->seen_cap, sizeof(*s->seen));
+	s->seen_epoch = calloc(s->seen_cap, sizeof(*s->seen_epoch));
 	s->chunk_cap = CHUNK_MAX;
 	s->chunk = malloc(s->chunk_cap);
-	if (!s->seen || !s->chunk) {
+	if (!s->seen || !s->seen_epoch || !s->chunk) {
 		py_walk_scratch_free(s);
 		return -ENOMEM;
 	}
@@ -255,6 +256,7 @@ int py_walk_scratch_init(struct py_walk_scratch *s)
 void py_walk_scratch_free(struct py_walk_scratch *s)
 {
 	free(s->seen);
+	free(s->seen_epoch);
 	free(s->chunk);
 	memset(s, 0, sizeof(*s));
 }
@@ -265,12 +267,13 @@ static bool seen_add(struct py_walk_scratch *s, uint64_t addr)
 	size_t mask = s->seen_cap - 1;
 	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & mask;
 
-	while (s->seen[i]) {
+	while (s->seen_epoch[i] == s->epoch) {
 		if (s->seen[i] == addr)
 			return false;
 		i = (i + 1) & mask;
 	}
 	s->seen[i] = addr;
+	s->seen_epoch[i] = s->epoch;
 	return true;
 }
 
@@ -366,7 +369,12 @@ int py_frames_read(const struct py_target *t, uint64_t tstate,
 		*end = PY_WALK_ERROR;
 		return 0;
 	}
-	memset(s->seen, 0, s->seen_cap * sizeof(*s->seen));
+	/* A new epoch empties the visited set without touching it (clearing
+	 * 128 KiB per walk was most of a walk's cost); at the wrap, for real. */
+	if (++s->epoch == 0) {
+		memset(s->seen_epoch, 0, s->seen_cap * sizeof(*s->seen_epoch));
+		s->epoch = 1;
+	}
 	chunk_read(t, tstate, s, &w);
 	while (frame) {
 		struct py_raw_frame *f = &out[n];

@@ -132,6 +132,8 @@ struct py_walk_scratch {
 	uint8_t *chunk;
 	size_t chunk_cap;
 	uint64_t *seen;
+	uint32_t *seen_epoch; /* a slot is used only if its epoch is this walk's */
+	uint32_t epoch;
 	size_t seen_cap;   /* a power of two, > 2 * PY_MAX_DEPTH */
 };
 int py_walk_scratch_init(struct py_walk_scratch *s);

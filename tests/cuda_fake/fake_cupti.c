@@ -452,3 +452,9 @@ EXPORT int fake_cupti_timestamp_registrations(void)
 {
 	return fake.timestamp_registrations;
 }
+
+/* Whether a subscriber holds the fake CUPTI now (1) or not (0). */
+EXPORT int fake_cupti_subscribed(void)
+{
+	return fake.subscribed;
+}

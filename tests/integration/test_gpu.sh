@@ -20,9 +20,13 @@ $TS record -r 500 -o "$TMP/g.folded" -o "$TMP/gpu.svg" -o "$TMP/g.trace.json" -o
 rc=$?
 # 500 Hz: a 2 ms period. Kernels: forward 2 ms, backward 4 ms, a graph of
 # three 1 ms nodes; copies 0.5 ms (optimizer) and 0.1 ms (loader).
-if [ $rc = 0 ] && python3 - "$TMP/g.folded" $STEPS >"$TMP/check" 2>&1 <<'EOT'
+if [ $rc = 0 ] && python3 - "$TMP/g.folded" $STEPS tests/python/gpu_launch.py >"$TMP/check" 2>&1 <<'EOT'
 import re, sys
 steps = int(sys.argv[2])
+# The lines that launch them, from the program itself.
+src = open(sys.argv[3]).read().splitlines()
+launch_line = {w: 1 + next(i for i, l in enumerate(src) if w in l and "lib." in l)
+        for w in ("backward_kernel", "graph_node_kernel")}
 gpu = {}
 for line in open(sys.argv[1]):
     stack, n = line.rsplit(" ", 1)
@@ -32,8 +36,9 @@ def weight(*frames):
     return sum(n for s, n in gpu.items() if all(f in s for f in frames))
 want = {
     ("forward (gpu_launch.py:", "[kernel] gemm_kernel(float*, float*, float*, int)"): steps * 1,
-    ("backward (gpu_launch.py:35)", "[kernel] backward_kernel"): steps * 2,
-    ("backward (gpu_launch.py:36)", "[kernel] graph_node_kernel"): steps * 3 // 2,
+    ("backward (gpu_launch.py:%d)" % launch_line["backward_kernel"], "[kernel] backward_kernel"): steps * 2,
+    ("backward (gpu_launch.py:%d)" % launch_line["graph_node_kernel"], "[kernel] graph_node_kernel"):
+        steps * 3 // 2,
     ("optimizer (gpu_launch.py:", "[memcpy HtoD]"): steps // 4,
     ("loader (gpu_launch.py:", "[memcpy HtoD]"): steps // 20,
 }
@@ -44,7 +49,7 @@ assert all(s.split(";")[1].startswith(("<module>", "Thread.")) for s in gpu), li
 print({k[1]: weight(*k) for k in want})
 EOT
 then ok "gpu: each kernel's and copy's time is on the Python line that launched it ($(tail -1 "$TMP/check"))"
-else not_ok "gpu: each kernel's and copy's time is on the Python line that launched it" "rc $rc $(tail -3 "$TMP/err" "$TMP/check")"; fi
+else not_ok "gpu: each kernel's and copy's time is on the Python line that launched it" "rc $rc $(cat "$TMP/err" "$TMP/check" | tail -3)"; fi
 
 if grep -q "trainsample: GPU: $((STEPS * 5)) launches" "$TMP/err" &&
    grep -q "device 0, Fake GPU 9000.*busy" "$TMP/err" &&
@@ -84,7 +89,7 @@ assert all(e["ts"] >= s[e["id"]]["ts"] for e in f)
 print("ok")
 EOT
 then ok "gpu: the trace has a device process, stream tracks, API tracks and launch arrows ($(cat "$TMP/tc"))"
-else not_ok "gpu: the trace has a device process, stream tracks, API tracks and launch arrows" "$(tail -2 "$TMP/tc" "$TMP/tracks")"; fi
+else not_ok "gpu: the trace has a device process, stream tracks, API tracks and launch arrows" "$(cat "$TMP/tc" "$TMP/tracks" | tail -2)"; fi
 
 if xmllint --noout "$TMP/gpu.svg" 2>/dev/null && grep -q '\[kernel\] backward_kernel' "$TMP/gpu.svg" &&
    ! grep -q '<title>spin (gpu_launch.py' "$TMP/gpu.svg"; then
@@ -153,3 +158,54 @@ after=$(ls -d /tmp/trainsample-gpu-* "${XDG_RUNTIME_DIR:-/nonexistent}"/trainsam
 if grep -q "^init 0" "$TMP/off" && ! grep -q '^\[gpu\]' "$TMP/off.folded" && [ "$before" = "$after" ]; then
 	ok "gpu: --gpu=off loads no agent; no record folder is left behind"
 else not_ok "gpu: --gpu=off loads no agent; no record folder is left behind" "$before $after $(cat "$TMP/off")"; fi
+
+# trainsample env; a dormant agent that attach switches on, then off again.
+# The program waits on a fifo before its steps and before saying whether
+# CUPTI is still subscribed.
+env_line=$($TS env)
+agent=$(echo "$env_line" | sed -n "s/^export CUDA_INJECTION64_PATH='\(.*\)'$/\1/p")
+if [ -f "$agent" ]; then ok "gpu: env prints the variable that loads the agent"
+else not_ok "gpu: env prints the variable that loads the agent" "$env_line"; fi
+
+# dormant_run NAME PY [setpriv args]: starts the program dormant, attaches
+# for 2 s while it runs its steps; leaves NAME.out, NAME.attach, NAME.folded.
+dormant_run() {
+	name=$1 py=$2
+	shift 2
+	mkfifo "$TMP/$name.fifo"
+	chmod 666 "$TMP/$name.fifo"
+	CUDA_INJECTION64_PATH=$agent "$@" "$py" tests/python/gpu_launch.py "$FAKE" 20 dormant \
+		<"$TMP/$name.fifo" >"$TMP/$name.out" 2>&1 &
+	pid=$!
+	reap_later $pid
+	exec 7>"$TMP/$name.fifo"
+	wait_file "$TMP/$name.out" 10
+	sleep 0.3
+	tpid=$(pgrep -P $pid -f gpu_launch.py || echo $pid) # setpriv execs, so it is $pid
+	$TS attach "$tpid" -d 2 -o "$TMP/$name.folded" >"$TMP/$name.attach" 2>&1 &
+	apid=$!
+	sleep 0.7
+	echo go >&7
+	wait $apid
+	echo "attach exit $?" >>"$TMP/$name.attach"
+	echo go >&7
+	exec 7>&-
+	wait $pid
+}
+dormant_run dormant "$PY"
+if grep -q "^subscribed 0" "$TMP/dormant.out" && grep -q "^\[gpu\].*backward_kernel" "$TMP/dormant.folded" &&
+   grep -q "^attach exit 0" "$TMP/dormant.attach" &&
+   grep -q "trainsample: GPU: 100 launches" "$TMP/dormant.attach"; then
+	ok "gpu: attach switches a dormant agent on for its run and off at the end"
+else not_ok "gpu: attach switches a dormant agent on for its run and off at the end" "$(cat "$TMP/dormant.out" "$TMP/dormant.attach" | tail -4)"; fi
+
+if [ ! -x /usr/bin/python3.11 ] || ! command -v setpriv >/dev/null; then
+	skip "gpu: another user's agent cannot be switched" "needs /usr/bin/python3.11 and setpriv"
+else
+	dormant_run nobody /usr/bin/python3.11 setpriv --reuid=65534 --regid=65534 --clear-groups
+	if grep -q "only the process's own user may switch its GPU agent" "$TMP/nobody.attach" &&
+	   grep -q "^attach exit 0" "$TMP/nobody.attach" &&
+	   ! grep -q '^\[gpu\]' "$TMP/nobody.folded" && grep -q "^subscribed 0" "$TMP/nobody.out"; then
+		ok "gpu: another user's agent cannot be switched (one line), sampling goes on"
+	else not_ok "gpu: another user's agent cannot be switched (one line), sampling goes on" "attach said: $(cat "$TMP/nobody.attach"); the program: $(cat "$TMP/nobody.out")"; fi
+fi

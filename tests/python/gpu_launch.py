@@ -3,7 +3,9 @@
 # 4 ms one and a graph of three 1 ms kernels, optimizer() a host-to-device
 # copy, and a loader thread launching copies of its own; then a sync. The
 # fake plays the driver: fake_cuda_init loads CUDA_INJECTION64_PATH.
-# argv: path to the fake libcupti, steps [, "exit" to end with os._exit].
+# argv: path to the fake libcupti, steps [, "exit" to end with os._exit,
+# or "dormant": wait for a line on stdin before and after the steps, and
+# say at the end whether CUPTI is still subscribed].
 import ctypes
 import os
 import sys
@@ -47,7 +49,10 @@ def loader():
         time.sleep(0.01)
 
 
+dormant = len(sys.argv) > 3 and sys.argv[3] == "dormant"
 print("init", lib.fake_cuda_init(), flush=True)
+if dormant:
+    sys.stdin.readline()
 t = threading.Thread(target=loader, name="loader")
 t.start()
 for _ in range(steps):
@@ -58,3 +63,7 @@ t.join()
 lib.fake_cuda_synchronize()
 if len(sys.argv) > 3 and sys.argv[3] == "exit":
     os._exit(0)
+if dormant:
+    print("steps done", flush=True)
+    sys.stdin.readline()
+    print("subscribed", lib.fake_cupti_subscribed(), flush=True)
