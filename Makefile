@@ -65,7 +65,7 @@ CUPTI_INC  := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/e
 AGENT      := $(if $(CUPTI_INC),$(BUILD)/libtrainsample_cuda.so)
 AGENT_SRCS := $(wildcard cuda/agent*.c) sampler/py_layout.c sampler/py_code.c sampler/py_names.c
 # The fake libcupti the GPU tests load (tests/cuda_fake), from the same headers.
-FAKE_CUPTI := $(if $(CUPTI_INC),$(BUILD)/tests/fake/libcupti.so.13)
+FAKE_CUPTI := $(if $(CUPTI_INC),$(BUILD)/tests/fake/libcupti.so.13) $(BUILD)/tests/fake/libnvidia-ml.so.1
 
 .PHONY: all deps test check demo run-demo bench run-bench install clean fuzz gpu-check
 all: $(BIN) $(AGENT)
@@ -74,6 +74,10 @@ $(BUILD)/libtrainsample_cuda.so: $(AGENT_SRCS) $(wildcard cuda/*.h) sampler/py_l
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -I$(dir $(CUPTI_INC)) \
 		-fPIC -shared -fvisibility=hidden -Wl,--no-undefined -o $@ $(AGENT_SRCS) -pthread -ldl
+
+$(BUILD)/tests/fake/libnvidia-ml.so.1: tests/cuda_fake/fake_nvml.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=c11 -Wall -Wextra -Werror -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
 
 $(BUILD)/tests/fake/libcupti.so.13: tests/cuda_fake/fake_cupti.c
 	@mkdir -p $(@D)

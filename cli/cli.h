@@ -82,7 +82,8 @@ int outputs_open(struct cli_options *o);
 int outputs_write(struct cli_options *o, const struct profile *p);
 /* The writers' options from the command line's. */
 void outputs_render_options(const struct cli_options *o, struct render_options *fo);
-/* A trace output needs sample times: the profile keeps its timeline. */
+/* A trace output needs sample times: the profile keeps its timeline;
+ * speedscope needs the GPU activities. */
 int outputs_keep_timeline(const struct cli_options *o, struct profile *p);
 void outputs_announce(const struct output *out, const struct profile *p, bool quiet);
 void outputs_free(struct cli_options *o);
@@ -91,10 +92,11 @@ void outputs_free(struct cli_options *o);
 
 struct gpu_run;
 /* Before a command starts: where the agent writes, and the variables
- * that load it (CUDA_INJECTION64_PATH, TRAINSAMPLE_GPU_DIR) set for it.
+ * that load it (CUDA_INJECTION64_PATH, TRAINSAMPLE_GPU_DIR) set for it;
+ * attach: the dormant agent switched on. NVML sampled where there is one.
  * NULL in *out when GPU data is off or cannot be had (said unless auto). */
 int gpu_run_start(const struct cli_options *o, struct profile *p, struct gpu_run **out);
-void gpu_run_poll(struct gpu_run *g);
+void gpu_run_poll(struct gpu_run *g, uint64_t now_ns);
 /* The last records, and the summary on stderr unless quiet. */
 void gpu_run_finish(struct gpu_run *g, bool quiet, uint64_t wall_ns);
 void gpu_run_free(struct gpu_run *g);

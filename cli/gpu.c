@@ -20,7 +20,8 @@
 
 struct gpu_run {
 	char dir[PATH_MAX];
-	struct gpu_merge *merge;
+	struct gpu_merge *merge;       /* NULL: no agent records */
+	struct nvml_sampler *nvml;     /* NULL: no NVML */
 	char socket[108];  /* attach: the dormant agent switched on */
 	bool stopped;      /* and off again */
 };
@@ -107,30 +108,26 @@ static int agent_command(const char *socket_path, const char *command, char *ans
 
 /* attach: a process started with the agent (trainsample env) has it
  * dormant; its socket switches it on for this recording. */
-static int attach_agent(const struct cli_options *o, struct profile *p, struct gpu_run **out)
+static void attach_agent(const struct cli_options *o, struct profile *p, struct gpu_run *g)
 {
 	char command[PATH_MAX + 16], answer[400];
-	struct gpu_run *g;
 	unsigned uid;
 
 	if (process_uid(o->pid, &uid) < 0)
-		return 0;
-	g = calloc(1, sizeof(*g));
-	if (!g)
-		return -ENOMEM;
+		return;
 	snprintf(g->socket, sizeof(g->socket), "/tmp/trainsample-%u/%d.sock", uid, (int)o->pid);
 	if (access(g->socket, F_OK) < 0) {
 		if (o->gpu == CLI_GPU_ON)
 			cli_warn("PID %d has no GPU agent waiting (start it with eval \"$(trainsample env)\" "
 				 "in its environment): no GPU data", (int)o->pid);
-		free(g);
-		return 0;
+		g->socket[0] = 0;
+		return;
 	}
 	snprintf(g->dir, sizeof(g->dir), "/tmp/trainsample-gpu-XXXXXX");
 	if (!mkdtemp(g->dir) || gpu_merge_new(&g->merge, g->dir, p, notice, NULL) < 0) {
 		cli_warn("cannot make a folder for GPU records (%s): no GPU data", strerror(errno));
-		free(g);
-		return 0;
+		g->socket[0] = 0;
+		return;
 	}
 	/* The agent runs as the process's user: the folder must be its. */
 	if (geteuid() == 0 && uid != 0 && chown(g->dir, uid, (gid_t)-1) < 0)
@@ -140,57 +137,71 @@ static int attach_agent(const struct cli_options *o, struct profile *p, struct g
 		cli_warn("the GPU agent of PID %d did not start: %s; no GPU data", (int)o->pid,
 			 answer[0] ? answer : "no answer");
 		gpu_merge_free(g->merge);
-		free(g);
-		return 0;
+		g->merge = NULL;
+		g->socket[0] = 0;
 	}
-	*out = g;
-	return 0;
 }
 
-int gpu_run_start(const struct cli_options *o, struct profile *p, struct gpu_run **out)
+/* record: the variables that make the driver load the agent into the
+ * command, and the private folder its records go to. */
+static void spawn_agent(const struct cli_options *o, struct profile *p, struct gpu_run *g)
 {
 	const char *base = getenv("XDG_RUNTIME_DIR"), *injected = getenv("CUDA_INJECTION64_PATH");
 	char agent[PATH_MAX];
-	struct gpu_run *g;
 
-	*out = NULL;
-	if (o->gpu == CLI_GPU_OFF)
-		return 0;
-	if (!o->command)
-		return attach_agent(o, p, out);
 	if (injected && injected[0]) {
 		if (o->gpu == CLI_GPU_ON)
 			cli_warn("CUDA_INJECTION64_PATH is already set (%s); trainsample leaves it, and "
 				 "records no GPU data", injected);
-		return 0;
+		return;
 	}
 	if (!find_agent(agent, sizeof(agent))) {
 		if (o->gpu == CLI_GPU_ON)
 			cli_warn("no libtrainsample_cuda.so beside trainsample (built where the CUDA "
 				 "toolkit's CUPTI headers are): no GPU data");
-		return 0;
+		return;
 	}
-	g = calloc(1, sizeof(*g));
-	if (!g)
-		return -ENOMEM;
 	/* A folder only this user can enter: the records name its code. */
 	snprintf(g->dir, sizeof(g->dir), "%s/trainsample-gpu-XXXXXX",
 		 base && base[0] && access(base, W_OK) == 0 ? base : "/tmp");
 	if (!mkdtemp(g->dir) || gpu_merge_new(&g->merge, g->dir, p, notice, NULL) < 0) {
 		cli_warn("cannot make a folder for GPU records (%s): no GPU data", strerror(errno));
-		free(g);
-		return 0;
+		return;
 	}
 	setenv("CUDA_INJECTION64_PATH", agent, 1);
 	setenv("TRAINSAMPLE_GPU_DIR", g->dir, 1);
+}
+
+int gpu_run_start(const struct cli_options *o, struct profile *p, struct gpu_run **out)
+{
+	struct gpu_run *g;
+
+	*out = NULL;
+	if (o->gpu == CLI_GPU_OFF)
+		return 0;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	nvml_open(&g->nvml, p);
+	if (o->command)
+		spawn_agent(o, p, g);
+	else
+		attach_agent(o, p, g);
+	if (!g->merge && !g->nvml) {
+		free(g);
+		return 0;
+	}
 	*out = g;
 	return 0;
 }
 
-void gpu_run_poll(struct gpu_run *g)
+void gpu_run_poll(struct gpu_run *g, uint64_t now_ns)
 {
-	if (g)
+	if (!g)
+		return;
+	if (g->merge)
 		gpu_merge_poll(g->merge);
+	nvml_sample(g->nvml, now_ns);
 }
 
 void gpu_run_finish(struct gpu_run *g, bool quiet, uint64_t wall_ns)
@@ -203,9 +214,13 @@ void gpu_run_finish(struct gpu_run *g, bool quiet, uint64_t wall_ns)
 	if (g->socket[0] && agent_command(g->socket, "stop", answer, sizeof(answer)) < 0)
 		cli_warn("the GPU agent did not stop: %s", answer);
 	g->stopped = true;
-	gpu_merge_poll(g->merge);
-	if (!quiet)
+	if (g->merge)
+		gpu_merge_poll(g->merge);
+	if (quiet)
+		return;
+	if (g->merge)
 		gpu_merge_summary(g->merge, stderr, wall_ns);
+	nvml_summary(g->nvml, stderr);
 }
 
 void gpu_run_free(struct gpu_run *g)
@@ -217,7 +232,9 @@ void gpu_run_free(struct gpu_run *g)
 	/* Whatever ended the run, a switched-on agent goes dormant again. */
 	if (g->socket[0] && !g->stopped)
 		agent_command(g->socket, "stop", answer, sizeof(answer));
-	gpu_merge_free(g->merge);
+	if (g->merge)
+		gpu_merge_free(g->merge);
+	nvml_close(g->nvml);
 	free(g);
 }
 

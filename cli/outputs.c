@@ -209,6 +209,9 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 int outputs_keep_timeline(const struct cli_options *o, struct profile *p)
 {
 	for (int i = 0; i < o->noutputs; i++)
+		if (o->outputs[i].format == OUTPUT_SPEEDSCOPE)
+			profile_keep_gpu_activities(p);
+	for (int i = 0; i < o->noutputs; i++)
 		if (o->outputs[i].format == OUTPUT_TRACE)
 			return profile_keep_timeline(p);
 	return 0;

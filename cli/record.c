@@ -38,7 +38,7 @@ static void periodic(void *ctx, uint64_t now)
 	struct run *r = ctx;
 
 	/* The first write error is kept by the writer and reported at the end. */
-	gpu_run_poll(r->gpu);
+	gpu_run_poll(r->gpu, now);
 	if (r->writer)
 		tsprof_writer_tick(r->writer, now);
 	if (r->progress && r->sampler)

@@ -102,6 +102,7 @@ static bool convert(const CUpti_Activity *rec, struct gpu_record *r)
 			.cc_minor = d->computeCapabilityMinor, .multiprocessors = d->numMultiprocessors,
 			.global_memory = d->globalMemorySize,
 		};
+		memcpy(r->u.device.uuid, d->uuid.bytes, sizeof(r->u.device.uuid));
 		r->u.device.name = agent_string(d->name ? d->name : "GPU");
 		return true;
 	}

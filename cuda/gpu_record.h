@@ -109,6 +109,7 @@ struct gpu_rec_device {
 	uint32_t cc_major, cc_minor;
 	uint32_t multiprocessors;
 	uint64_t global_memory;
+	uint8_t uuid[16];          /* NVML knows the device by it */
 };
 
 struct gpu_rec_status {

@@ -141,11 +141,30 @@ struct gpu_activity {
  */
 int profile_add_gpu_activity(struct profile *p, const struct gpu_activity *a);
 uint64_t profile_gpu_activity_count(const struct profile *p);
-/* In the order they were added; nothing unless the timeline is kept. */
+/* Keeps the activities from now on without the whole timeline (speedscope
+ * draws GPU streams, not threads, in time). */
+void profile_keep_gpu_activities(struct profile *p);
+/* In the order they were added; nothing unless kept (the timeline, or
+ * profile_keep_gpu_activities). */
 int profile_for_each_gpu_activity(const struct profile *p,
 				  int (*fn)(const struct gpu_activity *a, void *ctx), void *ctx);
 /* "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" or "copy". */
 const char *gpu_copy_kind_name(uint32_t copy_kind);
+
+/* ---- counters: values over time (a GPU's utilization, memory, power) ---- */
+
+/* Track names are "gpu.DEVICE.WHAT" for a device's, so pictures can place
+ * them; the unit is in WHAT ("utilization %", "memory used MiB", "power W"). */
+struct counter_sample {
+	uint64_t time_ns;  /* CLOCK_MONOTONIC */
+	uint32_t track;    /* string id */
+	double value;      /* kept to a thousandth in a .tsprof */
+};
+
+int profile_add_counter(struct profile *p, const struct counter_sample *c);
+/* In the order they were added. */
+int profile_for_each_counter(const struct profile *p,
+			     int (*fn)(const struct counter_sample *c, void *ctx), void *ctx);
 
 /* ---- timeline: when each thread was in which stack ---- */
 

@@ -3,8 +3,8 @@
  * GPU activities in the model. Each kernel, copy or memset weighs its
  * duration onto the stack that launched it, under a leaf frame of its own,
  * as an aggregate row flagged SAMPLE_GPU (not a CPU sample: the sample
- * count does not move). The activities themselves are kept only with the
- * timeline, for the trace; a .tsprof writer sees each one as it comes.
+ * count does not move). The activities themselves are kept only when asked
+ * (the trace, speedscope); a .tsprof writer sees each one as it comes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -79,12 +79,18 @@ int profile_add_gpu_activity(struct profile *p, const struct gpu_activity *a)
 		if (ret)
 			return ret;
 	}
-	if (p->timeline && (ret = keep(p, a)) < 0)
+	if ((p->timeline || p->keep_gpu) && (ret = keep(p, a)) < 0)
 		return ret;
 	p->gpu_count++;
 	if (p->listener && p->listener->gpu)
 		p->listener->gpu(p->listener_ctx, a);
 	return 0;
+}
+
+void profile_keep_gpu_activities(struct profile *p)
+{
+	if (p)
+		p->keep_gpu = true;
 }
 
 uint64_t profile_gpu_activity_count(const struct profile *p)

@@ -28,6 +28,7 @@ struct profile_listener {
 	void (*sample)(void *ctx, const struct sample *s);
 	void (*aggregate)(void *ctx, const struct profile_aggregate *row);
 	void (*gpu)(void *ctx, const struct gpu_activity *a);
+	void (*counter)(void *ctx, const struct counter_sample *c);
 };
 
 /* One listener at a time: -EBUSY when one is attached already. */

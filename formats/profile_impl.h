@@ -52,6 +52,9 @@ struct profile {
 	struct gpu_activity *gpu;          /* kept with the timeline */
 	uint64_t gpu_kept, gpu_cap;
 	uint64_t gpu_count;                /* added, kept or not */
+	bool keep_gpu;                     /* kept without the timeline */
+	struct counter_sample *counters;
+	uint64_t ncounters, capcounters;
 
 	const struct profile_listener *listener;
 	void *listener_ctx;

@@ -6,7 +6,8 @@
  * line. The busiest thread is the one speedscope opens on. The model keeps
  * aggregates, not every sample, so a profile's samples are its distinct
  * stacks, not in time order: the left-heavy and sandwich views are exact,
- * the time-order view is not a timeline.
+ * the time-order view is not a timeline. GPU streams, where the
+ * activities were kept, follow as evented profiles: their order is time.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -35,6 +36,8 @@ struct sp {
 	uint32_t capfirst;
 	uint32_t *path;
 	uint32_t cappath;
+	const struct gpu_activity **gpu; /* by device, stream, start */
+	size_t ngpu, capgpu;
 };
 
 static int collect(const struct profile_aggregate *a, void *ctx)
@@ -114,9 +117,18 @@ static int stack_indices(struct sp *s, uint32_t stack, uint32_t *n)
 	return 0;
 }
 
-static void write_frame(const struct sp *s, FILE *out, uint32_t frame)
+static void write_frame(const struct sp *s, FILE *out, uint32_t index)
 {
-	const struct frame *f = profile_frame(s->p, frame);
+	uint32_t frame = s->first_frame[index];
+	const struct frame *f;
+
+	if (frame == UINT32_MAX) { /* a GPU activity's: its label is its name */
+		fputs("{\"name\":", out);
+		json_put_string(out, s->frames.text[index]);
+		fputc('}', out);
+		return;
+	}
+	f = profile_frame(s->p, frame);
 	const char *file = f->module ? profile_string(s->p, f->module) : "";
 
 	fputs("{\"name\":", out);
@@ -165,12 +177,127 @@ static int write_profile(struct sp *s, FILE *out, size_t from, size_t to)
 	return 0;
 }
 
+/* A GPU activity's frame: its label, e.g. "[kernel] gemm". */
+static int gpu_frame(struct sp *s, const char *label, uint32_t *out)
+{
+	bool added;
+	int ret = label_set_intern(&s->frames, label, out, &added);
+	uint32_t *g;
+
+	if (ret < 0 || !added)
+		return ret;
+	g = intern_array_grow(s->first_frame, &s->capfirst, *out, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	s->first_frame = g;
+	s->first_frame[*out] = UINT32_MAX;
+	return 0;
+}
+
+static int collect_gpu(const struct gpu_activity *a, void *ctx)
+{
+	struct sp *s = ctx;
+	const struct gpu_activity **g;
+
+	if (a->kind == GPU_ACTIVITY_SYNC || (s->o->pid && a->pid != s->o->pid))
+		return 0;
+	if (s->ngpu == s->capgpu) {
+		size_t cap = s->capgpu ? s->capgpu * 2 : 256;
+
+		g = realloc(s->gpu, cap * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		s->gpu = g;
+		s->capgpu = cap;
+	}
+	s->gpu[s->ngpu++] = a;
+	return 0;
+}
+
+static int by_stream(const void *x, const void *y)
+{
+	const struct gpu_activity *a = *(const struct gpu_activity *const *)x;
+	const struct gpu_activity *b = *(const struct gpu_activity *const *)y;
+
+	if (a->device != b->device)
+		return a->device < b->device ? -1 : 1;
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+/* One stream's work as an evented profile, activities [from, to): a
+ * stream runs one thing at a time, so each opens and closes in turn (an
+ * overlap, which a stream cannot have, is cut to keep them balanced). */
+static int write_stream(struct sp *s, FILE *out, size_t from, size_t to, uint64_t t0)
+{
+	const struct gpu_activity *first = s->gpu[from];
+	char name[LABEL_MAX];
+	uint64_t at = 0, end = 0;
+	uint32_t frame;
+	int ret;
+
+	snprintf(name, sizeof(name), "GPU %u stream %u", first->device, first->stream);
+	fputs("{\"type\":\"evented\",\"name\":", out);
+	json_put_string(out, name);
+	fputs(",\"unit\":\"seconds\",\"startValue\":0,\"events\":[", out);
+	for (size_t i = from; i < to; i++) {
+		const struct gpu_activity *a = s->gpu[i];
+		uint64_t start = a->start_ns > end ? a->start_ns : end;
+
+		if (a->end_ns <= start)
+			continue;
+		if (a->kind == GPU_ACTIVITY_KERNEL)
+			snprintf(name, sizeof(name), "[kernel] %s", profile_string(s->p, a->name));
+		else if (a->kind == GPU_ACTIVITY_MEMCPY)
+			snprintf(name, sizeof(name), "[memcpy %s]", gpu_copy_kind_name(a->copy_kind));
+		else
+			snprintf(name, sizeof(name), "[memset]");
+		ret = gpu_frame(s, name, &frame);
+		if (ret < 0)
+			return ret;
+		fprintf(out, "%s{\"type\":\"O\",\"frame\":%u,\"at\":%.9f},"
+			"{\"type\":\"C\",\"frame\":%u,\"at\":%.9f}", end ? "," : "", frame,
+			(double)(start - t0) / 1e9, frame, (double)(a->end_ns - t0) / 1e9);
+		end = a->end_ns;
+		at = end;
+	}
+	fprintf(out, "],\"endValue\":%.9f}", (double)(at > t0 ? at - t0 : 0) / 1e9);
+	return 0;
+}
+
+/* After the threads: a profile per GPU stream, where activities were kept. */
+static int write_gpu_profiles(struct sp *s, FILE *out, bool after)
+{
+	uint64_t t0 = UINT64_MAX;
+	size_t from = 0;
+	int ret = profile_for_each_gpu_activity(s->p, collect_gpu, s);
+
+	if (ret < 0 || !s->ngpu)
+		return ret;
+	qsort(s->gpu, s->ngpu, sizeof(*s->gpu), by_stream);
+	for (size_t i = 0; i < s->ngpu; i++)
+		if (s->gpu[i]->start_ns < t0)
+			t0 = s->gpu[i]->start_ns;
+	for (size_t i = 1; i <= s->ngpu && !ret; i++) {
+		if (i < s->ngpu && s->gpu[i]->device == s->gpu[from]->device &&
+		    s->gpu[i]->stream == s->gpu[from]->stream)
+			continue;
+		if (after || from)
+			fputc(',', out);
+		ret = write_stream(s, out, from, i, t0);
+		from = i;
+	}
+	return ret;
+}
+
 static void sp_free(struct sp *s)
 {
 	free(s->rows);
 	free(s->frame_of);
 	free(s->first_frame);
 	free(s->path);
+	free(s->gpu);
 	label_set_free(&s->frames);
 }
 
@@ -231,6 +358,8 @@ int speedscope_write(const struct profile *p, FILE *out, const struct render_opt
 		ret = write_profile(&s, profiles, from, i);
 		from = i;
 	}
+	if (!ret && !s.o->gpu)
+		ret = write_gpu_profiles(&s, profiles, s.nrows > 0);
 	if (fclose(profiles) && !ret)
 		ret = -ENOMEM;
 	if (ret < 0)
@@ -244,7 +373,7 @@ int speedscope_write(const struct profile *p, FILE *out, const struct render_opt
 	for (uint32_t i = 0; i < s.frames.count; i++) {
 		if (i)
 			fputc(',', out);
-		write_frame(&s, out, s.first_frame[i]);
+		write_frame(&s, out, i);
 	}
 	fprintf(out, "]},\"activeProfileIndex\":%zu,\"profiles\":[", busiest(&s));
 	fwrite(body, 1, body_len, out);

@@ -71,10 +71,37 @@ static int by_launch(const void *x, const void *y)
 	return (a->launch_start_ns > b->launch_start_ns) - (a->launch_start_ns < b->launch_start_ns);
 }
 
+/* "gpu.D.WHAT": the device, and WHAT after it; false for other tracks. */
+static bool device_track(const char *track, uint32_t *device, const char **what)
+{
+	char *end;
+
+	if (strncmp(track, "gpu.", 4))
+		return false;
+	*device = (uint32_t)strtoul(track + 4, &end, 10);
+	if (end == track + 4 || *end != '.')
+		return false;
+	*what = end + 1;
+	return true;
+}
+
+static int counter_start(const struct counter_sample *c, void *ctx)
+{
+	struct tr *t = ctx;
+	const char *what;
+	uint32_t device;
+
+	if (device_track(profile_string(t->p, c->track), &device, &what) && c->time_ns < t->t0)
+		t->t0 = c->time_ns;
+	return 0;
+}
+
 int trace_gpu_collect(struct tr *t)
 {
 	int ret = profile_for_each_gpu_activity(t->p, collect_one, t);
 
+	if (!ret)
+		ret = profile_for_each_counter(t->p, counter_start, t);
 	if (ret < 0)
 		return ret;
 	if (t->ngpu)
@@ -203,13 +230,52 @@ static void write_flows(struct tr *t, FILE *out)
 	}
 }
 
+struct counters_out {
+	struct tr *t;
+	FILE *out;
+	uint64_t named; /* devices named so far, a bit each (the first 64) */
+};
+
+/* A counter track per GPU and measure, in the device's process. */
+static int write_counter(const struct counter_sample *c, void *ctx)
+{
+	struct counters_out *co = ctx;
+	struct tr *t = co->t;
+	const char *what, *name;
+	uint32_t device;
+	char buf[320], key[32];
+
+	if (!device_track(profile_string(t->p, c->track), &device, &what))
+		return 0;
+	if (device < 64 && !(co->named & (1ull << device))) {
+		co->named |= 1ull << device;
+		snprintf(key, sizeof(key), "gpu.%u.name", device);
+		name = profile_meta(t->p, key);
+		snprintf(buf, sizeof(buf), "GPU %u%s%s", device, name ? ": " : "", name ? name : "");
+		trace_write_name(t, co->out, "process_name", GPU_PID_BASE + device, 0, buf);
+	}
+	trace_begin_event(t, co->out);
+	fprintf(co->out, "\"ph\":\"C\",\"pid\":%u,\"tid\":0,\"ts\":", GPU_PID_BASE + device);
+	trace_put_us(co->out, c->time_ns - t->t0);
+	fputs(",\"name\":", co->out);
+	json_put_string(co->out, what);
+	fprintf(co->out, ",\"args\":{\"value\":%.3f}}", c->value);
+	return 0;
+}
+
 void trace_gpu_write(struct tr *t, FILE *out)
 {
 	const struct gpu_activity **by_thread;
+	struct counters_out co = { t, out, 0 };
 
+	/* Devices with activities are named by write_names. */
+	write_names(t, out);
+	for (size_t i = 0; i < t->ngpu; i++)
+		if (t->gpu[i]->device < 64)
+			co.named |= 1ull << t->gpu[i]->device;
+	profile_for_each_counter(t->p, write_counter, &co);
 	if (!t->ngpu)
 		return;
-	write_names(t, out);
 	for (size_t i = 0; i < t->ngpu; i++)
 		write_activity(t, out, t->gpu[i]);
 	by_thread = malloc(t->ngpu * sizeof(*by_thread));

@@ -31,6 +31,8 @@
  *             kind, bytes, grid x y z, block x y z, pid, tid, stack, launch
  *             start (zigzag from start, + 1; 0: unknown), launch duration,
  *             api
+ *   COUNTER   track (string id), time delta (zigzag, from the previous
+ *             counter's), value in thousandths (zigzag)
  */
 #ifndef TRAINSAMPLE_FORMATS_TSPROF_LAYOUT_H
 #define TRAINSAMPLE_FORMATS_TSPROF_LAYOUT_H
@@ -72,7 +74,8 @@ enum tsprof_record_tag {
 	TSPROF_REC_SAMPLE = 6,
 	TSPROF_REC_AGGREGATE = 7,
 	TSPROF_REC_GPU = 8,
-	TSPROF_REC_LAST = TSPROF_REC_GPU,
+	TSPROF_REC_COUNTER = 9,
+	TSPROF_REC_LAST = TSPROF_REC_COUNTER,
 };
 
 #define TSPROF_GPU_FIELDS 21

@@ -34,6 +34,7 @@ static const struct record_shape shapes[TSPROF_REC_LAST + 1] = {
 	[TSPROF_REC_META] = { "meta", 0, 2, 0 },
 	[TSPROF_REC_SAMPLE] = { "sample", 6, 0, 1u << 0 | 1u << 4 },
 	[TSPROF_REC_AGGREGATE] = { "aggregate", 6, 0, 1u << 4 | 1u << 5 },
+	[TSPROF_REC_COUNTER] = { "counter", 3, 0, 1u << 1 | 1u << 2 },
 	[TSPROF_REC_GPU] = { "gpu", TSPROF_GPU_FIELDS, 0, 1u << 1 | 1u << 2 | 1u << 8 | 1u << 18 |
 								1u << 19 },
 };
@@ -190,6 +191,10 @@ static int check(const struct record *r, struct defined *d, char *why,
 			return errbuf_set(why, len, -EBADMSG,
 					  "an aggregate row counts no samples");
 		return check_ref("stack", n[2], d->stacks, why, len);
+	case TSPROF_REC_COUNTER:
+		if (!n[0])
+			return errbuf_set(why, len, -EBADMSG, "a counter has no track");
+		return check_ref("string", n[0], d->strings, why, len);
 	case TSPROF_REC_GPU:
 		if (!n[0] || n[0] > GPU_ACTIVITY_KIND_MAX)
 			return errbuf_set(why, len, -EBADMSG, "unknown GPU activity kind %" PRIu64,
@@ -341,6 +346,17 @@ static int apply(struct tsprof_replay *rp, const struct record *r, char *why,
 	}
 	case TSPROF_REC_GPU:
 		return apply_gpu(rp, n);
+	case TSPROF_REC_COUNTER: {
+		struct counter_sample c = { .track = (uint32_t)n[0] };
+
+		c.time_ns = rp->prev_counter_ns + (uint64_t)tsprof_unzigzag(n[1]);
+		rp->prev_counter_ns = c.time_ns;
+		c.value = (double)tsprof_unzigzag(n[2]) / 1000.0;
+		if (rp->windowed && (!rp->first_ns || c.time_ns < rp->first_ns + rp->from_ns ||
+				     c.time_ns - rp->first_ns > rp->to_ns))
+			return 0;
+		return profile_add_counter(p, &c);
+	}
 	case TSPROF_REC_AGGREGATE: {
 		struct profile_aggregate row = {
 			.pid = (uint32_t)n[0], .tid = (uint32_t)n[1],

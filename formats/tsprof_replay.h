@@ -12,6 +12,7 @@ struct tsprof_replay {
 	struct profile *profile;
 	uint64_t prev_time_ns; /* the last sample's time: samples are deltas */
 	uint64_t prev_gpu_ns;  /* the last GPU activity's start: so are they */
+	uint64_t prev_counter_ns;
 	bool windowed;         /* keep only samples in [from_ns, to_ns] */
 	uint64_t from_ns, to_ns; /* after the first sample */
 	uint64_t first_ns;     /* the first sample's time; 0 none yet */

@@ -31,6 +31,7 @@ struct tsprof_writer {
 	uint64_t stamp_ns;
 	uint64_t prev_time_ns; /* the last sample's time, for deltas */
 	uint64_t prev_gpu_ns;  /* the last GPU activity's start */
+	uint64_t prev_counter_ns;
 };
 
 static int write_all(int fd, const uint8_t *data, size_t len)
@@ -305,6 +306,27 @@ static void on_gpu(void *ctx, const struct gpu_activity *a)
 	record_end(w, tsprof_put_varint(q, a->api));
 }
 
+static void on_counter(void *ctx, const struct counter_sample *c)
+{
+	struct tsprof_writer *w = ctx;
+	uint8_t *q = record_start(w, TSPROF_RECORD_MAX);
+	double milli = c->value * 1000.0;
+
+	if (!q)
+		return;
+	*q++ = TSPROF_REC_COUNTER;
+	q = tsprof_put_varint(q, c->track);
+	q = tsprof_put_varint(q, tsprof_zigzag((int64_t)(c->time_ns - w->prev_counter_ns)));
+	w->prev_counter_ns = c->time_ns;
+	/* Thousandths, in the range an int64 holds. */
+	if (milli > 9e18)
+		milli = 9e18;
+	if (milli < -9e18)
+		milli = -9e18;
+	record_end(w, tsprof_put_varint(q, tsprof_zigzag((int64_t)(milli >= 0 ? milli + 0.5
+									   : milli - 0.5))));
+}
+
 static const struct profile_listener writer_listener = {
 	.string = on_string,
 	.frame = on_frame,
@@ -314,6 +336,7 @@ static const struct profile_listener writer_listener = {
 	.sample = on_sample,
 	.aggregate = on_aggregate,
 	.gpu = on_gpu,
+	.counter = on_counter,
 };
 
 static int emit_thread(uint32_t pid, uint32_t tid, uint32_t name, void *ctx)

@@ -247,10 +247,18 @@ static void on_device(struct gpu_merge *g, struct gpu_source *s, const struct gp
 {
 	char key[48], value[256];
 
+	const uint8_t *u = d->uuid;
+
 	snprintf(key, sizeof(key), "gpu.%u.name", d->id);
 	snprintf(value, sizeof(value), "%s (compute %u.%u, %u SMs, %.0f GiB)",
 		 profile_string(g->profile, model_string(s, d->name)), d->cc_major, d->cc_minor,
 		 d->multiprocessors, (double)d->global_memory / (1u << 30));
+	profile_set_meta(g->profile, key, value);
+	/* As NVML writes it, to match its devices with CUDA's. */
+	snprintf(key, sizeof(key), "gpu.%u.uuid", d->id);
+	snprintf(value, sizeof(value), "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8],
+		 u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 	profile_set_meta(g->profile, key, value);
 }
 

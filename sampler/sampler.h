@@ -133,4 +133,20 @@ void gpu_merge_summary(struct gpu_merge *g, FILE *out, uint64_t wall_ns);
 /* Removes the agents' files and the folder. */
 void gpu_merge_free(struct gpu_merge *g);
 
+/* ---- NVML (nvml.c) ---- */
+
+/*
+ * Each GPU's utilization, memory in use and power, sampled at most ten
+ * times a second into p as counters ("gpu.N.utilization %", ...), N being
+ * CUDA's number for it where the agent reported its UUID. -ENOENT, quietly,
+ * without NVML (TRAINSAMPLE_NVML names another libnvidia-ml.so.1).
+ */
+struct nvml_sampler;
+
+int nvml_open(struct nvml_sampler **out, struct profile *p);
+void nvml_sample(struct nvml_sampler *n, uint64_t now_ns);
+/* A line per device: mean utilization, peak memory, energy used. */
+void nvml_summary(const struct nvml_sampler *n, FILE *out);
+void nvml_close(struct nvml_sampler *n);
+
 #endif

@@ -331,6 +331,8 @@ static void device_record(void)
 	d->computeCapabilityMajor = 9;
 	d->numMultiprocessors = 132;
 	d->globalMemorySize = 80ull << 30;
+	for (int i = 0; i < 16; i++) /* GPU-00010203-0405-0607-0809-0a0b0c0d0e0f */
+		d->uuid.bytes[i] = (char)i;
 	fake.device_reported = true;
 }
 
@@ -378,6 +380,33 @@ EXPORT void fake_cuda_launch(const char *name, int device, int stream, long long
 	pthread_mutex_lock(&fake.lock);
 	kernel_on(id, name, device, stream, (uint64_t)duration_ns, 1024);
 	pthread_mutex_unlock(&fake.lock);
+}
+
+struct native_launch {
+	const char *thread, *name;
+	int device, stream;
+	long long duration_ns;
+};
+
+static void *native_launch_main(void *arg)
+{
+	struct native_launch *l = arg;
+
+	pthread_setname_np(pthread_self(), l->thread);
+	fake_cuda_launch(l->name, l->device, l->stream, l->duration_ns, 1);
+	return NULL;
+}
+
+/* A launch from a thread with no Python frames (autograd's device
+ * threads are such), named `thread`. */
+EXPORT void fake_cuda_launch_from_native_thread(const char *thread, const char *name, int device,
+						int stream, long long duration_ns)
+{
+	struct native_launch l = { thread, name, device, stream, duration_ns };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, native_launch_main, &l) == 0)
+		pthread_join(t, NULL);
 }
 
 /* A graph of n kernels, all carrying the graph launch's id. */

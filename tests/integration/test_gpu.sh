@@ -15,7 +15,8 @@ if [ ! -f "$FAKE" ] || [ ! -f build/libtrainsample_cuda.so ]; then
 fi
 STEPS=40
 
-$TS record -r 500 -o "$TMP/g.folded" -o "$TMP/gpu.svg" -o "$TMP/g.trace.json" -o "$TMP/g.tsprof" -- \
+$TS record -r 500 -o "$TMP/g.folded" -o "$TMP/gpu.svg" -o "$TMP/g.trace.json" -o "$TMP/g.tsprof" \
+	-o "$TMP/g.speedscope.json" -- \
 	"$PY" tests/python/gpu_launch.py "$FAKE" $STEPS >"$TMP/out" 2>"$TMP/err"
 rc=$?
 # 500 Hz: a 2 ms period. Kernels: forward 2 ms, backward 4 ms, a graph of
@@ -41,17 +42,19 @@ want = {
         steps * 3 // 2,
     ("optimizer (gpu_launch.py:", "[memcpy HtoD]"): steps // 4,
     ("loader (gpu_launch.py:", "[memcpy HtoD]"): steps // 20,
+    ("[gpu];[thread: autograd-dev]", "[kernel] native_kernel"): steps // 2,
 }
 for frames, n in want.items():
     got = weight(*frames)
     assert abs(got - n) <= max(1, n // 50), (frames, got, n)
-assert all(s.split(";")[1].startswith(("<module>", "Thread.")) for s in gpu), list(gpu)[:3]
+assert all(s.split(";")[1].startswith(("<module>", "Thread.", "[thread: autograd-dev]"))
+           for s in gpu), list(gpu)[:3]
 print({k[1]: weight(*k) for k in want})
 EOT
 then ok "gpu: each kernel's and copy's time is on the Python line that launched it ($(tail -1 "$TMP/check"))"
 else not_ok "gpu: each kernel's and copy's time is on the Python line that launched it" "rc $rc $(cat "$TMP/err" "$TMP/check" | tail -3)"; fi
 
-if grep -q "trainsample: GPU: $((STEPS * 5)) launches" "$TMP/err" &&
+if grep -q "trainsample: GPU: $((STEPS * 6)) launches" "$TMP/err" &&
    grep -q "device 0, Fake GPU 9000.*busy" "$TMP/err" &&
    grep -Eq "0\.160 s +$STEPS x +4000\.0 us  backward_kernel" "$TMP/err" &&
    grep -q "memcpy HtoD: .* in $((STEPS * 2)) copies" "$TMP/err"; then
@@ -74,6 +77,7 @@ assert len([e for e in on(7) if e["cat"] == "kernel"]) == steps * 5, len(on(7))
 assert len([e for e in on(13) if e["cat"] == "memcpy"]) == steps
 assert len([e for e in on(14) if e["cat"] == "memcpy"]) == steps
 assert names[(g, 7)] == "stream 7" and names[(g, 13)] == "stream 13"
+assert len([e for e in on(9) if e["name"] == "native_kernel"]) == steps
 k = [e for e in on(7) if e["name"] == "backward_kernel"]
 assert all(abs(e["dur"] - 4000) < 0.01 for e in k), k[:2]
 assert all(e["args"]["grid"] == "1024,1,1" for e in k)
@@ -84,7 +88,7 @@ assert any(n.startswith("loader: CUDA API") for n in names.values()), names
 # Every kernel starts after the call that launched it began.
 s = {e["id"]: e for e in ev if e["ph"] == "s"}
 f = [e for e in ev if e["ph"] == "f"]
-assert len(f) == steps * 7, len(f)
+assert len(f) == steps * 8, len(f)
 assert all(e["ts"] >= s[e["id"]]["ts"] for e in f)
 print("ok")
 EOT
@@ -95,6 +99,39 @@ if xmllint --noout "$TMP/gpu.svg" 2>/dev/null && grep -q '\[kernel\] backward_ke
    ! grep -q '<title>spin (gpu_launch.py' "$TMP/gpu.svg"; then
 	ok "gpu: gpu.svg is a flamegraph of GPU time by launching stack, without CPU samples"
 else not_ok "gpu: gpu.svg is a flamegraph of GPU time by launching stack, without CPU samples"; fi
+
+# speedscope: after the threads, an evented profile per GPU stream.
+if python3 - "$TMP/g.speedscope.json" $STEPS >"$TMP/sp" 2>&1 <<'EOT'
+import json, sys
+steps = int(sys.argv[2])
+d = json.load(open(sys.argv[1]))
+frames = d["shared"]["frames"]
+ev = {p["name"]: p for p in d["profiles"] if p["type"] == "evented"}
+assert set(ev) == {"GPU 0 stream 7", "GPU 0 stream 9", "GPU 0 stream 13", "GPU 0 stream 14"}, set(ev)
+for p in ev.values():
+    at, depth = 0, 0
+    for e in p["events"]:
+        assert e["at"] >= at, ("not sorted", p["name"])
+        at = e["at"]
+        depth += 1 if e["type"] == "O" else -1
+        assert depth in (0, 1), ("unbalanced", p["name"])
+    assert depth == 0 and p["endValue"] >= at
+s7 = ev["GPU 0 stream 7"]["events"]
+assert len(s7) == 2 * 5 * steps, len(s7)
+assert frames[s7[0]["frame"]]["name"].startswith("[kernel] gemm_kernel"), frames[s7[0]["frame"]]
+print("ok")
+EOT
+then ok "gpu: speedscope has an evented profile per GPU stream, sorted and balanced"
+else not_ok "gpu: speedscope has an evented profile per GPU stream, sorted and balanced" "$(tail -2 "$TMP/sp")"; fi
+if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+	skip "gpu: speedscope with GPU streams validates against speedscope's schema" "no node/npm"
+elif { [ -d build/npm/node_modules/ajv ] && [ -d build/npm/node_modules/speedscope ]; } ||
+     npm install --silent --no-audit --no-fund --prefix build/npm ajv@8 speedscope@1 >"$TMP/npm.log" 2>&1; then
+	NODE_PATH=build/npm/node_modules node tests/browser/speedscope_schema.js "$TMP/g.speedscope.json" |
+		sed 's/^\(n*o*t* *ok - \)speedscope:/\1gpu: speedscope/'
+else
+	skip "gpu: speedscope with GPU streams validates against speedscope's schema" "npm could not install ajv and speedscope: $(tail -1 "$TMP/npm.log")"
+fi
 
 $TS report -q "$TMP/g.tsprof" -o "$TMP/r.folded" -o "$TMP/r.trace.json"
 if cmp -s "$TMP/g.folded" "$TMP/r.folded" && cmp -s "$TMP/g.trace.json" "$TMP/r.trace.json"; then
@@ -195,7 +232,7 @@ dormant_run() {
 dormant_run dormant "$PY"
 if grep -q "^subscribed 0" "$TMP/dormant.out" && grep -q "^\[gpu\].*backward_kernel" "$TMP/dormant.folded" &&
    grep -q "^attach exit 0" "$TMP/dormant.attach" &&
-   grep -q "trainsample: GPU: 100 launches" "$TMP/dormant.attach"; then
+   grep -q "trainsample: GPU: 120 launches" "$TMP/dormant.attach"; then
 	ok "gpu: attach switches a dormant agent on for its run and off at the end"
 else not_ok "gpu: attach switches a dormant agent on for its run and off at the end" "$(cat "$TMP/dormant.out" "$TMP/dormant.attach" | tail -4)"; fi
 
@@ -209,3 +246,35 @@ else
 		ok "gpu: another user's agent cannot be switched (one line), sampling goes on"
 	else not_ok "gpu: another user's agent cannot be switched (one line), sampling goes on" "attach said: $(cat "$TMP/nobody.attach"); the program: $(cat "$TMP/nobody.out")"; fi
 fi
+
+# NVML (a fake libnvidia-ml: 37% busy, memory growing, 25 J a reading):
+# counters on the GPU's process in the trace, a line in the summary, kept
+# in the .tsprof for report.
+NVML=build/tests/fake/libnvidia-ml.so.1
+TRAINSAMPLE_NVML=$NVML $TS record -r 200 -o "$TMP/n.trace.json" -o "$TMP/n.tsprof" -- \
+	"$PY" tests/python/gpu_launch.py "$FAKE" 40 >/dev/null 2>"$TMP/nerr"
+$TS report -q "$TMP/n.tsprof" -o "$TMP/nr.trace.json"
+if grep -Eq "NVML device 0: utilization 37% on average, memory peak 10[0-9][0-9] MiB, [0-9.]+ J" "$TMP/nerr" &&
+   python3 tests/integration/trace_check.py "$TMP/n.trace.json" >/dev/null 2>&1 &&
+   python3 - "$TMP/n.trace.json" >"$TMP/nc" 2>&1 <<'EOT' && cmp -s "$TMP/n.trace.json" "$TMP/nr.trace.json"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+procs = {e["pid"]: e["args"]["name"] for e in ev if e["name"] == "process_name"}
+c = [e for e in ev if e["ph"] == "C"]
+names = {e["name"] for e in c}
+assert names == {"utilization %", "memory used MiB", "power W"}, names
+assert all(procs[e["pid"]].startswith("GPU 0") for e in c)
+u = [e["args"]["value"] for e in c if e["name"] == "utilization %"]
+assert len(u) >= 3 and all(v == 37 for v in u), u
+m = [e["args"]["value"] for e in c if e["name"] == "memory used MiB"]
+assert m == sorted(m) and m[-1] > m[0], m
+print(len(c))
+EOT
+then ok "gpu: NVML counters in the trace and the summary, kept for report ($(cat "$TMP/nc") counter samples)"
+else not_ok "gpu: NVML counters in the trace and the summary, kept for report" "$(grep NVML "$TMP/nerr") $(tail -2 "$TMP/nc")"; fi
+
+# Without NVML: nothing said about it.
+if ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
+	skip "gpu: no NVML, no word about it" "this machine has NVML"
+elif ! grep -q "NVML" "$TMP/err"; then ok "gpu: no NVML, no word about it"
+else not_ok "gpu: no NVML, no word about it" "$(grep NVML "$TMP/err")"; fi

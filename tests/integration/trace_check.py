@@ -16,7 +16,7 @@ names = {}
 tracks = defaultdict(list)
 flows = defaultdict(dict)
 for e in events:
-    assert e["ph"] in ("X", "M", "s", "f"), e
+    assert e["ph"] in ("X", "M", "s", "f", "C"), e
     assert isinstance(e["pid"], int) and isinstance(e["tid"], int), e
     assert isinstance(e["name"], str) and e["name"], e
     if e["ph"] == "M":
@@ -27,6 +27,10 @@ for e in events:
         names[key] = e["args"]["name"]
         continue
     assert isinstance(e["ts"], (int, float)) and e["ts"] >= 0, e
+    if e["ph"] == "C":
+        assert e["pid"] in names, ("a counter of a process without a name", e)
+        assert all(isinstance(v, (int, float)) for v in e["args"].values()), e
+        continue
     if e["ph"] in ("s", "f"):
         assert e["ph"] not in flows[e["id"]], ("flow end twice", e)
         flows[e["id"]][e["ph"]] = e

@@ -1,7 +1,8 @@
 # "Launches" GPU work through the fake libcupti (tests/cuda_fake): a
 # training-like loop whose forward() launches a 2 ms kernel, backward() a
 # 4 ms one and a graph of three 1 ms kernels, optimizer() a host-to-device
-# copy, and a loader thread launching copies of its own; then a sync. The
+# copy and a 1 ms kernel from a thread without Python (like autograd's),
+# and a loader thread launching copies of its own; then a sync. The
 # fake plays the driver: fake_cuda_init loads CUDA_INJECTION64_PATH.
 # argv: path to the fake libcupti, steps [, "exit" to end with os._exit,
 # or "dormant": wait for a line on stdin before and after the steps, and
@@ -41,6 +42,7 @@ def backward():
 
 def optimizer():
     lib.fake_cuda_memcpy(0, 13, 1 << 20, 1, 500000)  # 1 MiB host to device
+    lib.fake_cuda_launch_from_native_thread(b"autograd-dev", b"native_kernel", 0, 9, 1000000)
 
 
 def loader():
