@@ -22,8 +22,8 @@ struct gpu_run {
 	char dir[PATH_MAX];
 	struct gpu_merge *merge;       /* NULL: no agent records */
 	struct nvml_sampler *nvml;     /* NULL: no NVML */
-	char socket[108];  /* attach: the dormant agent switched on */
-	bool stopped;      /* and off again */
+	char socket[108];  /* attach: the dormant agent's */
+	int lease;         /* the connection it collects for; -1 none */
 };
 
 /* Beside the binary (the build tree), or in PREFIX/lib/trainsample. */
@@ -76,33 +76,49 @@ static int process_uid(pid_t pid, unsigned *uid)
 	return ret;
 }
 
-/* One command to the agent, one line back ("ok" or "error: WHY"). */
-static int agent_command(const char *socket_path, const char *command, char *answer, size_t len)
+/* A connection to the agent's socket, with deadlines: a stopped or busy
+ * process cannot hang trainsample. */
+static int agent_connect(const char *socket_path, int seconds)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct timeval t = { .tv_sec = seconds };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	size_t got = 0;
-	ssize_t n;
 
-	snprintf(answer, len, "error: %s", strerror(errno));
 	if (fd < 0)
-		return -1;
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof(t));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &t, sizeof(t));
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path);
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-		snprintf(answer, len, "error: %s", strerror(errno));
+		int ret = -errno;
+
 		close(fd);
-		return -1;
+		return ret;
 	}
-	/* The agent may answer and close before reading (a refusal): no
-	 * SIGPIPE, and its answer is still read. */
-	if (send(fd, command, strlen(command), MSG_NOSIGNAL) < 0)
-		snprintf(answer, len, "error: %s", strerror(errno));
-	shutdown(fd, SHUT_WR);
-	while (got + 1 < len && (n = read(fd, answer + got, len - 1 - got)) > 0)
+	return fd;
+}
+
+/* One line to the agent, one line back ("ok" or "error: WHY"). */
+static int agent_say(int fd, const char *command, char *answer, size_t len)
+{
+	size_t got = 0;
+	ssize_t n = 0;
+
+	/* MSG_NOSIGNAL: the agent may answer and close before reading (a
+	 * refusal); its answer is still read. */
+	int sent = send(fd, command, strlen(command), MSG_NOSIGNAL) < 0 ? -errno : 0;
+
+	while (got + 1 < len && (n = read(fd, answer + got, len - 1 - got)) > 0) {
 		got += (size_t)n;
-	close(fd);
+		if (memchr(answer, '\n', got))
+			break;
+	}
 	answer[got] = 0;
 	answer[strcspn(answer, "\n")] = 0;
+	if (!got && sent < 0)
+		snprintf(answer, len, "error: %s", strerror(-sent));
+	else if (!got)
+		snprintf(answer, len, "no answer (%s)", n < 0 ? strerror(errno) : "closed");
 	return strcmp(answer, "ok") ? -1 : 0;
 }
 
@@ -112,34 +128,34 @@ static void attach_agent(const struct cli_options *o, struct profile *p, struct 
 {
 	char command[PATH_MAX + 16], answer[400];
 	unsigned uid;
+	int fd;
 
 	if (process_uid(o->pid, &uid) < 0)
 		return;
 	snprintf(g->socket, sizeof(g->socket), "/tmp/trainsample-%u/%d.sock", uid, (int)o->pid);
-	if (access(g->socket, F_OK) < 0) {
+	fd = access(g->socket, F_OK) < 0 ? -ENOENT : agent_connect(g->socket, 5);
+	if (fd < 0) {
 		if (o->gpu == CLI_GPU_ON)
 			cli_warn("PID %d has no GPU agent waiting (start it with eval \"$(trainsample env)\" "
 				 "in its environment): no GPU data", (int)o->pid);
-		g->socket[0] = 0;
 		return;
 	}
 	snprintf(g->dir, sizeof(g->dir), "/tmp/trainsample-gpu-XXXXXX");
 	if (!mkdtemp(g->dir) || gpu_merge_new(&g->merge, g->dir, p, notice, NULL) < 0) {
 		cli_warn("cannot make a folder for GPU records (%s): no GPU data", strerror(errno));
-		g->socket[0] = 0;
+		close(fd);
 		return;
 	}
-	/* The agent runs as the process's user: the folder must be its. */
-	if (geteuid() == 0 && uid != 0 && chown(g->dir, uid, (gid_t)-1) < 0)
-		cli_warn("cannot hand %s to uid %u: %s", g->dir, uid, strerror(errno));
-	snprintf(command, sizeof(command), "start %s", g->dir);
-	if (agent_command(g->socket, command, answer, sizeof(answer)) < 0) {
-		cli_warn("the GPU agent of PID %d did not start: %s; no GPU data", (int)o->pid,
-			 answer[0] ? answer : "no answer");
+	snprintf(command, sizeof(command), "start %s\n", g->dir);
+	if (agent_say(fd, command, answer, sizeof(answer)) < 0) {
+		cli_warn("the GPU agent of PID %d did not start: %s; no GPU data", (int)o->pid, answer);
 		gpu_merge_free(g->merge);
 		g->merge = NULL;
-		g->socket[0] = 0;
+		close(fd);
+		return;
 	}
+	/* The connection is the lease: the agent collects while it is open. */
+	g->lease = fd;
 }
 
 /* record: the variables that make the driver load the agent into the
@@ -147,7 +163,7 @@ static void attach_agent(const struct cli_options *o, struct profile *p, struct 
 static void spawn_agent(const struct cli_options *o, struct profile *p, struct gpu_run *g)
 {
 	const char *base = getenv("XDG_RUNTIME_DIR"), *injected = getenv("CUDA_INJECTION64_PATH");
-	char agent[PATH_MAX];
+	char agent[PATH_MAX], pid[16];
 
 	if (injected && injected[0]) {
 		if (o->gpu == CLI_GPU_ON)
@@ -170,6 +186,9 @@ static void spawn_agent(const struct cli_options *o, struct profile *p, struct g
 	}
 	setenv("CUDA_INJECTION64_PATH", agent, 1);
 	setenv("TRAINSAMPLE_GPU_DIR", g->dir, 1);
+	/* The agent stops by itself if trainsample dies before the command. */
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	setenv("TRAINSAMPLE_SAMPLER_PID", pid, 1);
 }
 
 int gpu_run_start(const struct cli_options *o, struct profile *p, struct gpu_run **out)
@@ -182,6 +201,7 @@ int gpu_run_start(const struct cli_options *o, struct profile *p, struct gpu_run
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
+	g->lease = -1;
 	nvml_open(&g->nvml, p);
 	if (o->command)
 		spawn_agent(o, p, g);
@@ -211,9 +231,11 @@ void gpu_run_finish(struct gpu_run *g, bool quiet, uint64_t wall_ns)
 	if (!g)
 		return;
 	/* attach: the agent goes dormant again, its last records written. */
-	if (g->socket[0] && agent_command(g->socket, "stop", answer, sizeof(answer)) < 0)
-		cli_warn("the GPU agent did not stop: %s", answer);
-	g->stopped = true;
+	if (g->lease >= 0 && agent_say(g->lease, "stop\n", answer, sizeof(answer)) < 0)
+		cli_warn("the GPU agent did not say it stopped: %s", answer);
+	if (g->lease >= 0)
+		close(g->lease);
+	g->lease = -1;
 	if (g->merge)
 		gpu_merge_poll(g->merge);
 	if (quiet)
@@ -225,13 +247,12 @@ void gpu_run_finish(struct gpu_run *g, bool quiet, uint64_t wall_ns)
 
 void gpu_run_free(struct gpu_run *g)
 {
-	char answer[400];
-
 	if (!g)
 		return;
-	/* Whatever ended the run, a switched-on agent goes dormant again. */
-	if (g->socket[0] && !g->stopped)
-		agent_command(g->socket, "stop", answer, sizeof(answer));
+	/* Whatever ended the run, closing the lease puts the agent back to
+	 * sleep (and it drops what nobody will read). */
+	if (g->lease >= 0)
+		close(g->lease);
 	if (g->merge)
 		gpu_merge_free(g->merge);
 	nvml_close(g->nvml);
@@ -252,7 +273,11 @@ int cmd_env(int argc, char **argv)
 			  "toolkit's CUPTI headers are)");
 		return 1;
 	}
-	/* Dormant in every CUDA process started with it, until attach. */
-	printf("export CUDA_INJECTION64_PATH='%s'\n", agent);
+	/* Dormant in every CUDA process started with it, until attach. A
+	 * quote in the path is closed, escaped and reopened, as sh needs. */
+	fputs("export CUDA_INJECTION64_PATH='", stdout);
+	for (const char *c = agent; *c; c++)
+		fputs(*c == '\'' ? "'\\''" : (char[2]){ *c, 0 }, stdout);
+	fputs("'\n", stdout);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cupti.h>
 
@@ -85,6 +86,10 @@ struct agent_state {
 	CUpti_SubscriberHandle subscriber;
 	int fd;                        /* the record file; -1 none */
 
+	pthread_mutex_t write_lock;    /* taken before lock: the file and spare */
+	struct gpu_record *spare;      /* the stage being written */
+	char path[320];                /* the record file */
+
 	pthread_mutex_t lock;          /* everything below */
 	struct gpu_record *staged;
 	uint32_t nstaged, capstaged;
@@ -97,7 +102,13 @@ struct agent_state {
 
 	pthread_t flusher;
 	bool flusher_started;
-	volatile int stop_flusher;
+	volatile int stop_flusher, flusher_done, exiting;
+	pthread_mutex_t control_lock;  /* start and stop, one at a time */
+	uint32_t generation;           /* of collecting: launches across a restart are dropped */
+	int sampler_pidfd;             /* record: trainsample, to notice it gone; -1 */
+	uint64_t written;              /* bytes in the record file */
+	uint64_t size_limit;           /* RLIMIT_FSIZE: never reached (SIGXFSZ) */
+	bool definitions_lost;         /* a string or stack record was dropped */
 	bool timestamp_registered;     /* once per process: again corrupts records */
 	bool py_tried;
 
@@ -111,14 +122,18 @@ extern struct agent_state agent;
 /* One thread's outermost launch API call in progress. */
 struct agent_thread {
 	int depth;
+	uint32_t generation;
 	struct gpu_rec_launch launch;
 };
 
 extern _Thread_local struct agent_thread agent_thread;
 
-/* agent.c: collecting into dir's record file, and stopping. */
-int agent_collect_start(const char *dir, char *why, size_t len);
+/* agent.c: collecting into dir's record file for a sampler (its pid, to
+ * stop if it dies; 0 none), and stopping. */
+int agent_collect_start(const char *dir, pid_t sampler, char *why, size_t len);
 void agent_collect_stop(void);
+/* A thread of the agent's own: every signal blocked. */
+int agent_thread_start(pthread_t *t, void *(*fn)(void *), const char *name);
 
 /* agent_control.c: the dormant agent's socket, for attach. */
 void agent_control_start(void);
@@ -136,6 +151,8 @@ uint32_t agent_stack_node(uint32_t parent, uint32_t name, uint32_t file, uint32_
 void agent_status(enum gpu_status status, const char *text);
 void agent_flush(void);
 void agent_out_close(void);
+/* Removes the record file (no one will read it). */
+void agent_out_unlink(void);
 
 /* agent_activity.c */
 int agent_activity_start(char *why, size_t len);

@@ -119,12 +119,18 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	size_t dropped = 0;
 
 	(void)size;
-	pthread_mutex_lock(&agent.lock);
-	while (valid && agent.cupti.activity_get_next_record(buffer, valid, &rec) == CUPTI_SUCCESS)
+	/* CUPTI is not called with the lock held, and the lock is taken per
+	 * record: launching threads never wait for a whole buffer. */
+	while (valid && agent.cupti.activity_get_next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
+		pthread_mutex_lock(&agent.lock);
 		if (convert(rec, &r))
 			agent_stage(&r);
-	if (agent.cupti.activity_get_num_dropped(ctx, stream, &dropped) == CUPTI_SUCCESS)
-		agent.dropped += dropped;
+		pthread_mutex_unlock(&agent.lock);
+	}
+	if (agent.cupti.activity_get_num_dropped(ctx, stream, &dropped) != CUPTI_SUCCESS)
+		dropped = 0;
+	pthread_mutex_lock(&agent.lock);
+	agent.dropped += dropped;
 	pthread_mutex_unlock(&agent.lock);
 	free(buffer);
 }

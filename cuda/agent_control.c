@@ -3,10 +3,11 @@
  * The dormant agent's control channel: a UNIX socket,
  * /tmp/trainsample-UID/PID.sock, in a folder only its user may enter
  * (created 0700, refused if it is anything else). attach connects and
- * sends one line, "start DIR" or "stop", and reads one line back, "ok" or
- * "error: WHY". Only a peer of the process's own user is obeyed (its
- * credentials are the kernel's, SO_PEERCRED); the thread that serves it
- * sleeps in accept otherwise.
+ * sends "start DIR"; the agent answers "ok" or "error: WHY" and, once
+ * collecting, holds the connection as a lease: "stop" on it, or the
+ * connection closing (trainsample gone), stops it. Only a peer of the
+ * process's own user is obeyed (its credentials are the kernel's,
+ * SO_PEERCRED); the thread that serves it sleeps in accept otherwise.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,13 +31,41 @@ static void reply(int fd, const char *text)
 		return;
 }
 
+static ssize_t read_line(int fd, char *line, size_t len)
+{
+	ssize_t n = read(fd, line, len - 1);
+
+	if (n <= 0)
+		return n;
+	line[n] = 0;
+	line[strcspn(line, "\n")] = 0;
+	return n;
+}
+
+/* Collecting for this peer until it says stop or goes away. */
+static void lease(int fd)
+{
+	struct timeval forever = { 0 };
+	char line[64];
+	ssize_t n;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
+	do
+		n = read_line(fd, line, sizeof(line));
+	while (n < 0 && errno == EINTR);
+	agent_collect_stop();
+	if (n > 0 && !strcmp(line, "stop"))
+		reply(fd, "ok");
+	else
+		agent_out_unlink(); /* trainsample is gone: nobody reads it */
+}
+
 static void serve(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct timeval patience = { .tv_sec = 2 };
 	char line[512], why[300], answer[320];
-	ssize_t n;
 
 	/* A peer that says nothing does not hold the channel. */
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof(patience));
@@ -44,18 +73,16 @@ static void serve(int fd)
 		reply(fd, "error: only the process's own user may switch its GPU agent");
 		return;
 	}
-	n = read(fd, line, sizeof(line) - 1);
-	if (n <= 0)
+	if (read_line(fd, line, sizeof(line)) <= 0)
 		return;
-	line[n] = 0;
-	line[strcspn(line, "\n")] = 0;
 	if (!strncmp(line, "start ", 6)) {
-		if (agent_collect_start(line + 6, why, sizeof(why)) < 0) {
+		if (agent_collect_start(line + 6, 0, why, sizeof(why)) < 0) {
 			snprintf(answer, sizeof(answer), "error: %s", why);
 			reply(fd, answer);
 			return;
 		}
 		reply(fd, "ok");
+		lease(fd);
 	} else if (!strcmp(line, "stop")) {
 		agent_collect_stop();
 		reply(fd, "ok");
@@ -115,11 +142,10 @@ void agent_control_start(void)
 		return;
 	}
 	agent.control_fd = fd;
-	if (pthread_create(&agent.control, NULL, control_main, NULL) != 0) {
+	if (agent_thread_start(&agent.control, control_main, "trainsample-ctl") < 0) {
 		agent_control_stop();
 		return;
 	}
-	pthread_setname_np(agent.control, "trainsample-ctl");
 	pthread_detach(agent.control);
 }
 

@@ -126,6 +126,11 @@ int agent_cupti_load(char *why, size_t len)
 		if (!dlinfo(h, RTLD_DI_LINKMAP, &lm) && lm && lm->l_name)
 			snprintf(path, sizeof(path), "%s", lm->l_name);
 	}
+	if (look_up(h, &agent.cupti, path[0] ? path : "libcupti", why, len) < 0) {
+		/* Not half a table: a later start loads again, and fails again. */
+		memset(&agent.cupti, 0, sizeof(agent.cupti));
+		return -ENOENT;
+	}
 	agent.cupti_lib = h;
-	return look_up(h, &agent.cupti, path[0] ? path : "libcupti", why, len);
+	return 0;
 }

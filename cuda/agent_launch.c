@@ -19,6 +19,9 @@ _Thread_local struct agent_thread agent_thread;
 
 static bool wanted(const char *name)
 {
+	/* Host functions run on the CPU: nothing on the GPU to pair with. */
+	if (strstr(name, "HostFunc"))
+		return false;
 	static const char *const prefixes[] = {
 		"cudaLaunch", "__cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset",
 		"cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset",
@@ -82,6 +85,14 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 	struct gpu_record r = { .type = GPU_REC_LAUNCH };
 
 	(void)userdata, (void)domain, (void)cbid;
+	/* A call that began before a stop and start belongs to neither. */
+	if (t->generation != agent.generation) {
+		t->generation = agent.generation;
+		t->depth = 0;
+		t->launch.nids = 0;
+		if (cb->callbackSite != CUPTI_API_ENTER)
+			return;
+	}
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		if (t->depth++ == 0) {
 			if (agent.collecting)

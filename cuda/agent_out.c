@@ -1,23 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
  * The agent's record file: <dir>/<pid>.gpu, a header and fixed-size
- * records, appended in whole records. Records are staged in memory under
- * agent.lock and written by agent_flush (the flusher thread calls it a few
- * times a second, so a process that dies loses well under a second), or
- * when the stage is full. Strings and launch stacks are interned: each is
- * written once, before the first record that names it.
+ * records, appended in whole records. Application threads only stage
+ * records in memory (under agent.lock); the flusher thread writes them a
+ * few times a second, swapping the stage for a spare so that nobody waits
+ * on the disk, and a process that dies loses well under a second. A full
+ * stage drops records and counts them. Strings and launch stacks are
+ * interned: each is written once, before the first record that names it,
+ * and defined anew when a definition was dropped.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cuda/agent.h"
 
-#define STAGE_RECORDS 8192
+#define STAGE_RECORDS 32768 /* 4 MiB: a quarter second of 130 000 records a second */
 
 uint64_t agent_now_ns(void)
 {
@@ -36,14 +39,16 @@ static void intern_free(struct agent_intern *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* A new file knows none of the strings and stacks the last one defined. */
+/* Everything defined so far is forgotten (lock held): a new file knows
+ * none of it, and after a dropped definition it is written again. */
 static void forget_definitions(void)
 {
-	pthread_mutex_lock(&agent.lock);
+	/* Ids go on rising: a launch in flight may still name an old one,
+	 * which must not come to mean something else. */
 	intern_free(&agent.strings);
 	intern_free(&agent.stacks);
-	agent.next_string = agent.next_stack = 0;
 	memset(agent.thread_names, 0, sizeof(agent.thread_names));
+	agent.definitions_lost = false;
 	if (agent.py.codes) {
 		/* Code objects cache their names' string ids. */
 		py_code_cache_free(agent.py.codes);
@@ -51,71 +56,119 @@ static void forget_definitions(void)
 		if (py_code_cache_new(&agent.py.codes) < 0)
 			agent.py.ready = false;
 	}
-	pthread_mutex_unlock(&agent.lock);
+}
+
+/* The file, made anew: a pid reused within one recording (the old file
+ * not yet read and removed) gets a name of its own. */
+static int create_file(const char *dir)
+{
+	int fd = -1;
+
+	for (int n = 0; n < 100 && fd < 0; n++) {
+		if (n)
+			snprintf(agent.path, sizeof(agent.path), "%s/%d-%d.gpu", dir, (int)getpid(), n);
+		else
+			snprintf(agent.path, sizeof(agent.path), "%s/%d.gpu", dir, (int)getpid());
+		fd = open(agent.path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			return -errno;
+	}
+	return fd < 0 ? -EEXIST : fd;
 }
 
 int agent_out_open(const char *dir)
 {
 	struct gpu_file_header h = { .version = GPU_FILE_VERSION, .record_size = GPU_RECORD_SIZE };
-	char path[320];
+	struct rlimit lim;
+	int fd = create_file(dir);
 
-	forget_definitions();
-	snprintf(path, sizeof(path), "%s/%d.gpu", dir, (int)getpid());
-	/* O_EXCL: a pid reused within one recording starts a file of its own
-	 * only after the old one is read and removed. */
-	agent.fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
-	if (agent.fd < 0)
-		return -errno;
+	if (fd < 0)
+		return fd;
 	memcpy(h.magic, GPU_FILE_MAGIC, sizeof(h.magic));
 	h.pid = (uint32_t)getpid();
 	h.start_ns = agent_now_ns();
-	if (write(agent.fd, &h, sizeof(h)) != sizeof(h)) {
-		close(agent.fd);
-		agent.fd = -1;
-		unlink(path);
+	if (write(fd, &h, sizeof(h)) != sizeof(h)) {
+		close(fd);
+		unlink(agent.path);
 		return -EIO;
 	}
+	pthread_mutex_lock(&agent.write_lock);
+	pthread_mutex_lock(&agent.lock);
+	forget_definitions();
 	if (!agent.staged) {
 		agent.staged = calloc(STAGE_RECORDS, sizeof(*agent.staged));
-		agent.capstaged = agent.staged ? STAGE_RECORDS : 0;
+		agent.spare = calloc(STAGE_RECORDS, sizeof(*agent.spare));
+		agent.capstaged = agent.staged && agent.spare ? STAGE_RECORDS : 0;
 	}
+	agent.nstaged = 0;
+	agent.dropped = 0;
+	agent.written = sizeof(h);
+	/* Past RLIMIT_FSIZE a write raises SIGXFSZ, which kills: stop short. */
+	agent.size_limit = getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY
+				   ? (uint64_t)lim.rlim_cur : UINT64_MAX;
+	agent.fd = fd; /* published with its header written */
+	pthread_mutex_unlock(&agent.lock);
+	pthread_mutex_unlock(&agent.write_lock);
 	return 0;
 }
 
-/* Lock held. */
-static void write_staged(void)
+static void lost(uint64_t records)
 {
-	size_t len = (size_t)agent.nstaged * sizeof(*agent.staged);
-	const char *at = (const char *)agent.staged;
+	pthread_mutex_lock(&agent.lock);
+	agent.dropped += records;
+	agent.definitions_lost = true;
+	pthread_mutex_unlock(&agent.lock);
+}
 
-	while (len && agent.fd >= 0) {
-		ssize_t n = write(agent.fd, at, len);
+/* Writes n records from buf (write_lock held). A short write that cannot
+ * be finished is cut back to whole records, so the file stays readable. */
+static void write_records(const struct gpu_record *buf, uint32_t n)
+{
+	size_t len = (size_t)n * sizeof(*buf), done = 0;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			agent.dropped += len / sizeof(*agent.staged);
-			break;
-		}
-		at += n;
-		len -= (size_t)n;
+	if (agent.fd < 0 || agent.written + len + (1u << 20) > agent.size_limit) {
+		lost(n);
+		return;
 	}
-	agent.nstaged = 0;
+	while (done < len) {
+		ssize_t w = write(agent.fd, (const char *)buf + done, len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	if (done < len) {
+		size_t whole = done - done % sizeof(*buf);
+
+		if (whole != done && ftruncate(agent.fd, (off_t)(agent.written + whole)) < 0) {
+			close(agent.fd); /* misaligned for good: no more records */
+			agent.fd = -1;
+		}
+		lost((len - whole) / sizeof(*buf));
+		done = whole;
+	}
+	agent.written += done;
 }
 
 void agent_stage(const struct gpu_record *r)
 {
-	if (!agent.capstaged || agent.fd < 0) {
+	if (!agent.capstaged || agent.fd < 0 || agent.nstaged == agent.capstaged) {
 		agent.dropped++;
+		if (r->type == GPU_REC_STRING || r->type == GPU_REC_STACK)
+			agent.definitions_lost = true;
 		return;
 	}
-	if (agent.nstaged == agent.capstaged)
-		write_staged();
 	agent.staged[agent.nstaged++] = *r;
 }
 
 void agent_flush(void)
 {
+	struct gpu_record *full;
+	uint32_t n;
+
+	pthread_mutex_lock(&agent.write_lock);
 	pthread_mutex_lock(&agent.lock);
 	if (agent.dropped && agent.nstaged < agent.capstaged) {
 		struct gpu_record r = { .type = GPU_REC_DROPPED };
@@ -124,18 +177,35 @@ void agent_flush(void)
 		agent.dropped = 0;
 		agent.staged[agent.nstaged++] = r;
 	}
-	write_staged();
+	full = agent.staged;
+	n = agent.nstaged;
+	agent.staged = agent.spare;
+	agent.spare = full;
+	agent.nstaged = 0;
+	if (agent.definitions_lost)
+		forget_definitions(); /* what comes next defines them again */
 	pthread_mutex_unlock(&agent.lock);
+	if (n)
+		write_records(full, n);
+	pthread_mutex_unlock(&agent.write_lock);
 }
 
 void agent_out_close(void)
 {
 	agent_flush();
+	pthread_mutex_lock(&agent.write_lock);
 	pthread_mutex_lock(&agent.lock);
 	if (agent.fd >= 0)
 		close(agent.fd);
 	agent.fd = -1;
 	pthread_mutex_unlock(&agent.lock);
+	pthread_mutex_unlock(&agent.write_lock);
+}
+
+void agent_out_unlink(void)
+{
+	if (agent.path[0])
+		unlink(agent.path);
 }
 
 static uint64_t hash_bytes(const void *data, size_t len, uint64_t h)

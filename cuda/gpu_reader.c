@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cuda/gpu_record.h"
@@ -19,6 +20,7 @@
 struct gpu_reader {
 	int fd;
 	off_t at;              /* next byte to read */
+	off_t punched;         /* given back up to here */
 	uint32_t pid;
 	bool header_read;
 	char *text;            /* the string being joined */
@@ -28,13 +30,20 @@ struct gpu_reader {
 int gpu_reader_open(struct gpu_reader **out, const char *path)
 {
 	struct gpu_reader *r = calloc(1, sizeof(*r));
+	struct stat st;
 
 	if (!r)
 		return -ENOMEM;
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0) {
-		int ret = -errno;
+	/* Read-write where allowed, to give back what was read (below); never
+	 * through a link, never blocking on something that is not a file. */
+	r->fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (r->fd < 0)
+		r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (r->fd < 0 || fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int ret = r->fd < 0 ? -errno : -EPROTO;
 
+		if (r->fd >= 0)
+			close(r->fd);
 		free(r);
 		return ret;
 	}
@@ -104,6 +113,19 @@ static void string_piece(struct gpu_reader *r, const struct gpu_rec_string *s,
 	}
 }
 
+/* The records read are not needed again: their blocks go back to the file
+ * system (the file keeps its size, so offsets hold), so a long run on a
+ * tmpfs /tmp does not pile up memory. Where punching holes is not
+ * possible, the file just keeps them. */
+static void give_back(struct gpu_reader *r)
+{
+	off_t end = r->at & ~(off_t)4095;
+
+	if (end > r->punched + (1 << 20) &&
+	    fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096, end - 4096) == 0)
+		r->punched = end;
+}
+
 int gpu_reader_poll(struct gpu_reader *r, const struct gpu_reader_ops *ops, void *ctx)
 {
 	struct gpu_record batch[BATCH];
@@ -135,6 +157,8 @@ int gpu_reader_poll(struct gpu_reader *r, const struct gpu_reader_ops *ops, void
 		r->at += (off_t)(whole * GPU_RECORD_SIZE);
 		total += (int)whole;
 		if (whole < BATCH)
-			return total;
+			break;
 	}
+	give_back(r);
+	return total;
 }

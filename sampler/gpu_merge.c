@@ -121,8 +121,27 @@ static void launch_done(struct gpu_source *s, struct gpu_launch *l)
 			s->corr_used--;
 		}
 	}
+	l->nids = 0; /* not in use */
 	l->next_free = s->free_launch;
 	s->free_launch = (uint32_t)(l - s->launches) + 1;
+}
+
+#define LAUNCH_KEPT_NS 10000000000ull
+
+/* Launches whose work never came (or a graph's, which may have several)
+ * are let go once the GPU is ten seconds past them: the table stays the
+ * size of what is in flight, and a wrapped correlation id finds no stale
+ * launch. */
+static void age_launches(struct gpu_source *s)
+{
+	if (s->newest_ns < LAUNCH_KEPT_NS)
+		return;
+	for (uint32_t i = 0; i < s->nlaunches; i++) {
+		struct gpu_launch *l = &s->launches[i];
+
+		if (l->nids && l->start_ns + LAUNCH_KEPT_NS < s->newest_ns)
+			launch_done(s, l);
+	}
 }
 
 /* ---- records ---- */
@@ -226,6 +245,8 @@ static void on_activity(struct gpu_merge *g, struct gpu_source *s, const struct 
 
 	if (a.end_ns < a.start_ns)
 		return;
+	if (a.start_ns > s->newest_ns)
+		s->newest_ns = a.start_ns;
 	if (l) {
 		a.tid = l->tid, a.stack = l->stack, a.api = l->api;
 		a.launch_start_ns = l->start_ns, a.launch_end_ns = l->end_ns;
@@ -402,6 +423,7 @@ int gpu_merge_poll(struct gpu_merge *g)
 
 		if (n > 0) {
 			total += n;
+			age_launches(s);
 			if (!s->pid)
 				s->pid = gpu_reader_pid(s->reader);
 		} else if (n == -EPROTO && !s->refused) {

@@ -14,7 +14,7 @@ struct gpu_launch {
 	uint64_t start_ns, end_ns;
 	uint32_t tid, stack, api;
 	bool graph;
-	uint32_t nids, ids[GPU_LAUNCH_IDS];
+	uint32_t nids, ids[GPU_LAUNCH_IDS]; /* nids 0: the slot is free */
 	uint32_t next_free; /* free list, slot + 1 */
 };
 
@@ -31,6 +31,7 @@ struct gpu_source {
 	uint32_t nlaunches, caplaunches, free_launch;
 	uint32_t *corr_key, *corr_val; /* correlation id -> launch slot + 1 */
 	uint32_t corr_cap, corr_used, corr_filled;
+	uint64_t newest_ns; /* the latest activity's start */
 };
 
 struct gpu_poll {

@@ -219,6 +219,11 @@ dormant_run() {
 	wait_file "$TMP/$name.out" 10
 	sleep 0.3
 	tpid=$(pgrep -P $pid -f gpu_launch.py || echo $pid) # setpriv execs, so it is $pid
+	# The agent's own thread takes none of the process's signals.
+	for t in /proc/$tpid/task/*; do
+		[ "$(cat "$t/comm" 2>/dev/null)" = trainsample-ctl ] &&
+			awk '/^SigBlk:/ { print $2 }' "$t/status" >"$TMP/$name.sigblk"
+	done
 	$TS attach "$tpid" -d 2 -o "$TMP/$name.folded" >"$TMP/$name.attach" 2>&1 &
 	apid=$!
 	sleep 0.7
@@ -230,6 +235,9 @@ dormant_run() {
 	wait $pid
 }
 dormant_run dormant "$PY"
+blocked=$(python3 -c "import sys; m = int(open(sys.argv[1]).read(), 16); print(all(m >> (s - 1) & 1 for s in (1, 2, 10, 12, 14, 15, 17)))" "$TMP/dormant.sigblk" 2>/dev/null)
+if [ "$blocked" = True ]; then ok "gpu: the agent's thread blocks every signal the process may get"
+else not_ok "gpu: the agent's thread blocks every signal the process may get" "SigBlk $(cat "$TMP/dormant.sigblk" 2>/dev/null)"; fi
 if grep -q "^subscribed 0" "$TMP/dormant.out" && grep -q "^\[gpu\].*backward_kernel" "$TMP/dormant.folded" &&
    grep -q "^attach exit 0" "$TMP/dormant.attach" &&
    grep -q "trainsample: GPU: 120 launches" "$TMP/dormant.attach"; then
@@ -278,3 +286,42 @@ if ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
 	skip "gpu: no NVML, no word about it" "this machine has NVML"
 elif ! grep -q "NVML" "$TMP/err"; then ok "gpu: no NVML, no word about it"
 else not_ok "gpu: no NVML, no word about it" "$(grep NVML "$TMP/err")"; fi
+
+# trainsample killed while the agent collects: under attach the lease
+# breaks, under record the agent sees trainsample gone; either way it stops
+# by itself and removes its file, and the program goes on.
+mkfifo "$TMP/k.fifo"
+CUDA_INJECTION64_PATH=$agent "$PY" tests/python/gpu_launch.py "$FAKE" 20 dormant <"$TMP/k.fifo" >"$TMP/k.out" 2>&1 &
+kpid=$!
+reap_later $kpid
+exec 7>"$TMP/k.fifo"
+wait_file "$TMP/k.out" 10
+sleep 0.3
+$TS attach $kpid -d 30 -o "$TMP/k.folded" >/dev/null 2>&1 &
+apid=$!
+sleep 1
+gpu_files=$(ls /tmp/trainsample-gpu-*/$kpid.gpu 2>/dev/null | wc -l)
+{ kill -9 $apid; wait $apid; } 2>/dev/null
+echo go >&7
+sleep 0.5
+echo go >&7
+exec 7>&-
+wait $kpid
+left=$(ls /tmp/trainsample-gpu-*/$kpid.gpu 2>/dev/null | wc -l)
+if [ "$gpu_files" = 1 ] && [ "$left" = 0 ] && grep -q "^subscribed 0" "$TMP/k.out"; then
+	ok "gpu: attach killed: the agent stops by itself and leaves no file; the program goes on"
+else not_ok "gpu: attach killed: the agent stops by itself and leaves no file; the program goes on" "files $gpu_files then $left; $(cat "$TMP/k.out")"; fi
+rm -rf /tmp/trainsample-gpu-* 2>/dev/null # what the killed trainsample left
+
+$TS record -q -o "$TMP/rk.folded" -- "$PY" tests/python/gpu_launch.py "$FAKE" 300 >"$TMP/rk.out" 2>&1 &
+rpid=$!
+sleep 1.5
+prog=$(pgrep -P $rpid -f gpu_launch.py)
+gpu_files=$(ls /tmp/trainsample-gpu-*/$prog.gpu "${XDG_RUNTIME_DIR:-/nonexistent}"/trainsample-gpu-*/$prog.gpu 2>/dev/null | wc -l)
+{ kill -9 $rpid; wait $rpid; } 2>/dev/null
+for i in $(seq 50); do kill -0 "$prog" 2>/dev/null || break; sleep 0.1; done
+left=$(ls /tmp/trainsample-gpu-*/$prog.gpu "${XDG_RUNTIME_DIR:-/nonexistent}"/trainsample-gpu-*/$prog.gpu 2>/dev/null | wc -l)
+if [ -n "$prog" ] && [ "$gpu_files" = 1 ] && [ "$left" = 0 ]; then
+	ok "gpu: record killed: the agent stops by itself and removes its file"
+else not_ok "gpu: record killed: the agent stops by itself and removes its file" "program $prog, files $gpu_files then $left"; fi
+rm -rf /tmp/trainsample-gpu-* 2>/dev/null
