@@ -150,6 +150,12 @@ int profile_for_each_gpu_activity(const struct profile *p,
 				  int (*fn)(const struct gpu_activity *a, void *ctx), void *ctx);
 /* "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" or "copy". */
 const char *gpu_copy_kind_name(uint32_t copy_kind);
+/* How an activity reads: "[kernel] NAME" ("NAME" without the kind, where
+ * the track says it already), "[memcpy HtoD]", "[memset]", "[synchronize]". */
+void gpu_activity_label(const struct profile *p, const struct gpu_activity *a, bool kind,
+			char *buf, size_t len);
+/* qsort order of activity pointers: by device, stream, start. */
+int gpu_activity_by_stream(const void *a, const void *b);
 
 /* ---- counters: values over time (a GPU's utilization, memory, power) ---- */
 

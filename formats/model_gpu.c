@@ -13,6 +13,8 @@
 
 #include "formats/profile_impl.h"
 
+#define PROFILE_LABEL_MAX 4096
+
 const char *gpu_copy_kind_name(uint32_t copy_kind)
 {
 	switch (copy_kind) {
@@ -25,24 +27,46 @@ const char *gpu_copy_kind_name(uint32_t copy_kind)
 	}
 }
 
+void gpu_activity_label(const struct profile *p, const struct gpu_activity *a, bool kind,
+			char *buf, size_t len)
+{
+	switch (a->kind) {
+	case GPU_ACTIVITY_KERNEL:
+		snprintf(buf, len, "%s%s", kind ? "[kernel] " : "",
+			 a->name ? profile_string(p, a->name) : "?");
+		break;
+	case GPU_ACTIVITY_MEMCPY:
+		snprintf(buf, len, "[memcpy %s]", gpu_copy_kind_name(a->copy_kind));
+		break;
+	case GPU_ACTIVITY_MEMSET:
+		snprintf(buf, len, "[memset]");
+		break;
+	default:
+		snprintf(buf, len, "[synchronize]");
+	}
+}
+
+int gpu_activity_by_stream(const void *x, const void *y)
+{
+	const struct gpu_activity *a = *(const struct gpu_activity *const *)x;
+	const struct gpu_activity *b = *(const struct gpu_activity *const *)y;
+
+	if (a->device != b->device)
+		return a->device < b->device ? -1 : 1;
+	if (a->stream != b->stream)
+		return a->stream < b->stream ? -1 : 1;
+	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
 /* The leaf an activity weighs under: "[kernel] NAME", "[memcpy HtoD]". */
 static int leaf_frame(struct profile *p, const struct gpu_activity *a, uint32_t *frame)
 {
 	struct frame f = { .kind = FRAME_GPU };
-	char fixed[64], *name = fixed;
+	char name[PROFILE_LABEL_MAX];
 	int ret;
 
-	if (a->kind == GPU_ACTIVITY_KERNEL) {
-		if (asprintf(&name, "[kernel] %s", a->name ? profile_string(p, a->name) : "?") < 0)
-			return -ENOMEM;
-	} else if (a->kind == GPU_ACTIVITY_MEMCPY) {
-		snprintf(fixed, sizeof(fixed), "[memcpy %s]", gpu_copy_kind_name(a->copy_kind));
-	} else {
-		snprintf(fixed, sizeof(fixed), "[memset]");
-	}
+	gpu_activity_label(p, a, true, name, sizeof(name));
 	ret = profile_intern_string(p, name, &f.name);
-	if (name != fixed)
-		free(name);
 	return ret ? ret : profile_intern_frame(p, &f, frame);
 }
 

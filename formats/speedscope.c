@@ -214,18 +214,6 @@ static int collect_gpu(const struct gpu_activity *a, void *ctx)
 	return 0;
 }
 
-static int by_stream(const void *x, const void *y)
-{
-	const struct gpu_activity *a = *(const struct gpu_activity *const *)x;
-	const struct gpu_activity *b = *(const struct gpu_activity *const *)y;
-
-	if (a->device != b->device)
-		return a->device < b->device ? -1 : 1;
-	if (a->stream != b->stream)
-		return a->stream < b->stream ? -1 : 1;
-	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
-}
-
 /* One stream's work as an evented profile, activities [from, to): a
  * stream runs one thing at a time, so each opens and closes in turn (an
  * overlap, which a stream cannot have, is cut to keep them balanced). */
@@ -247,12 +235,7 @@ static int write_stream(struct sp *s, FILE *out, size_t from, size_t to, uint64_
 
 		if (a->end_ns <= start)
 			continue;
-		if (a->kind == GPU_ACTIVITY_KERNEL)
-			snprintf(name, sizeof(name), "[kernel] %s", profile_string(s->p, a->name));
-		else if (a->kind == GPU_ACTIVITY_MEMCPY)
-			snprintf(name, sizeof(name), "[memcpy %s]", gpu_copy_kind_name(a->copy_kind));
-		else
-			snprintf(name, sizeof(name), "[memset]");
+		gpu_activity_label(s->p, a, true, name, sizeof(name));
 		ret = gpu_frame(s, name, &frame);
 		if (ret < 0)
 			return ret;
@@ -275,7 +258,7 @@ static int write_gpu_profiles(struct sp *s, FILE *out, bool after)
 
 	if (ret < 0 || !s->ngpu)
 		return ret;
-	qsort(s->gpu, s->ngpu, sizeof(*s->gpu), by_stream);
+	qsort(s->gpu, s->ngpu, sizeof(*s->gpu), gpu_activity_by_stream);
 	for (size_t i = 0; i < s->ngpu; i++)
 		if (s->gpu[i]->start_ns < t0)
 			t0 = s->gpu[i]->start_ns;

@@ -47,18 +47,6 @@ static int collect_one(const struct gpu_activity *a, void *ctx)
 	return 0;
 }
 
-static int by_track(const void *x, const void *y)
-{
-	const struct gpu_activity *a = *(const struct gpu_activity *const *)x;
-	const struct gpu_activity *b = *(const struct gpu_activity *const *)y;
-
-	if (a->device != b->device)
-		return a->device < b->device ? -1 : 1;
-	if (a->stream != b->stream)
-		return a->stream < b->stream ? -1 : 1;
-	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
-}
-
 static int by_launch(const void *x, const void *y)
 {
 	const struct gpu_activity *a = *(const struct gpu_activity *const *)x;
@@ -105,28 +93,11 @@ int trace_gpu_collect(struct tr *t)
 	if (ret < 0)
 		return ret;
 	if (t->ngpu)
-		qsort(t->gpu, t->ngpu, sizeof(*t->gpu), by_track);
+		qsort(t->gpu, t->ngpu, sizeof(*t->gpu), gpu_activity_by_stream);
 	return 0;
 }
 
 static const char *const categories[] = { "", "kernel", "memcpy", "memset", "sync" };
-
-static void activity_name(const struct tr *t, const struct gpu_activity *a, char *buf, size_t len)
-{
-	switch (a->kind) {
-	case GPU_ACTIVITY_KERNEL:
-		snprintf(buf, len, "%s", profile_string(t->p, a->name));
-		break;
-	case GPU_ACTIVITY_MEMCPY:
-		snprintf(buf, len, "[memcpy %s]", gpu_copy_kind_name(a->copy_kind));
-		break;
-	case GPU_ACTIVITY_MEMSET:
-		snprintf(buf, len, "[memset]");
-		break;
-	default:
-		snprintf(buf, len, "[synchronize]");
-	}
-}
 
 static void write_names(struct tr *t, FILE *out)
 {
@@ -157,7 +128,7 @@ static void write_activity(struct tr *t, FILE *out, const struct gpu_activity *a
 {
 	char name[LABEL_MAX];
 
-	activity_name(t, a, name, sizeof(name));
+	gpu_activity_label(t->p, a, false, name, sizeof(name));
 	trace_begin_event(t, out);
 	fprintf(out, "\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", GPU_PID_BASE + a->device,
 		a->stream);
