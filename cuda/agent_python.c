@@ -32,7 +32,13 @@ static int read_maps(struct agent_maps *m)
 		return -errno;
 	m->count = 0;
 	while (fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, '/');
+
 		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[0] != 'r')
+			continue;
+		/* Device memory (/dev/nvidia*, /dev/dri) is never read directly:
+		 * a load there may have effects or fault. */
+		if (path && !strncmp(path, "/dev/", 5))
 			continue;
 		if (m->count == m->cap) {
 			uint32_t cap = m->cap ? m->cap * 2 : 256;
