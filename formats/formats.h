@@ -154,7 +154,8 @@ const char *gpu_copy_kind_name(uint32_t copy_kind);
  * the track says it already), "[memcpy HtoD]", "[memset]", "[synchronize]". */
 void gpu_activity_label(const struct profile *p, const struct gpu_activity *a, bool kind,
 			char *buf, size_t len);
-/* qsort order of activity pointers: by device, stream, start. */
+/* qsort order of activity pointers: by device, process, stream, start
+ * (stream ids are a process's own). */
 int gpu_activity_by_stream(const void *a, const void *b);
 
 /* ---- counters: values over time (a GPU's utilization, memory, power) ---- */

@@ -53,6 +53,8 @@ int gpu_activity_by_stream(const void *x, const void *y)
 
 	if (a->device != b->device)
 		return a->device < b->device ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
 	if (a->stream != b->stream)
 		return a->stream < b->stream ? -1 : 1;
 	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);

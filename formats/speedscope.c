@@ -226,6 +226,9 @@ static int write_stream(struct sp *s, FILE *out, size_t from, size_t to, uint64_
 	int ret;
 
 	snprintf(name, sizeof(name), "GPU %u stream %u", first->device, first->stream);
+	/* Stream ids are a process's own: with several, each says whose. */
+	if (s->gpu[0]->pid != s->gpu[s->ngpu - 1]->pid)
+		snprintf(name + strlen(name), sizeof(name) - strlen(name), " (pid %u)", first->pid);
 	fputs("{\"type\":\"evented\",\"name\":", out);
 	json_put_string(out, name);
 	fputs(",\"unit\":\"seconds\",\"startValue\":0,\"events\":[", out);
@@ -264,7 +267,7 @@ static int write_gpu_profiles(struct sp *s, FILE *out, bool after)
 			t0 = s->gpu[i]->start_ns;
 	for (size_t i = 1; i <= s->ngpu && !ret; i++) {
 		if (i < s->ngpu && s->gpu[i]->device == s->gpu[from]->device &&
-		    s->gpu[i]->stream == s->gpu[from]->stream)
+		    s->gpu[i]->pid == s->gpu[from]->pid && s->gpu[i]->stream == s->gpu[from]->stream)
 			continue;
 		if (after || from)
 			fputc(',', out);

@@ -229,10 +229,28 @@ void trace_write_name(struct tr *t, FILE *out, const char *what, uint32_t pid, u
 
 /* Names for the processes and threads that have slices (sorted by pid,
  * tid): the command for the recorded process, else "pid N". */
-static void write_names(struct tr *t, FILE *out)
+void trace_name_process(struct tr *t, FILE *out, uint32_t pid)
 {
 	const char *command = profile_meta(t->p, "command");
 	const char *first_pid = profile_meta(t->p, "pid");
+	uint32_t *g;
+	char buf[64];
+
+	for (size_t i = 0; i < t->nnamed; i++)
+		if (t->named[i] == pid)
+			return;
+	g = trace_grow(t->named, &t->capnamed, t->nnamed, sizeof(*g));
+	if (g) {
+		t->named = g;
+		t->named[t->nnamed++] = pid;
+	}
+	snprintf(buf, sizeof(buf), "pid %" PRIu32, pid);
+	trace_write_name(t, out, "process_name", pid, pid,
+			 command && (!first_pid || strtoul(first_pid, NULL, 10) == pid) ? command : buf);
+}
+
+static void write_names(struct tr *t, FILE *out)
+{
 	uint32_t pid = 0, tid = 0;
 	char buf[64];
 
@@ -240,14 +258,10 @@ static void write_names(struct tr *t, FILE *out)
 		const struct slice *s = &t->slices[i];
 		const char *name;
 
-		if (s->pid != pid) {
-			snprintf(buf, sizeof(buf), "pid %" PRIu32, s->pid);
-			trace_write_name(t, out, "process_name", s->pid, s->pid,
-				   command && (!first_pid || strtoul(first_pid, NULL, 10) == s->pid)
-					   ? command : buf);
-		} else if (s->tid == tid) {
+		if (s->pid != pid)
+			trace_name_process(t, out, s->pid);
+		else if (s->tid == tid)
 			continue;
-		}
 		pid = s->pid, tid = s->tid;
 		name = profile_thread_name(t->p, pid, tid);
 		snprintf(buf, sizeof(buf), "thread %" PRIu32, tid);
@@ -281,6 +295,7 @@ static void tr_free(struct tr *t)
 	free(t->open);
 	free(t->slices);
 	free(t->gpu);
+	free(t->named);
 }
 
 int trace_write(const struct profile *p, FILE *out, const struct render_options *o,

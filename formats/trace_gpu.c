@@ -13,7 +13,7 @@
 
 #include "formats/trace_impl.h"
 
-#define GPU_PID_BASE 0x70000000u /* a process per device */
+#define GPU_PID_BASE 0x70000000u /* a process per device (and process using it) */
 #define API_TID_BASE 0x40000000u /* beside each thread: its CUDA API calls */
 
 static bool keeps(const struct tr *t, const struct gpu_activity *a)
@@ -26,6 +26,32 @@ static bool keeps(const struct tr *t, const struct gpu_activity *a)
 		return true;
 	name = profile_thread_name(t->p, a->pid, a->tid);
 	return name && !strcmp(name, t->o.thread);
+}
+
+/* Whether processes other than the first share the device (its
+ * activities are sorted by device, then pid). */
+static bool shared_device(const struct tr *t, uint32_t device)
+{
+	uint32_t pid = 0;
+
+	for (size_t i = 0; i < t->ngpu; i++) {
+		if (t->gpu[i]->device != device)
+			continue;
+		if (pid && t->gpu[i]->pid != pid)
+			return true;
+		pid = t->gpu[i]->pid;
+	}
+	return false;
+}
+
+/* The trace's process for a device's work: one per device, or one per
+ * device and process when several share it (their streams are their own).
+ * pid 0: the device itself (its counters). */
+static uint32_t gpu_pid(const struct tr *t, uint32_t device, uint32_t pid)
+{
+	if (pid && t->shared_devices & (1ull << (device & 63)))
+		return GPU_PID_BASE + ((device & 63) << 22) + (pid & 0x3fffff);
+	return GPU_PID_BASE + ((device & 63) << 22);
 }
 
 static int collect_one(const struct gpu_activity *a, void *ctx)
@@ -94,6 +120,10 @@ int trace_gpu_collect(struct tr *t)
 		return ret;
 	if (t->ngpu)
 		qsort(t->gpu, t->ngpu, sizeof(*t->gpu), gpu_activity_by_stream);
+	for (size_t i = 0; i < t->ngpu; i++)
+		if (!(t->shared_devices & (1ull << (t->gpu[i]->device & 63))) &&
+		    shared_device(t, t->gpu[i]->device))
+			t->shared_devices |= 1ull << (t->gpu[i]->device & 63);
 	return 0;
 }
 
@@ -105,22 +135,25 @@ static void write_names(struct tr *t, FILE *out)
 
 	for (size_t i = 0; i < t->ngpu; i++) {
 		const struct gpu_activity *a = t->gpu[i], *prev = i ? t->gpu[i - 1] : NULL;
+		uint32_t pid = gpu_pid(t, a->device, a->pid);
 		const char *name;
 
-		if (!prev || prev->device != a->device) {
+		if (!prev || gpu_pid(t, prev->device, prev->pid) != pid) {
 			snprintf(key, sizeof(key), "gpu.%u.name", a->device);
 			name = profile_meta(t->p, key);
 			snprintf(buf, sizeof(buf), "GPU %u%s%s", a->device, name ? ": " : "",
 				 name ? name : "");
-			trace_write_name(t, out, "process_name", GPU_PID_BASE + a->device, 0, buf);
-		}
-		if (prev && prev->device == a->device && prev->stream == a->stream)
+			if (pid != gpu_pid(t, a->device, 0))
+				snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " (pid %u)", a->pid);
+			trace_write_name(t, out, "process_name", pid, 0, buf);
+		} else if (prev->stream == a->stream) {
 			continue;
+		}
 		if (a->stream == UINT32_MAX)
 			snprintf(buf, sizeof(buf), "synchronization");
 		else
 			snprintf(buf, sizeof(buf), "stream %u", a->stream);
-		trace_write_name(t, out, "thread_name", GPU_PID_BASE + a->device, a->stream, buf);
+		trace_write_name(t, out, "thread_name", pid, a->stream, buf);
 	}
 }
 
@@ -130,7 +163,7 @@ static void write_activity(struct tr *t, FILE *out, const struct gpu_activity *a
 
 	gpu_activity_label(t->p, a, false, name, sizeof(name));
 	trace_begin_event(t, out);
-	fprintf(out, "\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", GPU_PID_BASE + a->device,
+	fprintf(out, "\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", gpu_pid(t, a->device, a->pid),
 		a->stream);
 	trace_put_us(out, a->start_ns - t->t0);
 	fputs(",\"dur\":", out);
@@ -160,6 +193,7 @@ static void write_launches(struct tr *t, FILE *out, const struct gpu_activity **
 		if (!a->launch_start_ns)
 			continue;
 		if (!prev || prev->pid != a->pid || prev->tid != a->tid || !prev->launch_start_ns) {
+			trace_name_process(t, out, a->pid); /* it may have no CPU samples */
 			name = profile_thread_name(t->p, a->pid, a->tid);
 			snprintf(buf, sizeof(buf), "%s%sCUDA API (thread %u)", name && *name ? name : "",
 				 name && *name ? ": " : "", a->tid);
@@ -195,7 +229,7 @@ static void write_flows(struct tr *t, FILE *out)
 		fputs(",\"name\":\"launch\",\"cat\":\"launch\"}", out);
 		trace_begin_event(t, out);
 		fprintf(out, "\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"ts\":", i + 1,
-			GPU_PID_BASE + a->device, a->stream);
+			gpu_pid(t, a->device, a->pid), a->stream);
 		trace_put_us(out, a->start_ns - t->t0);
 		fputs(",\"name\":\"launch\",\"cat\":\"launch\"}", out);
 	}
@@ -223,10 +257,10 @@ static int write_counter(const struct counter_sample *c, void *ctx)
 		snprintf(key, sizeof(key), "gpu.%u.name", device);
 		name = profile_meta(t->p, key);
 		snprintf(buf, sizeof(buf), "GPU %u%s%s", device, name ? ": " : "", name ? name : "");
-		trace_write_name(t, co->out, "process_name", GPU_PID_BASE + device, 0, buf);
+		trace_write_name(t, co->out, "process_name", gpu_pid(t, device, 0), 0, buf);
 	}
 	trace_begin_event(t, co->out);
-	fprintf(co->out, "\"ph\":\"C\",\"pid\":%u,\"tid\":0,\"ts\":", GPU_PID_BASE + device);
+	fprintf(co->out, "\"ph\":\"C\",\"pid\":%u,\"tid\":0,\"ts\":", gpu_pid(t, device, 0));
 	trace_put_us(co->out, c->time_ns - t->t0);
 	fputs(",\"name\":", co->out);
 	json_put_string(co->out, what);
@@ -239,10 +273,11 @@ void trace_gpu_write(struct tr *t, FILE *out)
 	const struct gpu_activity **by_thread;
 	struct counters_out co = { t, out, 0 };
 
-	/* Devices with activities are named by write_names. */
+	/* Devices with activities are named by write_names (unless shared:
+	 * then their counters get a process of the device's own). */
 	write_names(t, out);
 	for (size_t i = 0; i < t->ngpu; i++)
-		if (t->gpu[i]->device < 64)
+		if (t->gpu[i]->device < 64 && !(t->shared_devices & (1ull << t->gpu[i]->device)))
 			co.named |= 1ull << t->gpu[i]->device;
 	profile_for_each_counter(t->p, write_counter, &co);
 	if (!t->ngpu)

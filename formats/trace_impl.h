@@ -33,8 +33,11 @@ struct tr {
 	struct slice *slices;
 	size_t nslices, capslices;
 	bool written; /* an event was: the next one needs a comma */
-	const struct gpu_activity **gpu; /* kept by the filters, by device, stream, start */
+	const struct gpu_activity **gpu; /* kept by the filters, by device, pid, stream, start */
 	size_t ngpu, capgpu;
+	uint64_t shared_devices; /* bit per device several processes used */
+	uint32_t *named;         /* processes named so far */
+	size_t nnamed, capnamed;
 };
 
 /* trace.c */
@@ -44,6 +47,8 @@ void trace_begin_event(struct tr *t, FILE *out);
 void trace_put_us(FILE *out, uint64_t ns);
 void trace_write_name(struct tr *t, FILE *out, const char *what, uint32_t pid, uint32_t tid,
 		      const char *name);
+/* A process's name (the command, or "pid N"), once. */
+void trace_name_process(struct tr *t, FILE *out, uint32_t pid);
 
 /* trace_gpu.c: the GPU activities the filters keep; t0 moves to the
  * earliest of them and of their launches. */

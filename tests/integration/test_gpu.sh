@@ -325,3 +325,20 @@ if [ -n "$prog" ] && [ "$gpu_files" = 1 ] && [ "$left" = 0 ]; then
 	ok "gpu: record killed: the agent stops by itself and removes its file"
 else not_ok "gpu: record killed: the agent stops by itself and removes its file" "program $prog, files $gpu_files then $left"; fi
 rm -rf /tmp/trainsample-gpu-* 2>/dev/null
+
+# Two child processes using the GPU (data-parallel workers): an agent and
+# a record file each, all merged; on the shared device each process gets
+# its own streams (stream ids are a process's own).
+$TS record -r 200 -o "$TMP/kids.trace.json" -o "$TMP/kids.folded" -- \
+	"$PY" tests/python/gpu_children.py "$FAKE" 10 >/dev/null 2>"$TMP/kids.err"
+if grep -q "trainsample: GPU: 120 launches" "$TMP/kids.err" &&
+   python3 tests/integration/trace_check.py "$TMP/kids.trace.json" >/dev/null 2>&1 &&
+   python3 - "$TMP/kids.trace.json" >"$TMP/kc" 2>&1 <<'EOT'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+gpus = [e["args"]["name"] for e in ev if e["name"] == "process_name" and e["args"]["name"].startswith("GPU 0")]
+assert len(gpus) == 2 and all("(pid " in g for g in gpus), gpus
+print("ok")
+EOT
+then ok "gpu: two processes on one GPU: both merged, each with its own streams"
+else not_ok "gpu: two processes on one GPU: both merged, each with its own streams" "$(cat "$TMP/kids.err" "$TMP/kc" | tail -3)"; fi
