@@ -342,3 +342,18 @@ print("ok")
 EOT
 then ok "gpu: two processes on one GPU: both merged, each with its own streams"
 else not_ok "gpu: two processes on one GPU: both merged, each with its own streams" "$(cat "$TMP/kids.err" "$TMP/kc" | tail -3)"; fi
+
+# The agent reads launch stacks in-process with the layout module: every
+# CPython present, 3.8 to 3.13.
+root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+for minor in 8 9 10 11 12 13; do
+	py=$(ls -d "$root"/versions/3.$minor.*/bin/python3 2>/dev/null | head -1)
+	if [ -z "$py" ]; then
+		skip "gpu: launch stacks under Python 3.$minor" "no pyenv 3.$minor here"
+		continue
+	fi
+	$TS record -q -r 200 -o "$TMP/v$minor.folded" -- "$py" tests/python/gpu_launch.py "$FAKE" 10 >/dev/null 2>&1
+	if grep -q '^\[gpu\];<module> (gpu_launch.py:[0-9]*);backward (gpu_launch.py:[0-9]*);\[kernel\] backward_kernel 8$' "$TMP/v$minor.folded"; then
+		ok "gpu: launch stacks under Python 3.$minor"
+	else not_ok "gpu: launch stacks under Python 3.$minor" "$(grep '^\[gpu\]' "$TMP/v$minor.folded" | head -2)"; fi
+done
