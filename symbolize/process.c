@@ -140,10 +140,15 @@ static int read_maps(struct sym_process *p, char *err, size_t errlen)
 	int ret;
 
 	p->read_ns = now_ns();
+	/* Through the process's own entry first, every time: a thread we
+	 * read through while the main thread was a zombie may be gone (an
+	 * exec from a second thread makes it the main thread, and its task
+	 * entry vanishes), and the stale view would never see the new image. */
+	snprintf(p->view, sizeof(p->view), "/proc/%d", p->pid);
 	snprintf(path, sizeof(path), "%s/maps", p->view);
 	ret = sym_maps_read_path(path, &maps, err, errlen);
 	if (ret == 0 && !sym_maps_count(maps)) {
-		/* The thread we read through exited, or is a zombie main thread. */
+		/* A zombie main thread: read through a live thread. */
 		sym_maps_free(maps);
 		ret = find_live_view(p, &maps, err, errlen);
 	}
