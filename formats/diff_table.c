@@ -162,9 +162,10 @@ static void write_table(const struct dt *d, FILE *out, const uint32_t *order, ui
 	for (uint32_t i = 0; i < n && shown < top; i++) {
 		uint32_t f = order[i];
 
-		/* Less than a twentieth of a point either way: no change. */
+		/* Less than a twentieth of a point either way: no change. (Sorted
+		 * by total change, a large self change may still follow.) */
 		if (fabs(total_change(d, f)) < 0.05 && fabs(self_change(d, f)) < 0.05)
-			break;
+			continue;
 		fprintf(out, "  %5.1f%%  %5.1f%%  %+6.1f    %5.1f%%  %5.1f%%  %+6.1f   %s\n",
 			pct(d, d->fn[f].total, 0), pct(d, d->fn[f].total, 1), total_change(d, f),
 			pct(d, d->fn[f].self, 0), pct(d, d->fn[f].self, 1), self_change(d, f),

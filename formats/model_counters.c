@@ -6,13 +6,14 @@
  * them as they come.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "formats/profile_impl.h"
 
 int profile_add_counter(struct profile *p, const struct counter_sample *c)
 {
-	if (!p || !c || !c->track || c->track >= p->string_count)
+	if (!p || !c || !c->track || c->track >= p->string_count || !isfinite(c->value))
 		return -EINVAL;
 	if (p->ncounters == p->capcounters) {
 		uint64_t cap = p->capcounters ? p->capcounters * 2 : 256;

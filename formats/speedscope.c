@@ -36,8 +36,9 @@ struct sp {
 	uint32_t capfirst;
 	uint32_t *path;
 	uint32_t cappath;
-	const struct gpu_activity **gpu; /* by device, stream, start */
+	const struct gpu_activity **gpu; /* by device, pid, stream, start */
 	size_t ngpu, capgpu;
+	int gpu_pids;                    /* 1, or 2 for several processes */
 };
 
 static int collect(const struct profile_aggregate *a, void *ctx)
@@ -199,8 +200,16 @@ static int collect_gpu(const struct gpu_activity *a, void *ctx)
 	struct sp *s = ctx;
 	const struct gpu_activity **g;
 
-	if (a->kind == GPU_ACTIVITY_SYNC || (s->o->pid && a->pid != s->o->pid))
+	const char *name;
+
+	if (a->kind == GPU_ACTIVITY_SYNC || (s->o->pid && a->pid != s->o->pid) ||
+	    (s->o->tid && a->tid != s->o->tid))
 		return 0;
+	if (s->o->thread) {
+		name = profile_thread_name(s->p, a->pid, a->tid);
+		if (!name || strcmp(name, s->o->thread))
+			return 0;
+	}
 	if (s->ngpu == s->capgpu) {
 		size_t cap = s->capgpu ? s->capgpu * 2 : 256;
 
@@ -227,7 +236,7 @@ static int write_stream(struct sp *s, FILE *out, size_t from, size_t to, uint64_
 
 	snprintf(name, sizeof(name), "GPU %u stream %u", first->device, first->stream);
 	/* Stream ids are a process's own: with several, each says whose. */
-	if (s->gpu[0]->pid != s->gpu[s->ngpu - 1]->pid)
+	if (s->gpu_pids > 1)
 		snprintf(name + strlen(name), sizeof(name) - strlen(name), " (pid %u)", first->pid);
 	fputs("{\"type\":\"evented\",\"name\":", out);
 	json_put_string(out, name);
@@ -262,6 +271,10 @@ static int write_gpu_profiles(struct sp *s, FILE *out, bool after)
 	if (ret < 0 || !s->ngpu)
 		return ret;
 	qsort(s->gpu, s->ngpu, sizeof(*s->gpu), gpu_activity_by_stream);
+	s->gpu_pids = 1;
+	for (size_t i = 1; i < s->ngpu; i++)
+		if (s->gpu[i]->pid != s->gpu[0]->pid)
+			s->gpu_pids = 2;
 	for (size_t i = 0; i < s->ngpu; i++)
 		if (s->gpu[i]->start_ns < t0)
 			t0 = s->gpu[i]->start_ns;

@@ -28,22 +28,6 @@ static bool keeps(const struct tr *t, const struct gpu_activity *a)
 	return name && !strcmp(name, t->o.thread);
 }
 
-/* Whether processes other than the first share the device (its
- * activities are sorted by device, then pid). */
-static bool shared_device(const struct tr *t, uint32_t device)
-{
-	uint32_t pid = 0;
-
-	for (size_t i = 0; i < t->ngpu; i++) {
-		if (t->gpu[i]->device != device)
-			continue;
-		if (pid && t->gpu[i]->pid != pid)
-			return true;
-		pid = t->gpu[i]->pid;
-	}
-	return false;
-}
-
 /* The trace's process for a device's work: one per device, or one per
  * device and process when several share it (their streams are their own).
  * pid 0: the device itself (its counters). */
@@ -120,10 +104,18 @@ int trace_gpu_collect(struct tr *t)
 		return ret;
 	if (t->ngpu)
 		qsort(t->gpu, t->ngpu, sizeof(*t->gpu), gpu_activity_by_stream);
-	for (size_t i = 0; i < t->ngpu; i++)
-		if (!(t->shared_devices & (1ull << (t->gpu[i]->device & 63))) &&
-		    shared_device(t, t->gpu[i]->device))
-			t->shared_devices |= 1ull << (t->gpu[i]->device & 63);
+	/* Sorted by device, then pid: a device is shared when its pid
+	 * changes before the device does. Syncs carry no device of their own. */
+	for (size_t i = 0, first = SIZE_MAX; i < t->ngpu; i++) {
+		const struct gpu_activity *a = t->gpu[i];
+
+		if (a->kind == GPU_ACTIVITY_SYNC)
+			continue;
+		if (first == SIZE_MAX || t->gpu[first]->device != a->device)
+			first = i; /* the device's first process */
+		else if (t->gpu[first]->pid != a->pid)
+			t->shared_devices |= 1ull << (a->device & 63);
+	}
 	return 0;
 }
 
@@ -157,7 +149,10 @@ static void write_names(struct tr *t, FILE *out)
 	}
 }
 
-static void write_activity(struct tr *t, FILE *out, const struct gpu_activity *a)
+/* An activity as a slice of its stream's track, from `start` (its own,
+ * or where the track's previous slice ended: slices on a track may not
+ * overlap, and a stream's records can — a graph's branches, waits). */
+static void write_activity(struct tr *t, FILE *out, const struct gpu_activity *a, uint64_t start)
 {
 	char name[LABEL_MAX];
 
@@ -165,9 +160,9 @@ static void write_activity(struct tr *t, FILE *out, const struct gpu_activity *a
 	trace_begin_event(t, out);
 	fprintf(out, "\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", gpu_pid(t, a->device, a->pid),
 		a->stream);
-	trace_put_us(out, a->start_ns - t->t0);
+	trace_put_us(out, start - t->t0);
 	fputs(",\"dur\":", out);
-	trace_put_us(out, a->end_ns - a->start_ns);
+	trace_put_us(out, a->end_ns - start);
 	fputs(",\"name\":", out);
 	json_put_string(out, name);
 	fprintf(out, ",\"cat\":\"%s\",\"args\":{\"correlation\":%u", categories[a->kind],
@@ -282,8 +277,20 @@ void trace_gpu_write(struct tr *t, FILE *out)
 	profile_for_each_counter(t->p, write_counter, &co);
 	if (!t->ngpu)
 		return;
-	for (size_t i = 0; i < t->ngpu; i++)
-		write_activity(t, out, t->gpu[i]);
+	for (size_t i = 0, track_end = 0; i < t->ngpu; i++) {
+		const struct gpu_activity *a = t->gpu[i], *prev = i ? t->gpu[i - 1] : NULL;
+		uint64_t start = a->start_ns;
+
+		if (!prev || gpu_pid(t, prev->device, prev->pid) != gpu_pid(t, a->device, a->pid) ||
+		    prev->stream != a->stream)
+			track_end = 0;
+		if (start < track_end)
+			start = track_end;
+		if (a->end_ns < start || (a->end_ns == start && track_end))
+			continue; /* inside the slice before it: nothing of its own */
+		write_activity(t, out, a, start);
+		track_end = a->end_ns;
+	}
 	by_thread = malloc(t->ngpu * sizeof(*by_thread));
 	if (by_thread) {
 		memcpy(by_thread, t->gpu, t->ngpu * sizeof(*by_thread));
