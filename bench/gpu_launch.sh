@@ -17,6 +17,6 @@ for depth in 5 40; do
 	rm -f "$dir"/*.gpu
 	with=$(CUDA_INJECTION64_PATH=$AGENT TRAINSAMPLE_GPU_DIR=$dir "$PY" bench/gpu_launch.py "$FAKE" 20000 $depth |
 		awk '{ print $2 }')
-	printf '%-7s %9s %9s %9.2f\n' "$depth" "$none" "$with" "$(echo "$with - $none" | bc -l)"
+	awk -v d="$depth" -v a="$none" -v b="$with" 'BEGIN { printf "%-7s %9s %9s %9.2f\n", d, a, b, b - a }'
 done
 rm -rf "$dir"
