@@ -114,6 +114,10 @@ int outputs_resolve(struct cli_options *o, const char *stem, bool recording)
 			cli_error("a .tsprof recording cannot go to stdout; name a file");
 			return -EINVAL;
 		}
+		if (out->gpu && out->format != OUTPUT_SVG) {
+			cli_error("--gpu-flamegraph %s: a GPU flamegraph is an .svg", out->path);
+			return -EINVAL;
+		}
 		tsprof += out->format == OUTPUT_TSPROF;
 	}
 	if (tsprof > 1) {

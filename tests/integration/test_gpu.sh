@@ -357,3 +357,10 @@ for minor in 8 9 10 11 12 13; do
 		ok "gpu: launch stacks under Python 3.$minor"
 	else not_ok "gpu: launch stacks under Python 3.$minor" "$(grep '^\[gpu\]' "$TMP/v$minor.folded" | head -2)"; fi
 done
+
+# A GPU flamegraph that is not an .svg is refused before anything runs.
+$TS record --gpu-flamegraph "$TMP/x.folded" -- "$PY" -c 'open("'"$TMP"'/ran", "w")' 2>"$TMP/gf.err"
+rc=$?
+if [ $rc = 2 ] && [ ! -e "$TMP/ran" ] && grep -q "a GPU flamegraph is an .svg" "$TMP/gf.err"; then
+	ok "gpu: --gpu-flamegraph with a name that is not .svg fails before the command runs"
+else not_ok "gpu: --gpu-flamegraph with a name that is not .svg fails before the command runs" "rc $rc $(cat "$TMP/gf.err")"; fi
