@@ -181,11 +181,8 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 
 		if (out->format == OUTPUT_TSPROF || !out->file)
 			continue;
-		fo.gpu = out->gpu;
-		if (out->gpu && out->format != OUTPUT_SVG) {
-			cli_error("%s: a GPU flamegraph is an .svg", out->path);
-			ret = -EINVAL;
-		} else if (out->format == OUTPUT_SVG)
+		fo.gpu = out->gpu; /* only ever an .svg (outputs_resolve) */
+		if (out->format == OUTPUT_SVG)
 			ret = flamegraph_write(p, out->file, &fo, err, sizeof(err));
 		else if (out->format == OUTPUT_SPEEDSCOPE)
 			ret = speedscope_write(p, out->file, &fo, err, sizeof(err));
