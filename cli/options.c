@@ -315,7 +315,10 @@ int options_parse_record(int argc, char **argv, bool attach, struct cli_options 
 	return 0;
 }
 
-int options_parse_report(int argc, char **argv, struct cli_options *o)
+/* What report and diff share: the options, the diff-only ones only for
+ * diff, and a window that makes sense. The positional arguments are left
+ * at optind. */
+static int parse_rendering(int argc, char **argv, struct cli_options *o, bool diff)
 {
 	int ret;
 
@@ -323,15 +326,10 @@ int options_parse_report(int argc, char **argv, struct cli_options *o)
 	ret = getopt_loop(argc, argv, "o:f:r:d:tigqh", o);
 	if (ret)
 		return ret;
-	if (o->top || o->lines) {
+	if (!diff && (o->top || o->lines)) {
 		cli_error("--top and --lines are options of diff");
 		return -1;
 	}
-	if (optind != argc - 1) {
-		cli_error(optind >= argc ? "report needs a .tsprof file" : "report takes one .tsprof file");
-		return -1;
-	}
-	o->input = argv[optind];
 	if (o->to_s >= 0 && o->to_s <= o->from_s) {
 		cli_error("--to must come after --from");
 		return -1;
@@ -339,13 +337,24 @@ int options_parse_report(int argc, char **argv, struct cli_options *o)
 	return 0;
 }
 
+int options_parse_report(int argc, char **argv, struct cli_options *o)
+{
+	int ret = parse_rendering(argc, argv, o, false);
+
+	if (ret)
+		return ret;
+	if (optind != argc - 1) {
+		cli_error(optind >= argc ? "report needs a .tsprof file" : "report takes one .tsprof file");
+		return -1;
+	}
+	o->input = argv[optind];
+	return 0;
+}
+
 int options_parse_diff(int argc, char **argv, struct cli_options *o)
 {
-	int ret;
+	int ret = parse_rendering(argc, argv, o, true);
 
-	defaults(o);
-	o->top = 0;
-	ret = getopt_loop(argc, argv, "o:f:r:d:tigqh", o);
 	if (ret)
 		return ret;
 	if (optind != argc - 2) {
@@ -358,9 +367,5 @@ int options_parse_diff(int argc, char **argv, struct cli_options *o)
 		o->top = 20;
 	/* Lines move between two versions of the code; functions stay. */
 	o->by_function = !o->lines;
-	if (o->to_s >= 0 && o->to_s <= o->from_s) {
-		cli_error("--to must come after --from");
-		return -1;
-	}
 	return 0;
 }

@@ -47,14 +47,42 @@ static size_t plain_run(const unsigned char *s, size_t n)
 	return i;
 }
 
-/* Text for XML: markup escaped, control characters and bytes that are not
- * UTF-8 replaced (XML 1.0 has no place for them). */
-void xml_put_escaped(FILE *out, const char *text, size_t n)
+/* One character that is not plain ASCII (len its UTF-8 length, 0 when
+ * the byte starts none), as each language needs it. */
+static void xml_char(FILE *out, const unsigned char *c, size_t len)
 {
-	const unsigned char *s = (const unsigned char *)text;
+	switch (len ? *c : 0) {
+	case '&': fputs("&amp;", out); break;
+	case '<': fputs("&lt;", out); break;
+	case '>': fputs("&gt;", out); break;
+	case '"': fputs("&quot;", out); break;
+	case 0: fputs("\xef\xbf\xbd", out); break;
+	default:
+		if (*c < 0x20)
+			fputc(' ', out); /* XML 1.0 has no place for them */
+		else
+			fwrite(c, 1, len, out);
+	}
+}
+
+static void json_char(FILE *out, const unsigned char *c, size_t len)
+{
+	if (!len)
+		fputs("\xef\xbf\xbd", out);
+	else if (*c == '"' || *c == '\\')
+		fprintf(out, "\\%c", *c);
+	else if (*c < 0x20)
+		fprintf(out, "\\u%04x", *c);
+	else
+		fwrite(c, 1, len, out);
+}
+
+/* n bytes of text: plain runs written at once, the rest by put_char. */
+static void put_text(FILE *out, const unsigned char *s, size_t n,
+		     void (*put_char)(FILE *, const unsigned char *, size_t))
+{
 	size_t i = 0, run, len;
 
-	n = strnlen(text, n);
 	while (i < n) {
 		run = plain_run(s + i, n - i);
 		if (run) {
@@ -63,46 +91,21 @@ void xml_put_escaped(FILE *out, const char *text, size_t n)
 			continue;
 		}
 		len = utf8_char(s + i, n - i);
-		switch (len ? s[i] : 0) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\\': fputc('\\', out); break;
-		case 0: fputs("\xef\xbf\xbd", out); break;
-		default:
-			if (s[i] < 0x20)
-				fputc(' ', out);
-			else
-				fwrite(s + i, 1, len, out);
-		}
+		put_char(out, s + i, len);
 		i += len ? len : 1;
 	}
 }
 
+/* Text for XML: markup escaped, control characters and bytes that are not
+ * UTF-8 replaced. */
+void xml_put_escaped(FILE *out, const char *text, size_t n)
+{
+	put_text(out, (const unsigned char *)text, strnlen(text, n), xml_char);
+}
+
 void json_put_string(FILE *out, const char *text)
 {
-	const unsigned char *s = (const unsigned char *)text;
-	size_t n = strlen(text), i = 0, run, len;
-
 	fputc('"', out);
-	while (i < n) {
-		run = plain_run(s + i, n - i);
-		if (run) {
-			fwrite(s + i, 1, run, out);
-			i += run;
-			continue;
-		}
-		len = utf8_char(s + i, n - i);
-		if (!len)
-			fputs("\xef\xbf\xbd", out);
-		else if (s[i] == '"' || s[i] == '\\')
-			fprintf(out, "\\%c", s[i]);
-		else if (s[i] < 0x20)
-			fprintf(out, "\\u%04x", s[i]);
-		else
-			fwrite(s + i, 1, len, out);
-		i += len ? len : 1;
-	}
+	put_text(out, (const unsigned char *)text, strlen(text), json_char);
 	fputc('"', out);
 }

@@ -2,15 +2,6 @@
 . tests/integration/lib.sh
 N=build/tests/nofp
 
-# Sum of counts of stacks whose frames include one starting with $2.
-folded_with_prefix() {
-	awk -v f="$2" '{
-		c = $NF; s = $0; sub(/ [0-9]+$/, "", s)
-		k = split(s, fr, ";")
-		for (i = 1; i <= k; i++) if (index(fr[i], f) == 1) { n += c; break }
-	} END { print n + 0 }' "$1"
-}
-
 # Accuracy: -O2 -fomit-frame-pointer, the leaves' shares against the
 # target's own thread CPU clock; one leaf in a shared library.
 $TS record -q -r 1000 -o "$TMP/nofp.folded" -- "$N/nofp_shares" 4 >"$TMP/nofp.out"

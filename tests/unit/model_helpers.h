@@ -4,6 +4,7 @@
 #define TRAINSAMPLE_TESTS_MODEL_HELPERS_H
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 
 #include "formats/formats.h"
 
@@ -46,6 +47,22 @@ static inline void samples(struct profile *p, uint32_t tid, uint32_t stack_id,
 
 		cr_assert_eq(profile_add_sample(p, &s), 0);
 	}
+}
+
+/* A writer's output as a string the caller frees; the writer must
+ * return `expect` (0, or the error a test looks for). */
+static inline char *written(int (*write)(const struct profile *, FILE *,
+					 const struct render_options *, char *, size_t),
+			    const struct profile *p, const struct render_options *o, int expect)
+{
+	char err[160] = "", *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	cr_assert(out);
+	cr_assert_eq(write(p, out, o, err, sizeof(err)), expect, "%s", err);
+	cr_assert_eq(fclose(out), 0);
+	return text;
 }
 
 #endif

@@ -11,14 +11,7 @@
 
 static char *svg(const struct profile *p, const struct render_options *o)
 {
-	char err[128] = "", *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-
-	cr_assert(out);
-	cr_assert_eq(flamegraph_write(p, out, o, err, sizeof(err)), 0, "%s", err);
-	fclose(out);
-	return text;
+	return written(flamegraph_write, p, o, 0);
 }
 
 static int count(const char *text, const char *what)

@@ -14,16 +14,8 @@
 static char *folded(const struct profile *p, bool threads, bool idle)
 {
 	struct render_options o = { .threads = threads, .include_idle = idle };
-	char err[128] = "", *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-	int ret;
 
-	cr_assert_not_null(out);
-	ret = folded_write(p, out, &o, err, sizeof(err));
-	cr_assert_eq(ret, 0, "folded_write: %d %s", ret, err);
-	cr_assert_eq(fclose(out), 0);
-	return text;
+	return written(folded_write, p, &o, 0);
 }
 
 static void expect(const struct profile *p, bool threads, bool idle,

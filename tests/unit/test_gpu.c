@@ -38,13 +38,8 @@ static struct gpu_activity kernel(struct profile *p, uint32_t st, uint64_t start
 static char *folded(const struct profile *p)
 {
 	struct render_options o = { 0 };
-	char err[128] = "", *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
 
-	cr_assert_eq(folded_write(p, out, &o, err, sizeof(err)), 0, "%s", err);
-	fclose(out);
-	return text;
+	return written(folded_write, p, &o, 0);
 }
 
 Test(gpu, kernels_weigh_onto_their_launching_stack_apart_from_cpu_samples)
@@ -55,9 +50,7 @@ Test(gpu, kernels_weigh_onto_their_launching_stack_apart_from_cpu_samples)
 	struct gpu_activity c = { .kind = GPU_ACTIVITY_MEMCPY, .copy_kind = 2, .bytes = 4096,
 				  .start_ns = 20 * MS, .end_ns = 21 * MS, .pid = 100 };
 	struct render_options o = { 0 };
-	char *text, err[128];
-	size_t len = 0;
-	FILE *out;
+	char *text;
 
 	profile_set_meta(p, "period_ns", "1000000");
 	profile_set_meta(p, "python_script_dir", "/src");
@@ -76,16 +69,11 @@ Test(gpu, kernels_weigh_onto_their_launching_stack_apart_from_cpu_samples)
 	free(text);
 
 	/* The flamegraph of CPU samples leaves the GPU out; the GPU one keeps it only. */
-	text = NULL;
-	out = open_memstream(&text, &len);
-	cr_assert_eq(flamegraph_write(p, out, &o, err, sizeof(err)), 0);
-	fclose(out);
+	text = written(flamegraph_write, p, &o, 0);
 	cr_assert_null(strstr(text, "[kernel] gemm"));
 	free(text);
 	o.gpu = true;
-	out = open_memstream(&text, &len);
-	cr_assert_eq(flamegraph_write(p, out, &o, err, sizeof(err)), 0);
-	fclose(out);
+	text = written(flamegraph_write, p, &o, 0);
 	cr_assert(strstr(text, "[kernel] gemm"));
 	cr_assert(strstr(text, "data-total=\"5000000\""), "4 ms kernel + 1 ms copy");
 	free(text);

@@ -10,14 +10,7 @@
 
 static char *speedscope(const struct profile *p, const struct render_options *o)
 {
-	char err[128] = "", *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-
-	cr_assert(out);
-	cr_assert_eq(speedscope_write(p, out, o, err, sizeof(err)), 0, "%s", err);
-	fclose(out);
-	return text;
+	return written(speedscope_write, p, o, 0);
 }
 
 Test(speedscope, a_profile_per_thread_frames_shared)

@@ -37,14 +37,7 @@ static int keep_span(const struct profile_span *s, void *ctx)
 
 static char *trace(const struct profile *p, const struct render_options *o, int expect)
 {
-	char err[160] = "", *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-
-	cr_assert(out);
-	cr_assert_eq(trace_write(p, out, o, err, sizeof(err)), expect, "%s", err);
-	fclose(out);
-	return text;
+	return written(trace_write, p, o, expect);
 }
 
 Test(timeline, spans_merge_touching_samples_and_split_on_change_or_gap)
