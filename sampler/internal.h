@@ -111,6 +111,7 @@ struct python {
 	uint64_t image_ns;    /* when this process image was first seen */
 	uint64_t tried[32];   /* inodes without a runtime, this image */
 	int ntried;
+	int misfits;          /* layout checks that failed so far */
 	uint32_t tid_offset;  /* <= 3.10: of the tid in glibc's struct pthread */
 	struct py_code_cache *codes;
 	struct py_walk_scratch scratch;
@@ -120,7 +121,7 @@ struct python {
 	int nthreads;         /* entries of the last read */
 	bool script_dir_set;
 	uint64_t names_tick;  /* when thread names were last read */
-	bool names_complete;  /* every Python thread had a name then */
+	bool names_read;      /* names_tick is set */
 	struct py_names_cache names_cache;
 };
 

@@ -289,24 +289,38 @@ static void name_one(void *ctx, uint64_t ident, const char *name)
 	}
 }
 
-/* Once a second; every 100 ms while a Python thread has no name yet
- * (threading not imported, a thread just started). */
-void python_names_refresh(struct sampler *s, int n)
+/* Whether every Python thread is known to the sampler and named by
+ * threading; one not yet mapped to a thread counts as unnamed. */
+static bool python_names_complete(struct sampler *s, int n)
 {
 	struct python *py = s->py;
-	uint64_t every = (uint64_t)(s->opt.rate_hz / (py->names_complete ? 1 : 10));
 
-	if (n <= 0 || (py->names_tick && s->tick - py->names_tick < (every ? every : 1)))
-		return;
-	py->names_tick = s->tick;
-	py_thread_names(&py->target, py->threads[0].interp, &py->names_cache, name_one, s);
-	py->names_complete = true;
 	for (int i = 0; i < n; i++) {
 		struct thread *t = py->tids[i] ? thread_find(s, py->tids[i]) : NULL;
 
-		if (t && !t->py_named)
-			py->names_complete = false;
+		if (!t || !t->py_named)
+			return false;
 	}
+	return true;
+}
+
+/* Once a second (a thread renamed); every 100 ms while some Python thread
+ * has no name yet (threading not imported, a thread just started). Judged
+ * on each tick, so a thread that starts after the rest were named is
+ * named within 100 ms, not a second later. */
+void python_names_refresh(struct sampler *s, int n)
+{
+	struct python *py = s->py;
+	uint64_t every;
+
+	if (n <= 0)
+		return;
+	every = (uint64_t)(s->opt.rate_hz / (python_names_complete(s, n) ? 1 : 10));
+	if (py->names_read && s->tick - py->names_tick < (every ? every : 1))
+		return;
+	py->names_read = true;
+	py->names_tick = s->tick;
+	py_thread_names(&py->target, py->threads[0].interp, &py->names_cache, name_one, s);
 }
 
 void python_tick(struct sampler *s)

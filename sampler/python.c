@@ -250,6 +250,7 @@ void python_search(struct sampler *s, uint64_t now)
 		py->exec_seq = s->exec_seq;
 		py->state = PY_SEARCHING;
 		py->ntried = 0;
+		py->misfits = 0;
 		py->tid_offset = 0;
 	}
 	if (py->state == PY_READY || py->state == PY_REFUSED)
@@ -266,6 +267,10 @@ void python_search(struct sampler *s, uint64_t now)
 	}
 	ret = py_layout_validate(&py->target, err, sizeof(err));
 	if (ret == -EAGAIN)
+		return;
+	/* A thread state read while the interpreter still builds it can look
+	 * wrong once: refuse only a misfit seen three times. */
+	if (ret < 0 && ++py->misfits < 3)
 		return;
 	if (ret < 0) {
 		refuse(s, err);

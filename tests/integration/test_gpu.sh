@@ -93,7 +93,7 @@ assert all(e["ts"] >= s[e["id"]]["ts"] for e in f)
 print("ok")
 EOT
 then ok "gpu: the trace has a device process, stream tracks, API tracks and launch arrows ($(cat "$TMP/tc"))"
-else not_ok "gpu: the trace has a device process, stream tracks, API tracks and launch arrows" "$(cat "$TMP/tc" "$TMP/tracks" | tail -2)"; fi
+else not_ok "gpu: the trace has a device process, stream tracks, API tracks and launch arrows" "$(cat "$TMP/tc" "$TMP/tracks" | tail -2 | cut -c1-600); $(tail -2 "$TMP/err")"; fi
 
 if xmllint --noout "$TMP/gpu.svg" 2>/dev/null && grep -q '\[kernel\] backward_kernel' "$TMP/gpu.svg" &&
    ! grep -q '<title>spin (gpu_launch.py' "$TMP/gpu.svg"; then

@@ -98,6 +98,11 @@ threads() {
 	else not_ok "$label: the sleeping thread is idle, shown by default" "$(grep sleeper "$TMP/th.folded" | head -2)"; fi
 	if [ -s "$TMP/gil.folded" ] && ! grep -q 'sleeper (' "$TMP/gil.folded"; then ok "$label: -g keeps the GIL holder's samples, never the sleeper's"
 	else not_ok "$label: -g keeps the GIL holder's samples, never the sleeper's" "$(head -c 300 "$TMP/gil.folded")"; fi
+	# Started 0.4 s in, after the other names were read; busy 0.5 s.
+	$TS record -q -t -r 200 -o "$TMP/late.folded" -- "$py" $P/late_thread.py 0.4 0.5
+	late=$(grep 'late_spin (' "$TMP/late.folded" | grep -c '^thread [0-9]* (late-worker);')
+	if [ "$late" -gt 0 ]; then ok "$label: a short thread started late carries its name too"
+	else not_ok "$label: a short thread started late carries its name too" "$(cut -d';' -f1 "$TMP/late.folded" | sort -u | tr '\n' '|')"; fi
 	stops=$(sed -n 's/.*(\([0-9]*\) stops).*/\1/p' "$TMP/th.err")
 	if [ "$stops" = 0 ]; then ok "$label: attach reads Python stacks without stopping any thread"
 	else not_ok "$label: attach reads Python stacks without stopping any thread" "$stops stops"; fi
@@ -167,14 +172,15 @@ dump() {
 	import json, sys
 	d = json.load(open(sys.argv[1]))
 	sleeper = [t for t in d["threads"] if any(f["name"] == "sleeper" for f in t["frames"])]
-	assert sleeper and sleeper[0]["name"] == "sleeper", sleeper
-	assert sleeper and sleeper[0]["idle"] and sleeper[0]["syscall"], sleeper
+	brief = [(t.get("name"), t.get("idle"), t.get("syscall"), [f["name"] for f in t["frames"]][-4:]) for t in sleeper]
+	assert sleeper and sleeper[0]["name"] == "sleeper", brief
+	assert sleeper and sleeper[0]["idle"] and sleeper[0]["syscall"], brief
 	kinds = [f["kind"] for f in sleeper[0]["frames"]]
 	assert kinds[0] == "native" and "python" in kinds, kinds
 	assert sleeper[0]["frames"][kinds.index("python")]["file"].endswith("threading.py")
 	EOT
 	then ok "$label: dump --native --json gives each thread's merged frames"
-	else not_ok "$label: dump --native --json gives each thread's merged frames" "$(tail -c 1500 "$TMP/d.check")"; fi
+	else not_ok "$label: dump --native --json gives each thread's merged frames" "$(tail -c 600 "$TMP/d.check")"; fi
 }
 
 python_interpreters >"$TMP/pythons"
@@ -182,7 +188,7 @@ while read -r label py; do
 	# ONLY="pyenv-3.12 ..." runs those alone (when working on one version).
 	case " ${ONLY:-$label} " in *" $label "*) ;; *) continue ;; esac
 	if [ -z "$py" ]; then
-		for t in "shares" "launches" "threads" "shapes" "--native" "dump"; do
+		for t in "shares" "launches" "threads" "late thread" "shapes" "--native" "dump"; do
 			skip "$label: $t" "$label is not installed here"
 		done
 		continue
