@@ -103,7 +103,7 @@ static void print_stats(const struct sampler_stats *st)
 		"  errors           %" PRIu64 "\n"
 		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
 		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %.1f us (%" PRIu64 " stacks)\n"
-		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on\n"
+		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on, %" PRIu64 " resumes held for them\n"
 		"  trainsample cpu  %.3f s (%.1f%% of one core)\n"
 		"  python           %s\n",
 		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
@@ -113,7 +113,7 @@ static void print_stats(const struct sampler_stats *st)
 		(double)st->pause_max_ns / 1e3, st->stops, (double)st->unwind_p50_ns / 1e3,
 		(double)st->unwind_p99_ns / 1e3, (double)st->unwind_first_ns / 1e3, st->unwinds,
 		st->syscalls_restarted,
-		st->signals_forwarded, (double)st->cpu_ns / 1e9,
+		st->signals_forwarded, st->signal_holds, (double)st->cpu_ns / 1e9,
 		secs > 0 ? 100.0 * (double)st->cpu_ns / 1e9 / secs : 0.0,
 		st->python[0] ? st->python : "none (native stacks)");
 }

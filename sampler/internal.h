@@ -162,6 +162,7 @@ struct sampler {
 	struct thread **blocked; /* blocked threads of this tick */
 	size_t cap_blocked;
 	uint64_t maps_reread_tick; /* the last tick a leaf made us re-read maps */
+	uint64_t signal_hold_off_until_ns; /* shared_signals.c: no holds till then */
 
 	uint64_t tick;
 	uint64_t last_tick_ns;
@@ -218,6 +219,12 @@ void signals_drain(struct sampler *s);
  * in a call without a timeout, if only_untimed). */
 void syscall_undo_eintr(struct sampler *s, pid_t tid,
 			struct user_regs_struct *regs, bool only_untimed);
+
+/* shared_signals.c */
+bool woke_only_because_traced(struct sampler *s, int sig);
+/* Before resuming tid: a signal queued for the process only because we
+ * trace is left a moment to the thread the kernel woke for it. */
+void shared_signals_leave_to_woken(struct sampler *s, pid_t tid);
 
 /* attach.c */
 int attach_threads(struct sampler *s, char *err, size_t errlen);

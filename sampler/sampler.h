@@ -65,6 +65,7 @@ struct sampler_stats {
 	uint64_t unwind_first_ns;  /* the run's first unwind: cold caches */
 	uint64_t syscalls_restarted; /* EINTR undone after an interrupt */
 	uint64_t signals_forwarded;  /* signal-delivery stops re-injected */
+	uint64_t signal_holds;     /* resumes held for another thread's signal */
 	uint64_t cpu_ns;           /* trainsample's own CPU time */
 	char python[96];           /* "Python 3.11 (libpython3.11.so.1.0)"; "" none */
 };

@@ -55,6 +55,7 @@ static bool is_group_stop_signal(int sig)
 
 static void resume(struct sampler *s, struct thread *t, int sig)
 {
+	shared_signals_leave_to_woken(s, t->tid);
 	if (ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)sig) < 0 && errno != ESRCH)
 		s->st.errors++;
 }
@@ -164,35 +165,6 @@ static void undo_eintr_now(struct sampler *s, pid_t tid, bool only_untimed)
 
 	if (regs_get(tid, &regs) == 0)
 		syscall_undo_eintr(s, tid, &regs, only_untimed);
-}
-
-static unsigned long long status_mask(pid_t pid, const char *field)
-{
-	char buf[32];
-
-	if (proc_status_field(pid, field, buf, sizeof(buf)) < 0)
-		return ~0ull; /* unknown: assume the worst */
-	return strtoull(buf, NULL, 16);
-}
-
-/*
- * Untraced, a process discards a signal it ignores as it is sent, unless
- * the thread it is sent to (the leader, for kill) blocks it; traced, it is
- * delivered anyway and wakes a blocked syscall, only because we trace.
- */
-static bool woke_only_because_traced(struct sampler *s, int sig)
-{
-	unsigned long long bit = 1ull << (sig - 1);
-
-	if (sig < 1 || sig > 64)
-		return false;
-	if (status_mask(s->pid, "SigBlk") & bit)
-		return false;
-	if (status_mask(s->pid, "SigIgn") & bit)
-		return true;
-	if (status_mask(s->pid, "SigCgt") & bit)
-		return false;
-	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
 }
 
 /*
