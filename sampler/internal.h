@@ -125,6 +125,13 @@ struct python {
 	struct py_names_cache names_cache;
 };
 
+/* The main thread's signal masks, as last read (shared_signals.c). */
+struct signal_masks {
+	bool valid;
+	uint64_t read_ns;
+	unsigned long long blocked, ignored, caught;
+};
+
 struct sampler {
 	pid_t pid;
 	bool spawned;         /* we started it: it is our child */
@@ -163,6 +170,7 @@ struct sampler {
 	size_t cap_blocked;
 	uint64_t maps_reread_tick; /* the last tick a leaf made us re-read maps */
 	uint64_t signal_hold_off_until_ns; /* shared_signals.c: no holds till then */
+	struct signal_masks signal_masks;
 
 	uint64_t tick;
 	uint64_t last_tick_ns;

@@ -15,7 +15,9 @@
  */
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ptrace.h>
 #include <time.h>
 
@@ -25,6 +27,7 @@
 #define PEEK_MAX 8
 #define HOLD_MAX_NS 500000ull         /* the woken thread runs within microseconds */
 #define HOLD_BACKOFF_NS 1000000000ull /* after one nobody took: no holds a while */
+#define MASKS_KEPT_NS 250000000ull
 
 /* The kernel's struct ptrace_peeksiginfo_args (glibc does not declare it). */
 struct peek_args {
@@ -33,13 +36,36 @@ struct peek_args {
 	int32_t nr;
 };
 
-static unsigned long long status_mask(pid_t pid, const char *field)
+/* SigBlk, SigIgn and SigCgt of the main thread in one read of its status
+ * (tens of microseconds, while threads wait to be resumed), kept a
+ * quarter second: a signal left queued (one every thread blocks) then
+ * costs four reads a second, not one per resume. A signal-delivery stop
+ * reads them afresh (stops.c). Unknown masks read as all set: blocked, so
+ * never "only because traced". */
+static const struct signal_masks *masks_of(struct sampler *s)
 {
-	char buf[32];
+	struct signal_masks *m = &s->signal_masks;
+	static const char *const names[] = { "SigBlk:", "SigIgn:", "SigCgt:" };
+	unsigned long long *vals[] = { &m->blocked, &m->ignored, &m->caught };
+	uint64_t now = monotonic_ns();
+	char path[64], line[256];
+	FILE *f;
 
-	if (proc_status_field(pid, field, buf, sizeof(buf)) < 0)
-		return ~0ull; /* unknown: assume the worst */
-	return strtoull(buf, NULL, 16);
+	if (m->valid && now - m->read_ns < MASKS_KEPT_NS)
+		return m;
+	m->valid = true;
+	m->read_ns = now;
+	m->blocked = m->ignored = m->caught = ~0ull;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)s->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return m;
+	while (fgets(line, sizeof(line), f))
+		for (int i = 0; i < 3; i++)
+			if (!strncmp(line, names[i], 7))
+				*vals[i] = strtoull(line + 7, NULL, 16);
+	fclose(f);
+	return m;
 }
 
 /*
@@ -49,15 +75,17 @@ static unsigned long long status_mask(pid_t pid, const char *field)
  */
 bool woke_only_because_traced(struct sampler *s, int sig)
 {
+	const struct signal_masks *m;
 	unsigned long long bit = 1ull << (sig - 1);
 
 	if (sig < 1 || sig > 64)
 		return false;
-	if (status_mask(s->pid, "SigBlk") & bit)
+	m = masks_of(s);
+	if (m->blocked & bit)
 		return false;
-	if (status_mask(s->pid, "SigIgn") & bit)
+	if (m->ignored & bit)
 		return true;
-	if (status_mask(s->pid, "SigCgt") & bit)
+	if (m->caught & bit)
 		return false;
 	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
 }

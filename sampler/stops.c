@@ -209,6 +209,9 @@ static void resume_after(struct sampler *s, struct thread *t, int sig)
 
 static void handle_signal(struct sampler *s, struct thread *t, int sig)
 {
+	/* Fresh masks for a signal being delivered: the program may have
+	 * just changed its handler. */
+	s->signal_masks.valid = false;
 	if (t->interrupt_sent)
 		consume_interrupt(s, t, true);
 	else if (woke_only_because_traced(s, sig))

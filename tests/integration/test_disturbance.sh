@@ -42,10 +42,16 @@ else
 fi
 
 # Ignored signals wake traced threads: a wait without timeout must not see
-# EINTR for it, and a wait with one must still end.
+# EINTR for it, and a wait with one must still end. Five runs: a thread
+# resumed from a tick's stop taking the signal from the one it woke (see
+# sampler/shared_signals.c) showed in about 1 run in 10 before it was held.
 "$T/ignored_signals" >"$TMP/is.alone"
-timeout 30 $TS record -q -r 1000 -o "$TMP/is.folded" -- "$T/ignored_signals" >"$TMP/is.traced"
-if grep -q '^forever: event timed: ends$' "$TMP/is.alone" && cmp -s "$TMP/is.alone" "$TMP/is.traced"; then
+: >"$TMP/is.traced"
+for run in 1 2 3 4 5; do
+	timeout 30 $TS record -q -r 1000 -o "$TMP/is.folded" -- "$T/ignored_signals" >"$TMP/is.run"
+	cmp -s "$TMP/is.alone" "$TMP/is.run" || echo "run $run: $(cat "$TMP/is.run")" >>"$TMP/is.traced"
+done
+if grep -q '^forever: event timed: ends$' "$TMP/is.alone" && [ ! -s "$TMP/is.traced" ]; then
 	ok "ignored signals: no EINTR in a wait without timeout, timed waits still end"
 else
 	not_ok "ignored signals: no EINTR in a wait without timeout, timed waits still end" \
