@@ -25,8 +25,11 @@ TS_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -I$(BUILD)/gen \
              -DTRAINSAMPLE_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -MMD -MP
 TS_LIBS   := $(PKG_LIBS) -liberty -lm
 
-LIB_SRCS := $(wildcard formats/*.c) $(wildcard symbolize/*.c) $(wildcard sampler/*.c) \
-            cuda/gpu_reader.c
+# Each folder's sources; cuda/agent/ is the in-process agent, built apart.
+COMMON_SRCS := $(wildcard common/*.c)
+PYREAD_SRCS := $(wildcard symbolize/python/*.c)
+LIB_SRCS := $(COMMON_SRCS) $(wildcard formats/*.c) $(wildcard symbolize/*.c) $(PYREAD_SRCS) \
+            $(wildcard cuda/*.c) $(wildcard sampler/*.c)
 CLI_SRCS := $(wildcard cli/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -34,55 +37,27 @@ LIB      := $(BUILD)/libtrainsample.a
 BIN      := $(BUILD)/trainsample
 GEN      := $(BUILD)/gen/syscall_names.h
 
-UNIT_SRCS    := $(wildcard tests/unit/test_*.c)
-UNIT_BINS    := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
-TARGET_SRCS  := $(wildcard tests/targets/*.c)
-TARGET_BINS  := $(TARGET_SRCS:tests/targets/%.c=$(BUILD)/tests/targets/%)
-# Targets without frame pointers, for DWARF unwinding; one stripped with
-# its symbols in a separate debug file found through .gnu_debuglink.
-NOFP_SRCS    := $(filter-out tests/nofp/libnofp.c tests/nofp/plugin.c,$(wildcard tests/nofp/*.c))
-NOFP_BINS    := $(NOFP_SRCS:tests/nofp/%.c=$(BUILD)/tests/nofp/%) $(BUILD)/tests/nofp/cxx_leaf \
-                $(BUILD)/tests/nofp/libnofp.so $(BUILD)/tests/nofp/stripped/nofp_shares \
-                $(BUILD)/tests/nofp/libplugin_alpha.so $(BUILD)/tests/nofp/libplugin_betaa.so
-# Shared libraries for the symbol tests: one linked by GNU ld, one by lld
-# (whose segments have unaligned p_offset), and stripped copies of the first
-# with MiniDebugInfo or with a debug file.
-SYMTEST_LIBS := $(BUILD)/tests/libsymtest.so $(BUILD)/tests/libsymtest_lld.so \
-                $(BUILD)/tests/libsymtest_mini.so $(BUILD)/tests/libsymtest_dbglink.so
 BENCH_BINS   := $(BUILD)/bench/overhead $(BUILD)/bench/spin $(BUILD)/bench/spin_nofp \
                 $(BUILD)/bench/chain $(BUILD)/bench/libchain.so $(BUILD)/bench/render
 
-# Targets are what the profiler is measured against: frame pointers kept,
-# little inlining, debug info.
-TARGET_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -pthread -Wall -Wextra -Werror
-NOFP_CFLAGS   := -std=gnu11 -O2 -g -fomit-frame-pointer -pthread -Wall -Wextra -Werror
-
-# The GPU agent (cuda/), built against the toolkit's CUPTI headers; no
+# The GPU agent (cuda/agent/), built against the toolkit's CUPTI headers; no
 # CUDA library is linked: it finds libcupti at run time. Without the
 # headers it is not built and record says so when --gpu=on asks for it.
 CUDA_HOME  ?= $(patsubst %/bin/nvcc,%,$(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc))
 CUPTI_INC  := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/extras/CUPTI/include/cupti.h))
 AGENT      := $(if $(CUPTI_INC),$(BUILD)/libtrainsample_cuda.so)
-AGENT_SRCS := $(wildcard cuda/agent*.c) sampler/py_layout.c sampler/py_code.c sampler/py_names.c
-# The fake libcupti the GPU tests load (tests/cuda_fake), from the same headers.
-FAKE_CUPTI := $(if $(CUPTI_INC),$(BUILD)/tests/fake/libcupti.so.13) $(BUILD)/tests/fake/libnvidia-ml.so.1
+AGENT_SRCS := $(wildcard cuda/agent/*.c) $(PYREAD_SRCS) $(COMMON_SRCS)
+
+include tests/tests.mk
 
 .PHONY: all deps test check demo run-demo bench run-bench install clean fuzz gpu-check
 all: $(BIN) $(AGENT)
 
-$(BUILD)/libtrainsample_cuda.so: $(AGENT_SRCS) $(wildcard cuda/*.h) sampler/py_layout.h sampler/py_layouts_gen.h
+$(BUILD)/libtrainsample_cuda.so: $(AGENT_SRCS) $(wildcard cuda/agent/*.h) cuda/gpu_record.h \
+		$(wildcard symbolize/python/*.h) common/common.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -I$(dir $(CUPTI_INC)) \
 		-fPIC -shared -fvisibility=hidden -Wl,--no-undefined -o $@ $(AGENT_SRCS) -pthread -ldl
-
-$(BUILD)/tests/fake/libnvidia-ml.so.1: tests/cuda_fake/fake_nvml.c
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=c11 -Wall -Wextra -Werror -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
-
-$(BUILD)/tests/fake/libcupti.so.13: tests/cuda_fake/fake_cupti.c
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I$(dir $(CUPTI_INC)) -fPIC -shared \
-		-Wl,-soname,libcupti.so.13 -o $@ $< -pthread -ldl
 
 deps:
 	@sh scripts/install-deps.sh
@@ -90,7 +65,7 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: $(BIN) $(AGENT) $(FAKE_CUPTI) $(UNIT_BINS) $(TARGET_BINS) $(NOFP_BINS) $(SYMTEST_LIBS) $(BUILD)/tests/targets32/spin32
+check: $(BIN) $(AGENT) $(TEST_FIXTURES)
 	@sh tests/run.sh
 
 demo: deps
@@ -134,67 +109,9 @@ $(GEN): scripts/gen-syscall-names.sh
 	@mkdir -p $(@D)
 	sh scripts/gen-syscall-names.sh > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/tests/unit/%: tests/unit/%.c tests/unit/self_helpers.h tests/unit/model_helpers.h $(LIB) $(SYMTEST_LIBS)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(TS_CFLAGS) -Wno-unused-parameter -fno-omit-frame-pointer -pie -fPIE \
-		-o $@ $< $(LIB) $(TS_LIBS) $(CRIT_FLAGS) -ldl
-
-$(BUILD)/tests/targets/%: tests/targets/%.c
-	@mkdir -p $(@D)
-	$(CC) $(TARGET_CFLAGS) -o $@ $< -lrt
-
-$(BUILD)/tests/nofp/libnofp.so: tests/nofp/libnofp.c
-	@mkdir -p $(@D)
-	$(CC) $(NOFP_CFLAGS) -shared -fPIC -o $@ $<
-
-$(BUILD)/tests/nofp/libplugin_%.so: tests/nofp/plugin.c
-	@mkdir -p $(@D)
-	$(CC) $(NOFP_CFLAGS) -DNAME=$* -shared -fPIC -o $@ $<
-
-$(BUILD)/tests/nofp/%: tests/nofp/%.c $(BUILD)/tests/nofp/libnofp.so
-	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(BUILD)/tests/nofp -lnofp -Wl,-rpath,'$$ORIGIN' -ldl
-
-$(BUILD)/tests/nofp/cxx_leaf: tests/nofp/cxx_leaf.cpp
-	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -o $@ $<
-
-$(BUILD)/tests/nofp/stripped/nofp_shares: $(BUILD)/tests/nofp/nofp_shares
-	@mkdir -p $(@D)
-	cp $(BUILD)/tests/nofp/libnofp.so $(@D)/
-	objcopy --only-keep-debug $< $@.debug
-	objcopy --strip-all --add-gnu-debuglink=$@.debug $< $@
-
-# A 32-bit program without libc; where gcc cannot make one, its tests skip.
-$(BUILD)/tests/targets32/spin32: tests/targets32/spin32.c
-	@mkdir -p $(@D)
-	-$(CC) -m32 -O1 -nostdlib -static -o $@ $<
-
-$(BUILD)/tests/libsymtest.so: tests/unit/symtest_lib.c
-	@mkdir -p $(@D)
-	$(CC) -O1 -g -shared -fPIC -o $@ $<
-
-$(BUILD)/tests/libsymtest_lld.so: tests/unit/symtest_lib.c
-	@mkdir -p $(@D)
-	$(CC) -O1 -g -shared -fPIC -fuse-ld=lld -o $@ $<
-
-$(BUILD)/tests/libsymtest_mini.so: $(BUILD)/tests/libsymtest.so tests/unit/symtest_variant.sh
-	sh tests/unit/symtest_variant.sh minidebuginfo $< $@
-
-$(BUILD)/tests/libsymtest_dbglink.so: $(BUILD)/tests/libsymtest.so tests/unit/symtest_variant.sh
-	sh tests/unit/symtest_variant.sh debuglink $< $@
-
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -O2 -o $@ $<
-
-# libFuzzer on the .tsprof reader and every writer (formats/ alone, with
-# ASan and UBSan). `make fuzz` runs FUZZ_SECONDS (60), seeded by a real
-# recording; `make test` runs it briefly (tests/integration/test_fuzz.sh).
-FUZZ_SECONDS ?= 60
-$(BUILD)/fuzz/fuzz_tsprof: tests/fuzz/fuzz_tsprof.c $(wildcard formats/*.c formats/*.h)
-	@mkdir -p $(@D)
-	clang -g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -o $@ $< $(wildcard formats/*.c) -lz -lm
 
 # The real CUDA path where there is a GPU (tests/cuda): builds its programs
 # with nvcc, runs them under record --gpu=on, checks and prints the cost.
@@ -222,7 +139,5 @@ $(BUILD)/bench/libchain.so: bench/libchain.c
 
 $(BUILD)/bench/chain: bench/chain.c $(BUILD)/bench/libchain.so
 	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(BUILD)/bench -lchain -Wl,-rpath,'$$ORIGIN'
-
-# Built as programs usually are: optimized, no frame pointers.
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

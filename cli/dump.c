@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/common.h"
 #include "sampler/sampler.h"
 
 struct dump_options {
@@ -29,7 +30,6 @@ static int parse(int argc, char **argv, struct dump_options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -38,8 +38,7 @@ static int parse(int argc, char **argv, struct dump_options *o)
 	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			o->pid = (pid_t)strtol(optarg, &end, 10);
-			if (*end || o->pid <= 0) {
+			if (pid_parse(optarg, &o->pid) < 0) {
 				cli_error("'%s' is not a process id", optarg);
 				return -1;
 			}
@@ -60,8 +59,7 @@ static int parse(int argc, char **argv, struct dump_options *o)
 	}
 	if (optind < argc && !o->pid) {
 		/* dump PID, as attach takes it */
-		o->pid = (pid_t)strtol(argv[optind], &end, 10);
-		if (*end || o->pid <= 0) {
+		if (pid_parse(argv[optind], &o->pid) < 0) {
 			cli_error("'%s' is not a process id", argv[optind]);
 			return -1;
 		}

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "sampler/sampler.h"
+#include "cuda/gpu.h"
 
 struct gpu_run {
 	char dir[PATH_MAX];

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/common.h"
 
 enum {
 	OPT_NO_IDLE = 256,
@@ -88,16 +89,10 @@ static int parse_double(const char *s, const char *what, double lo, double hi, d
 
 static int parse_pid(const char *s, pid_t *out)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0 || v > 0x3fffffff) {
+	if (pid_parse(s, out) < 0) {
 		cli_error("'%s' is not a process id", s);
 		return -1;
 	}
-	*out = (pid_t)v;
 	return 0;
 }
 

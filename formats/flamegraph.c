@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/errbuf.h"
+#include "common/common.h"
 #include "formats/flame_tree.h"
 #include "formats/flamegraph_script.h"
 

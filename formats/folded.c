@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/errbuf.h"
+#include "common/common.h"
 #include "formats/formats.h"
 
 struct folded_line {

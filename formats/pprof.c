@@ -13,7 +13,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "formats/errbuf.h"
+#include "common/common.h"
 #include "formats/formats.h"
 #include "formats/label_set.h"
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/errbuf.h"
+#include "common/common.h"
 #include "formats/formats.h"
 #include "formats/label_set.h"
 #include "formats/profile_hooks.h"

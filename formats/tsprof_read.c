@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "formats/errbuf.h"
+#include "common/common.h"
 #include "formats/tsprof_layout.h"
 #include "formats/tsprof_replay.h"
 

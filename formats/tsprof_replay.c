@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/errbuf.h"
+#include "common/common.h"
 #include "formats/profile_hooks.h"
 #include "formats/tsprof_layout.h"
 #include "formats/tsprof_replay.h"

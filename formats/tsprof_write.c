@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "formats/errbuf.h"
+#include "common/common.h"
 #include "formats/profile_hooks.h"
 #include "formats/tsprof_layout.h"
 

@@ -10,8 +10,9 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
-#include "sampler/py_layout.h"
+#include "common/common.h"
 #include "sampler/sampler.h"
+#include "symbolize/python/python.h"
 
 struct profile;
 struct sym_process;
@@ -90,7 +91,7 @@ struct copy_queue {
 
 struct addr_cache;
 
-/* python.c, py_sample.c: the target's CPython, once found */
+/* pysample_find.c, pysample_tick.c: the target's CPython, once found */
 enum python_state {
 	PY_SEARCHING,  /* no runtime found in this image yet */
 	PY_FOUND,      /* runtime and layout known; no thread state yet */
@@ -100,7 +101,7 @@ enum python_state {
 
 #define PY_MAX_THREADS 4096
 
-struct python {
+struct pysample {
 	enum python_state state;
 	bool ever_ready;
 	struct py_target target;
@@ -143,7 +144,7 @@ struct sampler {
 	struct profile *profile;
 	struct sym_process *sym;
 	struct addr_cache *addrs;
-	struct python *py;    /* NULL: not looked for */
+	struct pysample *py;    /* NULL: not looked for */
 
 	struct thread **threads;
 	size_t nthreads, cap_threads;
@@ -209,7 +210,6 @@ bool traced_by_us(pid_t tid);
 ssize_t remote_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 int regs_get(pid_t tid, struct user_regs_struct *regs);
 int regs_set(pid_t tid, const struct user_regs_struct *regs);
-uint64_t monotonic_ns(void);
 int proc_is_64bit(pid_t pid);
 
 /* sampler.c: a line on stderr for the user, unless quiet */
@@ -239,33 +239,33 @@ int attach_threads(struct sampler *s, char *err, size_t errlen);
 void detach_threads(struct sampler *s);
 int attach_explain_failure(pid_t pid, int error, char *err, size_t errlen);
 
-/* python.c */
-int python_new(struct sampler *s);
-void python_free(struct python *py);
-void python_search(struct sampler *s, uint64_t now);
+/* pysample_find.c: finding the target's CPython */
+int pysample_new(struct sampler *s);
+void pysample_free(struct pysample *py);
+void pysample_search(struct sampler *s, uint64_t now);
 /* Says, once, when no Python was ever found: the profile is native. */
-void python_finish(struct sampler *s);
+void pysample_finish(struct sampler *s);
 
-/* py_sample.c: a tick that reads Python stacks without stopping anyone */
-bool python_ready(const struct sampler *s);
-void python_tick(struct sampler *s);
+/* pysample_tick.c: a tick that reads Python stacks without stopping anyone */
+bool pysample_ready(const struct sampler *s);
+void pysample_tick(struct sampler *s);
 /* The profile frame of one Python frame; -ENOENT: none (not code). */
-int python_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw, bool outermost,
+int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw, bool outermost,
 		 uint32_t *frame);
 
-void python_map_tids(struct sampler *s, int n);
+void pysample_map_tids(struct sampler *s, int n);
 /* Names from Python's threading, about once a second. */
-void python_names_refresh(struct sampler *s, int n);
-const struct py_thread *python_thread_of(struct python *py, int n, pid_t tid);
+void pysample_names_refresh(struct sampler *s, int n);
+const struct py_thread *pysample_thread_of(struct pysample *py, int n, pid_t tid);
 
-/* py_native.c: --native, Python frames merged into native stacks */
+/* pysample_native.c: --native, Python frames merged into native stacks */
 /* At a tick's start: the Python threads and their OS tids. */
-void python_threads_refresh(struct sampler *s);
+void pysample_threads_refresh(struct sampler *s);
 /* Reads tid's Python frames into its copy (while it is stopped, or blocked). */
-void python_copy_frames(struct sampler *s, pid_t tid, struct stack_sample *c);
+void pysample_copy_frames(struct sampler *s, pid_t tid, struct stack_sample *c);
 /* The stack of unwound pcs (leaf first) with each evaluator frame replaced
  * by the Python frames it ran. */
-int python_merge(struct sampler *s, const struct stack_sample *c, const uint64_t *pcs, int n,
+int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64_t *pcs, int n,
 		 const char *marker, uint32_t *stack, bool *python);
 
 /* tick.c */

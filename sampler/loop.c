@@ -190,7 +190,7 @@ int sampler_run(struct sampler *s, enum sampler_end *end, int *signo,
 	s->end_ns = monotonic_ns();
 	detach_threads(s);
 	queue_process(s, UINT64_MAX);
-	python_finish(s);
+	pysample_finish(s);
 	return 0;
 }
 

@@ -44,14 +44,6 @@ int regs_set(pid_t tid, const struct user_regs_struct *regs)
 	return 0;
 }
 
-uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Whether the program the process runs is 64-bit: 1, 0, or -errno. */
 int proc_is_64bit(pid_t pid)
 {

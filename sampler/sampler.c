@@ -99,7 +99,7 @@ int sampler_open_symbols(struct sampler *s, char *err, size_t errlen)
 	int ret = sym_process_open(s->pid, &s->sym, err, errlen);
 
 	if (!ret && s->opt.python) {
-		ret = python_new(s);
+		ret = pysample_new(s);
 		if (ret < 0)
 			snprintf(err, errlen, "out of memory");
 	}
@@ -219,7 +219,7 @@ void sampler_free(struct sampler *s)
 	queue_free(s);
 	free(s->blocked);
 	addr_cache_free(s->addrs);
-	python_free(s->py);
+	pysample_free(s->py);
 	sym_process_free(s->sym);
 	if (s->sigfd >= 0)
 		close(s->sigfd);

@@ -3,7 +3,7 @@
  * sampler/ — attaching to a process with ptrace and sampling every thread's
  * stack at a steady rate into a profile model.
  *
- * Rules it keeps (see ../shared/DESIGN.md): every thread is seized once; a
+ * Rules it keeps (see docs/design.md): every thread is seized once; a
  * tick reads each thread's state from /proc first and interrupts only the
  * running ones, just long enough to copy registers and stack; blocked
  * threads are never stopped; every stop is resumed as the kernel expects
@@ -110,44 +110,5 @@ void sampler_free(struct sampler *s);
 /* The process a pid or tid belongs to, with a clear error when none. */
 int sampler_resolve_pid(pid_t pid_or_tid, pid_t *tgid, char *err,
 			size_t errlen);
-
-/* ---- GPU records (gpu_merge.c) ---- */
-
-/*
- * The records the GPU agents write into `dir` (one <pid>.gpu per process
- * that initialized CUDA), merged into p as they come: activities paired
- * with the thread and Python stack that launched them. `notice` gets the
- * lines a user should read (CUPTI held by another tool, no CUPTI found).
- */
-struct gpu_merge;
-
-int gpu_merge_new(struct gpu_merge **out, const char *dir, struct profile *p,
-		  void (*notice)(void *ctx, const char *line), void *ctx);
-/* Reads what was appended since the last call; the records read. */
-int gpu_merge_poll(struct gpu_merge *g);
-/* Whether any agent started or anything GPU was seen. */
-bool gpu_merge_any(const struct gpu_merge *g);
-/* The end-of-run summary: busy share per device over wall_ns, the top
- * kernels by total time, copy volume by direction, launches per second,
- * records dropped. Nothing when there was no GPU. */
-void gpu_merge_summary(struct gpu_merge *g, FILE *out, uint64_t wall_ns);
-/* Removes the agents' files and the folder. */
-void gpu_merge_free(struct gpu_merge *g);
-
-/* ---- NVML (nvml.c) ---- */
-
-/*
- * Each GPU's utilization, memory in use and power, sampled at most ten
- * times a second into p as counters ("gpu.N.utilization %", ...), N being
- * CUDA's number for it where the agent reported its UUID. -ENOENT, quietly,
- * without NVML (TRAINSAMPLE_NVML names another libnvidia-ml.so.1).
- */
-struct nvml_sampler;
-
-int nvml_open(struct nvml_sampler **out, struct profile *p);
-void nvml_sample(struct nvml_sampler *n, uint64_t now_ns);
-/* A line per device: mean utilization, peak memory, energy used. */
-void nvml_summary(const struct nvml_sampler *n, FILE *out);
-void nvml_close(struct nvml_sampler *n);
 
 #endif

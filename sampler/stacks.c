@@ -342,7 +342,7 @@ static int unwind_copy(struct sampler *s, struct thread *t, const struct sym_reg
 		return stack_from_pcs(s, pcs, n, end, stack);
 	if (c->gil)
 		*flags |= SAMPLE_GIL;
-	return python_merge(s, c, pcs, n, end_marker(end), stack, python);
+	return pysample_merge(s, c, pcs, n, end_marker(end), stack, python);
 }
 
 int stacks_add_running(struct sampler *s, const struct stack_sample *c)

@@ -59,7 +59,7 @@ void tick_copy_stopped(struct sampler *s, struct thread *t)
 		return;
 	}
 	syscall_undo_eintr(s, t->tid, &c->regs, false);
-	python_copy_frames(s, t->tid, c);
+	pysample_copy_frames(s, t->tid, c);
 	/* By tid: the process id fails once its main thread is a zombie. */
 	len = stack_copy_len(s, t, c->regs.rsp);
 	n = remote_read(t->tid, c->regs.rsp, c->data, len);
@@ -192,7 +192,7 @@ bool tick_sample_blocked(struct sampler *s, struct thread *t)
 	}
 	len = stack_copy_len(s, t, b.sp);
 	n = remote_read(t->tid, b.sp, c->data, len);
-	python_copy_frames(s, t->tid, c);
+	pysample_copy_frames(s, t->tid, c);
 	ret = thread_blocked_state(s, t, &again);
 	if (ret == -EAGAIN || (ret == 0 && (again.nr != b.nr || again.sp != b.sp || again.pc != b.pc)))
 		return false;
@@ -235,13 +235,13 @@ void tick_sample(struct sampler *s, uint64_t now)
 	s->st.ticks++;
 	s->our_cpu = sched_getcpu();
 	s->trap_on_our_cpu = false;
-	python_search(s, now);
-	if (python_ready(s) && !s->opt.native) {
-		python_tick(s);
+	pysample_search(s, now);
+	if (pysample_ready(s) && !s->opt.native) {
+		pysample_tick(s);
 		threads_sweep(s);
 		return;
 	}
-	python_threads_refresh(s);
+	pysample_threads_refresh(s);
 	if (grow_list(&s->blocked, &s->cap_blocked, s->nthreads) < 0) {
 		s->st.errors++;
 		return;
@@ -256,7 +256,7 @@ void tick_sample(struct sampler *s, uint64_t now)
 		if (c == 'R')
 			interrupt(s, t);
 		else if ((c == 'S' || c == 'D') && (s->opt.idle ||
-						    (s->opt.idle_python && python_ready(s))))
+						    (s->opt.idle_python && pysample_ready(s))))
 			s->blocked[nblocked++] = t;
 	}
 	collect_traps(s);

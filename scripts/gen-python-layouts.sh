@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates sampler/py_layouts_gen.h: the struct offsets of each CPython
+# Regenerates symbolize/python/layouts_gen.h: the struct offsets of each CPython
 # minor version, compiled from that interpreter's own internal headers
 # (scripts/py_layout_probe.c). Re-run when a supported version is added;
 # review the diff: it is data the sampler trusts.
@@ -8,7 +8,7 @@
 # Debian's /usr/include/python3.X for a minor version pyenv lacks.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-out="$here/../sampler/py_layouts_gen.h"
+out="$here/../symbolize/python/layouts_gen.h"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Prints one CPython build's struct offsets as a C initializer of
- * struct py_layout (sampler/py_layout.h). Compiled by
+ * struct py_layout (symbolize/python/python.h). Compiled by
  * gen-python-layouts.sh against each interpreter's own internal headers.
  */
 #define Py_BUILD_CORE 1

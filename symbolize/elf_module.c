@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/common.h"
 #include "symbolize/internal.h"
 
 /* The kernel and ld.so map segments at this granularity on x86-64. */
@@ -363,18 +364,14 @@ static int load_elf(Elf *elf, struct sym_module *m, const char *root,
 	bool full = false;
 	int ret;
 
-	if (elf_kind(elf) != ELF_K_ELF) {
-		sym_errorf(err, errlen, "%s: not an ELF file", path);
-		return -ENOEXEC;
-	}
+	if (elf_kind(elf) != ELF_K_ELF)
+		return errbuf_set(err, errlen, -ENOEXEC, "%s: not an ELF file", path);
 	ret = read_loads(elf, m);
 	if (!ret)
 		ret = read_symbols(elf, m, &full);
-	if (ret) {
-		sym_errorf(err, errlen, "%s: %s", path,
-			   ret == -ENOEXEC ? elf_errmsg(-1) : strerror(-ret));
-		return ret;
-	}
+	if (ret)
+		return errbuf_set(err, errlen, ret, "%s: %s", path,
+				  ret == -ENOEXEC ? elf_errmsg(-1) : strerror(-ret));
 	if (!full && !read_debug_symbols(elf, m, root, path))
 		read_mini_symbols(elf, m);
 	return 0;
@@ -428,22 +425,19 @@ int sym_module_open_in(const char *root, const char *path, const char *open_path
 		return -EINVAL;
 	if (!open_path)
 		open_path = path;
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		sym_errorf(err, errlen, "libelf: %s", elf_errmsg(-1));
-		return -ENOTSUP;
-	}
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return errbuf_set(err, errlen, -ENOTSUP, "libelf: %s", elf_errmsg(-1));
 	sym_sigbus_guard();
 	fd = sym_open_regular(open_path);
 	if (fd < 0) {
 		ret = fd;
-		sym_errorf(err, errlen, "open %s: %s", open_path, strerror(-ret));
-		return ret;
+		return errbuf_set(err, errlen, ret, "open %s: %s", open_path, strerror(-ret));
 	}
 	m = calloc(1, sizeof(*m));
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!m || !elf) {
 		ret = m ? -ENOEXEC : -ENOMEM;
-		sym_errorf(err, errlen, "%s: %s", path,
+		errbuf_set(err, errlen, 0, "%s: %s", path,
 			   m ? elf_errmsg(-1) : strerror(ENOMEM));
 	} else {
 		size_t size = 0;
@@ -453,7 +447,7 @@ int sym_module_open_in(const char *root, const char *path, const char *open_path
 		/* The file shrank while we read it: what was read is not it. */
 		raw = elf_rawfile(elf, &size);
 		if (!ret && raw && sym_sigbus_lost(raw, size)) {
-			sym_errorf(err, errlen, "%s: changed while read", path);
+			errbuf_set(err, errlen, 0, "%s: changed while read", path);
 			ret = -EIO;
 		}
 	}

@@ -11,10 +11,6 @@
 
 #include "symbolize/symbolize.h"
 
-/* Fills the caller's error buffer, if it has one. */
-void sym_errorf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /*
  * sym_module_bias with a hint: among the PT_LOADs that could back the
  * mapping, prefer the one giving the bias already found for another mapping

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/common.h"
 #include "symbolize/internal.h"
 
 #define DELETED_SUFFIX " (deleted)"
@@ -282,18 +283,15 @@ int sym_maps_read_path(const char *path, struct sym_maps **out, char *err,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		sym_errorf(err, errlen, "open %s: %s", path, strerror(-ret));
-		return ret;
+		return errbuf_set(err, errlen, ret, "open %s: %s", path, strerror(-ret));
 	}
 	ret = read_all(fd, &text, &len);
 	close(fd);
-	if (ret) {
-		sym_errorf(err, errlen, "read %s: %s", path, strerror(-ret));
-		return ret;
-	}
+	if (ret)
+		return errbuf_set(err, errlen, ret, "read %s: %s", path, strerror(-ret));
 	ret = parse_owned(text, len, out);
 	if (ret)
-		sym_errorf(err, errlen, "parse %s: %s", path, strerror(-ret));
+		errbuf_set(err, errlen, ret, "parse %s: %s", path, strerror(-ret));
 	return ret;
 }
 

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/common.h"
 #include "symbolize/internal.h"
 
 #define PERF_MAP_REREAD_NS (100 * 1000 * 1000ULL)
@@ -68,14 +69,6 @@ struct sym_perf_map {
 	size_t segment_count;
 	struct name_block *names;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* The last field of "NSpid:" in /proc/PID/status: the pid the process
  * sees itself as, and so names its perf map by. */
@@ -508,7 +501,7 @@ static void refresh(struct sym_perf_map *pm, bool *changed)
 	size_t first_new;
 	bool reset = false;
 
-	pm->read_ns = now_ns();
+	pm->read_ns = monotonic_ns();
 	pm->read_once = true;
 	first_new = pm->entry_count;
 	read_appended(pm, &reset);
@@ -533,7 +526,7 @@ int sym_perf_map_find(struct sym_perf_map *pm, uint64_t addr,
 	const struct perf_segment *s = find_segment(pm, addr);
 
 	*changed = false;
-	if (!s && (!pm->read_once || now_ns() - pm->read_ns >= PERF_MAP_REREAD_NS)) {
+	if (!s && (!pm->read_once || monotonic_ns() - pm->read_ns >= PERF_MAP_REREAD_NS)) {
 		refresh(pm, changed);
 		s = find_segment(pm, addr);
 	}
@@ -547,7 +540,7 @@ int sym_perf_map_find(struct sym_perf_map *pm, uint64_t addr,
 void sym_perf_map_refresh(struct sym_perf_map *pm, bool *changed)
 {
 	*changed = false;
-	if (!pm->read_once || now_ns() - pm->read_ns >= PERF_MAP_REREAD_NS)
+	if (!pm->read_once || monotonic_ns() - pm->read_ns >= PERF_MAP_REREAD_NS)
 		refresh(pm, changed);
 }
 

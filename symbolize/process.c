@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/common.h"
 #include "symbolize/process_impl.h"
 
 /*
@@ -23,14 +24,6 @@
 #define MAPS_REREAD_NS (100 * 1000 * 1000ULL)
 #define MAPS_REREAD_CHANGING_NS (1 * 1000 * 1000ULL)
 #define MAPS_CHANGING_FOR_NS (1000 * 1000 * 1000ULL)
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* What names and unwinds addresses: mappings of files, and executable ones
  * (JIT code). Heaps and stacks come and go without changing either. */
@@ -139,7 +132,7 @@ static int read_maps(struct sym_process *p, char *err, size_t errlen)
 	char path[sizeof(p->view) + 8];
 	int ret;
 
-	p->read_ns = now_ns();
+	p->read_ns = monotonic_ns();
 	/* Through the process's own entry first, every time: a thread we
 	 * read through while the main thread was a zombie may be gone (an
 	 * exec from a second thread makes it the main thread, and its task
@@ -156,7 +149,7 @@ static int read_maps(struct sym_process *p, char *err, size_t errlen)
 		return ret;
 	ret = install_maps(p, maps);
 	if (ret)
-		sym_errorf(err, errlen, "maps of %d: %s", p->pid,
+		errbuf_set(err, errlen, ret, "maps of %d: %s", p->pid,
 			   strerror(-ret));
 	return ret;
 }
@@ -230,7 +223,7 @@ const struct sym_mapping *sym_process_mapping(struct sym_process *p,
 	m = sym_maps_find(p->maps, addr);
 	if (m)
 		return m;
-	now = now_ns();
+	now = monotonic_ns();
 	interval = now - p->changed_ns < MAPS_CHANGING_FOR_NS ?
 			   MAPS_REREAD_CHANGING_NS : MAPS_REREAD_NS;
 	if (now - p->read_ns < interval)

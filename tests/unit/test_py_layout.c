@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler/py_layout.h"
+#include "symbolize/python/python.h"
 
 #define ARENA (256 * 1024)
 

@@ -16,8 +16,9 @@
 
 #include <cupti.h>
 
+#include "common/common.h"
 #include "cuda/gpu_record.h"
-#include "sampler/py_layout.h"
+#include "symbolize/python/python.h"
 
 /* The CUPTI functions the agent calls: looked up in the libcupti the
  * process already has, or loads, never linked. */
@@ -135,15 +136,14 @@ void agent_collect_stop(void);
 /* A thread of the agent's own: every signal blocked. */
 int agent_thread_start(pthread_t *t, void *(*fn)(void *), const char *name);
 
-/* agent_control.c: the dormant agent's socket, for attach. */
+/* control.c: the dormant agent's socket, for attach. */
 void agent_control_start(void);
 void agent_control_stop(void);
 
-/* agent_cupti.c */
+/* cupti.c */
 int agent_cupti_load(char *why, size_t len);
 
-/* agent_out.c: records staged under agent.lock, written by agent_flush. */
-uint64_t agent_now_ns(void);
+/* out.c: records staged under agent.lock, written by agent_flush. */
 int agent_out_open(const char *dir);
 void agent_stage(const struct gpu_record *r);          /* lock held */
 uint32_t agent_string(const char *text);               /* lock held; 0 on failure */
@@ -154,16 +154,16 @@ void agent_out_close(void);
 /* Removes the record file (no one will read it). */
 void agent_out_unlink(void);
 
-/* agent_activity.c */
+/* activity.c */
 int agent_activity_start(char *why, size_t len);
 void agent_activity_stop(void);
 void agent_activity_flush(void);
 
-/* agent_launch.c */
+/* launch.c */
 int agent_launch_start(char *why, size_t len);
 void agent_launch_stop(void);
 
-/* agent_python.c */
+/* python.c */
 void agent_python_init(void);
 /* The calling thread's Python stack as a stack id (lock held); 0 none. */
 uint32_t agent_python_stack(void);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "formats/formats.h"
-#include "sampler/sampler.h"
+#include "cuda/gpu.h"
 
 #define NVML_SUCCESS 0
 #define MAX_DEVICES 16

@@ -12,9 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler/py_layout.h"
+#include "common/common.h"
+#include "symbolize/python/python.h"
 
-#include "sampler/py_layouts_gen.h"
+#include "symbolize/python/layouts_gen.h"
 
 #define MAX_INTERPRETERS 64
 #define MAX_THREADS 65536
@@ -41,17 +42,6 @@ void py_layout_range(unsigned *lo, unsigned *hi)
 		if (py_layouts_gen[i].version > *hi)
 			*hi = py_layouts_gen[i].version;
 	}
-}
-
-static void errorf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 }
 
 static uint64_t u64_at(const uint8_t *p, size_t off)
@@ -110,34 +100,34 @@ int py_layout_from_debug_offsets(const struct py_layout *base,
 
 	*out = *base;
 	if (len < 16 || memcmp(b, "xdebugpy", 8)) {
-		errorf(err, errlen, "_PyRuntime does not start with the debug offsets cookie");
+		errbuf_set(err, errlen, 0, "_PyRuntime does not start with the debug offsets cookie");
 		return -EPROTO;
 	}
 	if ((size_t)base->debug_version + 8 > len || (size_t)base->debug_size > len) {
-		errorf(err, errlen, "the debug offsets are cut short");
+		errbuf_set(err, errlen, 0, "the debug offsets are cut short");
 		return -EPROTO;
 	}
 	version = u64_at(b, base->debug_version);
 	/* PY_VERSION_HEX: 0x030d00f0; the minor version must be ours. */
 	if ((version >> 16) != base->version) {
-		errorf(err, errlen, "the debug offsets are of version %#llx, not 3.%u",
+		errbuf_set(err, errlen, 0, "the debug offsets are of version %#llx, not 3.%u",
 		       (unsigned long long)version, base->version & 0xff);
 		return -EPROTO;
 	}
 	if (u64_at(b, base->debug_free_threaded)) {
-		errorf(err, errlen, "a free-threaded build (its layouts are not supported)");
+		errbuf_set(err, errlen, 0, "a free-threaded build (its layouts are not supported)");
 		return -ENOTSUP;
 	}
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (debug_field(b, len, map[i].pos, map[i].field) < 0) {
-			errorf(err, errlen, "implausible debug offsets");
+			errbuf_set(err, errlen, 0, "implausible debug offsets");
 			return -EPROTO;
 		}
 	/* The GIL's fields are given within the interpreter's own _gil; the
 	 * interpreter's ceval.gil points at the GIL it uses (maybe another's). */
 	if (debug_field(b, len, base->debug_gil_state, &gil_state) < 0 ||
 	    out->gil_locked < gil_state || out->gil_holder < gil_state) {
-		errorf(err, errlen, "implausible debug offsets");
+		errbuf_set(err, errlen, 0, "implausible debug offsets");
 		return -EPROTO;
 	}
 	out->gil_locked -= gil_state;
@@ -223,15 +213,15 @@ int py_layout_validate(const struct py_target *t, char *err, size_t errlen)
 	uint64_t interp, ts, back;
 
 	if (read_ptr(t, t->runtime + l->runtime_interp_head, &interp) < 0 || !interp) {
-		errorf(err, errlen, "no interpreter yet");
+		errbuf_set(err, errlen, 0, "no interpreter yet");
 		return -EAGAIN;
 	}
 	if (read_ptr(t, interp + l->interp_tstate_head, &ts) < 0 || !ts) {
-		errorf(err, errlen, "no thread state yet");
+		errbuf_set(err, errlen, 0, "no thread state yet");
 		return -EAGAIN;
 	}
 	if (read_ptr(t, ts + l->tstate_interp, &back) < 0 || back != interp) {
-		errorf(err, errlen, "the layout of Python 3.%u does not fit this build "
+		errbuf_set(err, errlen, 0, "the layout of Python 3.%u does not fit this build "
 		       "(a debug build?)", l->version & 0xff);
 		return -EPROTO;
 	}

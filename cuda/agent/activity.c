@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/agent.h"
+#include "cuda/agent/agent.h"
 
 #define BUFFER_BYTES (4u << 20)
 
 static uint64_t CUPTIAPI monotonic_timestamp(void)
 {
-	return agent_now_ns();
+	return monotonic_ns();
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)

@@ -19,7 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "cuda/agent.h"
+#include "cuda/agent/agent.h"
 
 /* MSG_NOSIGNAL: a peer gone already must not SIGPIPE the process. */
 static void reply(int fd, const char *text)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/agent.h"
+#include "cuda/agent/agent.h"
 
 struct found {
 	const char *prefix;

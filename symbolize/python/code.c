@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler/py_layout.h"
+#include "symbolize/python/python.h"
 
 #define STRING_MAX 1024          /* characters read of a name or path */
 #define LINETABLE_MAX (1 << 20)

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
-/* Error text for the caller's buffer. */
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "symbolize/internal.h"
+#include "common/common.h"
 
-void sym_errorf(char *err, size_t errlen, const char *fmt, ...)
+int errbuf_set(char *err, size_t errlen, int code, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (!err || !errlen)
-		return;
+		return code;
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	return code;
 }

@@ -23,31 +23,31 @@
 
 #define MAX_GROUPS 1024
 
-void python_threads_refresh(struct sampler *s)
+void pysample_threads_refresh(struct sampler *s)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 	int n;
 
-	if (!python_ready(s) || !s->opt.native)
+	if (!pysample_ready(s) || !s->opt.native)
 		return;
 	n = py_threads_read(&py->target, py->threads, PY_MAX_THREADS);
 	py->nthreads = n > 0 ? n : 0;
 	if (n > 0) {
-		python_map_tids(s, n);
-		python_names_refresh(s, n);
+		pysample_map_tids(s, n);
+		pysample_names_refresh(s, n);
 	}
 }
 
-void python_copy_frames(struct sampler *s, pid_t tid, struct stack_sample *c)
+void pysample_copy_frames(struct sampler *s, pid_t tid, struct stack_sample *c)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 	const struct py_thread *pt;
 	enum py_walk_end end;
 
 	c->has_py = false;
-	if (!python_ready(s) || !s->opt.native)
+	if (!pysample_ready(s) || !s->opt.native)
 		return;
-	pt = python_thread_of(py, py->nthreads, tid);
+	pt = pysample_thread_of(py, py->nthreads, tid);
 	if (!pt)
 		return;
 	if (!c->py && !(c->py = malloc(PY_NATIVE_DEPTH * sizeof(*c->py))))
@@ -92,7 +92,7 @@ static int push_python(struct merge *m, int from, int to)
 {
 	for (int j = to - 1; j >= from; j--) {
 		uint32_t frame;
-		int ret = python_frame(m->s, m->c->tid, &m->c->py[j], j == m->c->npy - 1, &frame);
+		int ret = pysample_frame(m->s, m->c->tid, &m->c->py[j], j == m->c->npy - 1, &frame);
 
 		if (ret == -ENOENT)
 			continue;
@@ -124,7 +124,7 @@ static void split_groups(struct merge *m)
 	m->gstart[m->ngroups] = c->npy;
 }
 
-int python_merge(struct sampler *s, const struct stack_sample *c, const uint64_t *pcs, int n,
+int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64_t *pcs, int n,
 		 const char *marker, uint32_t *stack, bool *python)
 {
 	struct merge *m = calloc(1, sizeof(*m));

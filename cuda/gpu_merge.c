@@ -17,7 +17,7 @@
 
 #include "cuda/gpu_record.h"
 #include "formats/formats.h"
-#include "sampler/gpu_merge_impl.h"
+#include "cuda/gpu_merge_impl.h"
 #include "symbolize/symbolize.h"
 
 #define TOMBSTONE UINT32_MAX

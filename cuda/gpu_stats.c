@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler/gpu_merge_impl.h"
+#include "cuda/gpu_merge_impl.h"
 
 #define SETTLE_NS 5000000000ull /* records of a device arrive this far out of order */
 

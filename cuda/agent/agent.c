@@ -4,7 +4,7 @@
  * CUDA_INJECTION64_PATH at cuInit and calls InitializeInjection. Under
  * trainsample record (TRAINSAMPLE_GPU_DIR names a private folder) it
  * subscribes to CUPTI at once and writes its records there; otherwise it
- * waits, dormant, for attach (agent_control.c). Whatever fails, the
+ * waits, dormant, for attach (control.c). Whatever fails, the
  * process goes on as if the agent were not there: the reason is written
  * for trainsample to print. If trainsample goes away without stopping it,
  * the agent notices and stops by itself.
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuda/agent.h"
+#include "cuda/agent/agent.h"
 
 struct agent_state agent = {
 	.fd = -1,

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* The GPU merge's state, shared by gpu_merge.c and gpu_stats.c only. */
-#ifndef TRAINSAMPLE_SAMPLER_GPU_MERGE_IMPL_H
-#define TRAINSAMPLE_SAMPLER_GPU_MERGE_IMPL_H
+#ifndef TRAINSAMPLE_CUDA_GPU_MERGE_IMPL_H
+#define TRAINSAMPLE_CUDA_GPU_MERGE_IMPL_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "cuda/gpu_record.h"
 #include "formats/formats.h"
-#include "sampler/sampler.h"
+#include "cuda/gpu.h"
 
 struct gpu_launch {
 	uint64_t start_ns, end_ns;

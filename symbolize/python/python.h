@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CPython's memory layouts, 3.8-3.13, and everything that reads a Python
- * thread's frames through them: the thread-state list, the GIL holder, the
- * frame chain, code objects, strings and line tables.
+ * symbolize/python/ — the Python side of symbolization: CPython's memory
+ * layouts, 3.8-3.13, and everything that reads a Python thread's frames
+ * through them: the thread-state list, the GIL holder, the frame chain,
+ * code objects, strings, line tables and threading's thread names.
  *
- * Dependency-free on purpose: memory is read through a callback, so the
- * sampler reads another process with it and the GPU agent (cuda/) its own.
+ * Free of ptrace and libelf on purpose (it uses common/ only): memory is
+ * read through a callback, so the sampler reads another process with it
+ * and the GPU agent (cuda/agent/) its own.
  * Nothing here trusts what it reads: every length, count and pointer is
  * bounded, chains are depth-limited and cycle-checked, and a bad read ends
  * a walk with an error instead of a crash or a hang.
  */
-#ifndef TRAINSAMPLE_PY_LAYOUT_H
-#define TRAINSAMPLE_PY_LAYOUT_H
+#ifndef TRAINSAMPLE_SYMBOLIZE_PYTHON_H
+#define TRAINSAMPLE_SYMBOLIZE_PYTHON_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -166,7 +168,7 @@ struct py_names_cache {
 int py_thread_names(const struct py_target *t, uint64_t interp, struct py_names_cache *cache,
 		    void (*fn)(void *ctx, uint64_t ident, const char *name), void *ctx);
 
-/* ---- code objects (py_code.c) ---- */
+/* ---- code objects (code.c) ---- */
 
 struct py_code {
 	uint64_t addr;

@@ -18,17 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuda/agent.h"
+#include "cuda/agent/agent.h"
 
 #define STAGE_RECORDS 32768 /* 4 MiB: a quarter second of 130 000 records a second */
-
-uint64_t agent_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void intern_free(struct agent_intern *t)
 {
@@ -86,7 +78,7 @@ int agent_out_open(const char *dir)
 		return fd;
 	memcpy(h.magic, GPU_FILE_MAGIC, sizeof(h.magic));
 	h.pid = (uint32_t)getpid();
-	h.start_ns = agent_now_ns();
+	h.start_ns = monotonic_ns();
 	if (write(fd, &h, sizeof(h)) != sizeof(h)) {
 		close(fd);
 		unlink(agent.path);

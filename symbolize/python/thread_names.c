@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler/py_layout.h"
+#include "symbolize/python/python.h"
 
 #define MAX_ENTRIES 4096
 #define NAME_MAX_BYTES 256

@@ -18,7 +18,7 @@
 
 #include "formats/formats.h"
 #include "sampler/internal.h"
-#include "sampler/py_layout.h"
+#include "symbolize/python/python.h"
 #include "symbolize/symbolize.h"
 
 /* How often an unfinished search is repeated: often while a program
@@ -33,9 +33,9 @@ static ssize_t read_target(void *ctx, uint64_t addr, void *buf, size_t len)
 	return remote_read((pid_t)(intptr_t)ctx, addr, buf, len);
 }
 
-int python_new(struct sampler *s)
+int pysample_new(struct sampler *s)
 {
-	struct python *py = calloc(1, sizeof(*py));
+	struct pysample *py = calloc(1, sizeof(*py));
 	int ret;
 
 	if (!py)
@@ -47,7 +47,7 @@ int python_new(struct sampler *s)
 	if (!ret)
 		ret = py_walk_scratch_init(&py->scratch);
 	if (ret < 0) {
-		python_free(py);
+		pysample_free(py);
 		return ret;
 	}
 	py->target.mem.read = read_target;
@@ -56,7 +56,7 @@ int python_new(struct sampler *s)
 	return 0;
 }
 
-void python_free(struct python *py)
+void pysample_free(struct pysample *py)
 {
 	if (!py)
 		return;
@@ -103,7 +103,7 @@ static bool is_candidate(const char *path, const char *exe)
 	return !strncmp(base_name(path), "libpython3", 10) || !strcmp(path, exe);
 }
 
-static bool tried_before(struct python *py, uint64_t inode)
+static bool tried_before(struct pysample *py, uint64_t inode)
 {
 	for (int i = 0; i < py->ntried; i++)
 		if (py->tried[i] == inode)
@@ -122,7 +122,7 @@ static void refuse(struct sampler *s, const char *why)
 /* Sets the layout of the interpreter whose runtime is at rt. */
 static int choose_layout(struct sampler *s, const struct sym_mapping *m, uint64_t rt)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 	const struct py_layout *l;
 	unsigned major = 0, minor = 0, lo, hi;
 	bool threaded = false, named;
@@ -166,7 +166,7 @@ static int choose_layout(struct sampler *s, const struct sym_mapping *m, uint64_
 /* 3.13: the rest of the layout from the runtime's debug offsets. */
 static int read_debug_offsets(struct sampler *s)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 	uint8_t b[PY_DEBUG_OFFSETS_MAX];
 	struct py_layout l;
 	char err[160];
@@ -190,7 +190,7 @@ static int read_debug_offsets(struct sampler *s)
 /* Looks for _PyRuntime in the executable and every libpython mapped. */
 static int find_runtime(struct sampler *s)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 	const struct sym_maps *maps;
 	char link[64], exe[PATH_MAX];
 	ssize_t n;
@@ -221,9 +221,9 @@ static int find_runtime(struct sampler *s)
 	return -ENOENT;
 }
 
-void python_finish(struct sampler *s)
+void pysample_finish(struct sampler *s)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 
 	if (py && !py->ever_ready && py->state != PY_REFUSED && s->st.samples)
 		sampler_notice(s, "no Python interpreter in process %d: native stacks only",
@@ -235,9 +235,9 @@ void python_finish(struct sampler *s)
  * process image), then wait for its first thread state and check the
  * layout against it.
  */
-void python_search(struct sampler *s, uint64_t now)
+void pysample_search(struct sampler *s, uint64_t now)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 	char err[160];
 	int ret;
 

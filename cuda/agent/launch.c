@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cuda/agent.h"
+#include "cuda/agent/agent.h"
 
 _Thread_local struct agent_thread agent_thread;
 
@@ -64,7 +64,7 @@ static uint32_t thread_name(uint32_t tid)
 static void begin(struct agent_thread *t, const CUpti_CallbackData *cb)
 {
 	memset(&t->launch, 0, sizeof(t->launch));
-	t->launch.start_ns = agent_now_ns();
+	t->launch.start_ns = monotonic_ns();
 	t->launch.tid = (uint32_t)syscall(SYS_gettid);
 	t->launch.ids[0] = cb->correlationId;
 	t->launch.nids = 1;
@@ -107,7 +107,7 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain domain, CUpti_C
 	}
 	if (t->depth <= 0 || --t->depth > 0 || !t->launch.nids)
 		return;
-	t->launch.end_ns = agent_now_ns();
+	t->launch.end_ns = monotonic_ns();
 	r.u.launch = t->launch;
 	pthread_mutex_lock(&agent.lock);
 	agent_stage(&r);

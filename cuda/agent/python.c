@@ -17,7 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "cuda/agent.h"
+#include "cuda/agent/agent.h"
 
 #define MAX_FRAMES 256
 #define MAPS_REREAD_NS 100000000ull /* a miss re-reads the maps at most this often */
@@ -56,7 +56,7 @@ static int read_maps(struct agent_maps *m)
 			m->ranges[m->count][0] = lo, m->ranges[m->count++][1] = hi;
 	}
 	fclose(f);
-	m->read_ns = agent_now_ns();
+	m->read_ns = monotonic_ns();
 	return 0;
 }
 
@@ -92,7 +92,7 @@ static ssize_t read_self(void *ctx, uint64_t addr, void *buf, size_t len)
 	struct agent_maps *m = ctx;
 
 	if (!readable(m, addr, len)) {
-		if (agent_now_ns() - m->read_ns < MAPS_REREAD_NS || read_maps(m) < 0 ||
+		if (monotonic_ns() - m->read_ns < MAPS_REREAD_NS || read_maps(m) < 0 ||
 		    !readable(m, addr, len))
 			return read_checked(addr, buf, len);
 	}

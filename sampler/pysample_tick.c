@@ -18,7 +18,7 @@
 /* How far into glibc's struct pthread its tid is looked for. */
 #define PTHREAD_SCAN 2048
 
-bool python_ready(const struct sampler *s)
+bool pysample_ready(const struct sampler *s)
 {
 	return s->py && s->py->state == PY_READY;
 }
@@ -55,9 +55,9 @@ static uint32_t find_tid_offset(struct sampler *s, int n)
 	return 0;
 }
 
-void python_map_tids(struct sampler *s, int n)
+void pysample_map_tids(struct sampler *s, int n)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 
 	for (int i = 0; i < n; i++) {
 		const struct py_thread *pt = &py->threads[i];
@@ -130,10 +130,10 @@ static const char *walk_marker(enum py_walk_end end)
 	return "[error]";
 }
 
-int python_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw, bool outermost,
+int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw, bool outermost,
 		 uint32_t *frame)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 	struct py_code *c;
 	int ret = py_code_get(&py->target, py->codes, raw->code, &c);
 
@@ -152,7 +152,7 @@ int python_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw, b
 static int python_stack(struct sampler *s, pid_t tid, int n, enum py_walk_end end,
 			uint32_t *stack, int *nframes, uint32_t *flags)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 	const char *marker = walk_marker(end);
 	uint32_t id = 0, frame;
 	int ret;
@@ -167,7 +167,7 @@ static int python_stack(struct sampler *s, pid_t tid, int n, enum py_walk_end en
 			return ret;
 	}
 	for (int i = n - 1; i >= 0; i--) {
-		ret = python_frame(s, tid, &py->frames[i], !*nframes, &frame);
+		ret = pysample_frame(s, tid, &py->frames[i], !*nframes, &frame);
 		if (ret == -ENOENT)
 			continue;
 		if (!ret)
@@ -189,7 +189,7 @@ static int python_stack(struct sampler *s, pid_t tid, int n, enum py_walk_end en
 static int read_frames(struct sampler *s, const struct py_thread *pt, bool running,
 		       enum py_walk_end *end)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 	int n = 0;
 
 	for (int i = 0; i < HOLDER_TRIES; i++) {
@@ -262,7 +262,7 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 	stacks_add_sample(s, t->tid, stack, flags, s->tick_now, s->tick_weight);
 }
 
-const struct py_thread *python_thread_of(struct python *py, int n, pid_t tid)
+const struct py_thread *pysample_thread_of(struct pysample *py, int n, pid_t tid)
 {
 	for (int i = 0; i < n; i++)
 		if (py->tids[i] == tid)
@@ -273,7 +273,7 @@ const struct py_thread *python_thread_of(struct python *py, int n, pid_t tid)
 static void name_one(void *ctx, uint64_t ident, const char *name)
 {
 	struct sampler *s = ctx;
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 
 	for (int i = 0; i < py->nthreads; i++) {
 		struct thread *t;
@@ -293,7 +293,7 @@ static void name_one(void *ctx, uint64_t ident, const char *name)
  * threading; one not yet mapped to a thread counts as unnamed. */
 static bool python_names_complete(struct sampler *s, int n)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 
 	for (int i = 0; i < n; i++) {
 		struct thread *t = py->tids[i] ? thread_find(s, py->tids[i]) : NULL;
@@ -308,9 +308,9 @@ static bool python_names_complete(struct sampler *s, int n)
  * has no name yet (threading not imported, a thread just started). Judged
  * on each tick, so a thread that starts after the rest were named is
  * named within 100 ms, not a second later. */
-void python_names_refresh(struct sampler *s, int n)
+void pysample_names_refresh(struct sampler *s, int n)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 	uint64_t every;
 
 	if (n <= 0)
@@ -323,18 +323,18 @@ void python_names_refresh(struct sampler *s, int n)
 	py_thread_names(&py->target, py->threads[0].interp, &py->names_cache, name_one, s);
 }
 
-void python_tick(struct sampler *s)
+void pysample_tick(struct sampler *s)
 {
-	struct python *py = s->py;
+	struct pysample *py = s->py;
 	int n = py_threads_read(&py->target, py->threads, PY_MAX_THREADS);
 
 	if (n < 0) {
 		s->st.errors++;
 		return;
 	}
-	python_map_tids(s, n);
+	pysample_map_tids(s, n);
 	py->nthreads = n;
-	python_names_refresh(s, n);
+	pysample_names_refresh(s, n);
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct thread *t = s->threads[i];
 		const struct py_thread *pt;
@@ -345,7 +345,7 @@ void python_tick(struct sampler *s)
 		c = thread_state(s, t);
 		if (c != 'R' && c != 'S' && c != 'D')
 			continue;
-		pt = python_thread_of(py, n, t->tid);
+		pt = pysample_thread_of(py, n, t->tid);
 		if (pt)
 			sample_thread(s, t, pt, c);
 		else if (c != 'R' && s->opt.idle && !s->opt.gil_only)

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * common/ — the few stateless helpers every folder needs: the caller's
+ * error buffer, the monotonic clock, array growth, number parsing. It
+ * depends on nothing else in the tree, so the GPU agent compiles it too.
+ */
+#ifndef TRAINSAMPLE_COMMON_H
+#define TRAINSAMPLE_COMMON_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* Formats one line into err (when err is non-NULL and errlen non-zero)
+ * and returns `code`, so callers can write `return errbuf_set(...)`. */
+int errbuf_set(char *err, size_t errlen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* CLOCK_MONOTONIC in ns: the clock of ticks, samples and GPU records. */
+static inline uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Room for at least `need` items of `size` bytes in *items, whose
+ * capacity is *cap items: grown to the larger of need, twice *cap and
+ * `least`. 0, or -ENOMEM (overflow included) with both left as they were.
+ */
+int array_reserve(void **items, size_t *cap, size_t need, size_t size, size_t least);
+
+/* array_reserve for an array of any type whose capacity is any unsigned
+ * integer (a capacity its type cannot hold is -ENOMEM). */
+#define ARRAY_RESERVE(items, cap, need, least) __extension__({		\
+	void *items_ = (items);						\
+	size_t cap_ = (cap);						\
+	int ret_ = 0;							\
+	if ((size_t)(need) > cap_) {					\
+		ret_ = array_reserve(&items_, &cap_, (need),		\
+				     sizeof(*(items)), (least));	\
+		if (!ret_ && (__typeof__(cap))cap_ != cap_)		\
+			ret_ = -ENOMEM;					\
+		if (!ret_) {						\
+			(items) = items_;				\
+			(cap) = (__typeof__(cap))cap_;			\
+		}							\
+	}								\
+	ret_;								\
+})
+
+/* A process or thread id written in decimal: 0, or -EINVAL for anything
+ * else (trailing text, 0 or less, implausibly large). */
+int pid_parse(const char *text, pid_t *out);
+
+#endif

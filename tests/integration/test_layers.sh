@@ -1,0 +1,45 @@
+#!/bin/sh
+# The folders' dependencies go one way (docs/design.md): each folder
+# includes only the public header of the folders it may use. A source that
+# reaches past them fails here with the line that does it.
+. "$(dirname "$0")/lib.sh"
+
+# folder: the headers of other folders it may include
+allowed() {
+	case "$1" in
+	common) echo "" ;;
+	symbolize/python) echo "common/common.h" ;;
+	symbolize) echo "common/common.h" ;;
+	formats) echo "common/common.h" ;;
+	cuda/agent) echo "common/common.h symbolize/python/python.h cuda/gpu_record.h" ;;
+	cuda) echo "common/common.h formats/formats.h symbolize/symbolize.h" ;;
+	sampler) echo "common/common.h formats/formats.h symbolize/symbolize.h symbolize/python/python.h syscall_names.h" ;;
+	cli) echo "common/common.h formats/formats.h sampler/sampler.h cuda/gpu.h" ;;
+	*) echo "?" ;;
+	esac
+}
+
+bad=""
+files=0
+for dir in common symbolize/python symbolize formats cuda/agent cuda sampler cli; do
+	ok_list=$(allowed "$dir")
+	for f in "$dir"/*.c "$dir"/*.h; do
+		[ -f "$f" ] || continue
+		files=$((files + 1))
+		for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do
+			case "$inc" in "$dir"/*) [ "$(dirname "$inc")" = "$dir" ] && continue ;; esac
+			case " $ok_list " in *" $inc "*) continue ;; esac
+			bad="$bad $f:$inc"
+		done
+	done
+done
+if [ -z "$bad" ] && [ "$files" -gt 50 ]; then
+	ok "layers: $files sources include only what their folder may use"
+else
+	not_ok "layers: $files sources include only what their folder may use" "${bad# }"
+fi
+
+# No folder but cli/ includes the sampler's header.
+users=$(grep -l '#include "sampler/' $(git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]') 2>/dev/null |
+	grep -v '^sampler/\|^cli/\|^tests/' | tr '\n' ' ')
+if [ -z "$users" ]; then ok "layers: only cli/ uses sampler/"; else not_ok "layers: only cli/ uses sampler/" "$users"; fi
