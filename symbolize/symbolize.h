@@ -170,18 +170,6 @@ struct sym_stack_copy {
 	bool capped;         /* the stack goes on beyond the copied bytes */
 };
 
-/*
- * Frame-pointer unwinding of a copied stack from the registers taken with
- * it. ips[0] = ip; ips[1..] are return addresses (symbolize them at ra - 1).
- * Returns the number of addresses stored (at least 1). *truncated is set
- * when the chain broke (a frame pointer outside the copy, not increasing,
- * or a return address outside executable code) rather than ending at a
- * zero frame pointer or the end of the stack.
- */
-int sym_unwind_fp(struct sym_process *p, uint64_t ip, uint64_t sp,
-		  uint64_t bp, const struct sym_stack_copy *stack,
-		  uint64_t *ips, int max_ips, bool *truncated);
-
 /* Why an unwind stopped. */
 enum sym_unwind_end {
 	SYM_UNWIND_COMPLETE,       /* the outermost frame was reached */
