@@ -257,12 +257,12 @@ int cmd_dump(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	if (sampler_attach(&s, tgid, p, &so, err, sizeof(err)) < 0 ||
-	    sampler_sample_once(s, err, sizeof(err)) < 0) {
+	if (sampler_attach(&s, tgid, p, &so, err, sizeof(err)) < 0) {
 		cli_error("%s", err);
 		ret = 1;
 		goto out;
 	}
+	sampler_sample_once(s);
 	sampler_get_stats(s, &st);
 	if (profile_for_each_aggregate(p, collect, &rows)) {
 		cli_error("out of memory");

@@ -262,105 +262,138 @@ static int finish(struct run *r, enum sampler_end end)
 	return ret;
 }
 
+/*
+ * Everything a run needs before anything is opened: the target's process,
+ * the outputs' names and formats, the profile and its metadata, the
+ * sampler's options. 0, or the exit code.
+ */
+static int prepare(struct run *r, bool attach, struct sampler_options *so,
+		   char *name, size_t namelen)
+{
+	struct cli_options *o = r->o;
+	char err[256], *what = NULL;
+
+	if (o->pid) {
+		pid_t tgid;
+
+		if (sampler_resolve_pid(o->pid, &tgid, err, sizeof(err)) < 0) {
+			cli_error("%s", err);
+			return 1;
+		}
+		o->pid = tgid;
+	}
+	target_name(o, name, namelen);
+	if (outputs_resolve(o, name, true) < 0)
+		return 2;
+	r->profile = profile_new();
+	if (o->command)
+		what = join_args(o->command);
+	else if (asprintf(&what, "pid %d (%s)", (int)o->pid, name) < 0)
+		what = NULL;
+	if (!r->profile || !what || outputs_keep_timeline(o, r->profile) < 0) {
+		free(what);
+		cli_error("out of memory");
+		return 1;
+	}
+	set_start_meta(r, attach, what);
+	free(what);
+	*so = (struct sampler_options){
+		.rate_hz = o->rate_hz,
+		.duration_s = o->duration_s,
+		.stack_bytes = o->stack_bytes,
+		.queue_copies = o->queue_copies,
+		.idle = o->idle,
+		.idle_python = !(o->idle_given && !o->idle),
+		.python = true,
+		.native = o->native,
+		.gil_only = o->gil_only,
+		.native_lines = o->native_lines,
+		.trace_stops = getenv("TRAINSAMPLE_TRACE_STOPS") != NULL,
+		.quiet = o->quiet,
+		.periodic = periodic,
+		.periodic_ctx = r,
+	};
+	r->progress = !o->quiet && isatty(STDERR_FILENO);
+	return 0;
+}
+
+/*
+ * Opens the outputs and starts the GPU side and the sampler. A command is
+ * started only once its outputs can be written; a running process is
+ * attached first, since permission is what usually fails there, and then
+ * the outputs are opened (before the first sample). 0, or the exit code.
+ */
+static int begin(struct run *r, const struct sampler_options *so)
+{
+	struct cli_options *o = r->o;
+	int ret;
+
+	if (o->command && (outputs_open(o) < 0 || open_writer(r) < 0))
+		return 1;
+	if (gpu_run_start(o, r->profile, &r->gpu) < 0) {
+		cli_error("out of memory");
+		return 1;
+	}
+	ret = start(r, so);
+	if (ret)
+		return ret;
+	if (!o->command && (outputs_open(o) < 0 || open_writer(r) < 0))
+		return 1;
+	return 0;
+}
+
+/* Samples to the end, writes every output; a command's exit status (as a
+ * shell gives it) when one was started, else 0 or 1. */
+static int sample(struct run *r, const char *name)
+{
+	struct cli_options *o = r->o;
+	enum sampler_end end;
+	int ret, signo, code;
+
+	sampler_run(r->sampler, &end, &signo);
+	if (end == SAMPLER_END_EXITED && !o->command && !o->quiet) {
+		if (r->progress)
+			fputs("\r\033[K", stderr);
+		fprintf(stderr, "trainsample: PID %d exited\n", (int)o->pid);
+	}
+	ret = finish(r, end);
+	if (o->command) {
+		if (end != SAMPLER_END_EXITED && !o->quiet)
+			fprintf(stderr, "trainsample: sampling stopped; waiting for %s (PID %d) to exit\n",
+				name, (int)sampler_pid(r->sampler));
+		if (sampler_wait_command(r->sampler, &code) == 0)
+			ret = code;
+	}
+	return ret;
+}
+
 int cmd_record(int argc, char **argv, bool attach)
 {
 	struct cli_options o;
 	struct run r = { .o = &o };
 	struct sampler_options so = { 0 };
-	enum sampler_end end;
-	char name[64], err[256];
-	char *what = NULL;
-	int ret, signo, code = 0;
+	char name[64];
+	bool sampled = false;
+	int ret;
 
 	ret = options_parse_record(argc, argv, attach, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if (o.pid) {
-		pid_t tgid;
-
-		if (sampler_resolve_pid(o.pid, &tgid, err, sizeof(err)) < 0) {
-			cli_error("%s", err);
-			return 1;
-		}
-		o.pid = tgid;
+	ret = prepare(&r, attach, &so, name, sizeof(name));
+	if (!ret)
+		ret = begin(&r, &so);
+	if (!ret) {
+		sampled = true;
+		ret = sample(&r, name);
 	}
-	target_name(&o, name, sizeof(name));
-	if (outputs_resolve(&o, name, true) < 0)
-		return 2;
-	r.profile = profile_new();
-	if (o.command)
-		what = join_args(o.command);
-	else if (asprintf(&what, "pid %d (%s)", (int)o.pid, name) < 0)
-		what = NULL;
-	if (!r.profile || !what || outputs_keep_timeline(&o, r.profile) < 0) {
-		cli_error("out of memory");
-		return 1;
-	}
-	set_start_meta(&r, attach, what);
-	free(what);
-	so = (struct sampler_options){
-		.rate_hz = o.rate_hz,
-		.duration_s = o.duration_s,
-		.stack_bytes = o.stack_bytes,
-		.queue_copies = o.queue_copies,
-		.idle = o.idle,
-		.idle_python = !(o.idle_given && !o.idle),
-		.python = true,
-		.native = o.native,
-		.gil_only = o.gil_only,
-		.native_lines = o.native_lines,
-		.trace_stops = getenv("TRAINSAMPLE_TRACE_STOPS") != NULL,
-		.quiet = o.quiet,
-		.periodic = periodic,
-		.periodic_ctx = &r,
-	};
-	r.progress = !o.quiet && isatty(STDERR_FILENO);
-	/*
-	 * A command is started only once its outputs can be written; a running
-	 * process is attached first, since permission is what usually fails
-	 * there, and then the outputs are opened (before the first sample).
-	 */
-	if (o.command && (outputs_open(&o) < 0 || open_writer(&r) < 0)) {
-		ret = 1;
-		goto discard;
-	}
-	if (gpu_run_start(&o, r.profile, &r.gpu) < 0) {
-		cli_error("out of memory");
-		ret = 1;
-		goto discard;
-	}
-	ret = start(&r, &so);
-	if (ret)
-		goto discard;
-	if (!o.command && (outputs_open(&o) < 0 || open_writer(&r) < 0)) {
-		ret = 1;
-		sampler_free(r.sampler);
-		goto discard;
-	}
-	sampler_run(r.sampler, &end, &signo, err, sizeof(err));
-	if (end == SAMPLER_END_EXITED && !o.command && !o.quiet) {
-		if (r.progress)
-			fputs("\r\033[K", stderr);
-		fprintf(stderr, "trainsample: PID %d exited\n", (int)o.pid);
-	}
-	ret = finish(&r, end);
-	if (o.command) {
-		if (end != SAMPLER_END_EXITED && !o.quiet)
-			fprintf(stderr, "trainsample: sampling stopped; waiting for %s (PID %d) to exit\n",
-				name, (int)sampler_pid(r.sampler));
-		if (sampler_wait_command(r.sampler, &code) == 0)
-			ret = code;
-	}
+	/* The one way out: nothing stays traced, and files made for a run
+	 * that never sampled are removed again. */
 	sampler_free(r.sampler);
-	gpu_run_free(r.gpu);
-	outputs_free(&o);
-	profile_free(r.profile);
-	return ret;
-discard:
 	gpu_run_free(r.gpu);
 	if (r.writer)
 		tsprof_writer_close(r.writer);
-	discard_outputs(&o);
+	if (!sampled)
+		discard_outputs(&o);
 	outputs_free(&o);
 	profile_free(r.profile);
 	return ret;

@@ -103,14 +103,11 @@ static int wait_ms_until(uint64_t now, uint64_t t)
 	return (int)((t - now + 999999) / 1000000);
 }
 
-int sampler_run(struct sampler *s, enum sampler_end *end, int *signo,
-		char *err, size_t errlen)
+void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 {
 	uint64_t now = monotonic_ns(), deadline, end_at = 0, next_periodic, last_refresh = now;
 	uint64_t refresh_every = SYMBOLS_REFRESH_NS;
 
-	(void)err;
-	(void)errlen;
 	s->start_ns = now;
 	deadline = now + s->period_ns / 2;
 	arm_timer(s, deadline);
@@ -191,20 +188,16 @@ int sampler_run(struct sampler *s, enum sampler_end *end, int *signo,
 	detach_threads(s);
 	queue_process(s, UINT64_MAX);
 	pysample_finish(s);
-	return 0;
 }
 
-int sampler_sample_once(struct sampler *s, char *err, size_t errlen)
+void sampler_sample_once(struct sampler *s)
 {
 	uint64_t now = monotonic_ns();
 
-	(void)err;
-	(void)errlen;
 	s->start_ns = s->last_tick_ns = now;
 	tick_sample(s, now);
 	s->end_ns = monotonic_ns();
 	/* Unwound while the threads are known, for their names. */
 	queue_process(s, UINT64_MAX);
 	detach_threads(s);
-	return 0;
 }

@@ -91,12 +91,12 @@ int sampler_attach(struct sampler **out, pid_t pid, struct profile *p,
 /*
  * Samples until the duration passes, a stop signal arrives or the target
  * exits; detaches from every thread before returning. `signo` receives the
- * signal that ended it (0 if none).
+ * signal that ended it (0 if none). What fails on the way (a read, an
+ * unwind, a thread gone) is counted in the stats, never fatal.
  */
-int sampler_run(struct sampler *s, enum sampler_end *end, int *signo,
-		char *err, size_t errlen);
+void sampler_run(struct sampler *s, enum sampler_end *end, int *signo);
 /* One tick, then detach: every thread's stack once (trainsample dump). */
-int sampler_sample_once(struct sampler *s, char *err, size_t errlen);
+void sampler_sample_once(struct sampler *s);
 /*
  * After sampler_run on a spawned command: waits for it to exit (SIGTERM and
  * SIGHUP sent to trainsample are passed on to it) and returns its status as

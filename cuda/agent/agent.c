@@ -78,7 +78,7 @@ static void *flusher_main(void *arg)
 			agent_activity_flush();
 		agent_flush();
 	}
-	agent.flusher_done = 1;
+	agent.flusher_done = true;
 	return NULL;
 }
 
@@ -109,12 +109,12 @@ static void at_exit(void)
 {
 	struct timespec tick = { 0, 10000000 };
 
-	agent.exiting = 1;
+	agent.exiting = true;
 	agent_collect_stop();
 	agent_control_stop();
 	/* The flusher must be out of CUPTI before the process tears it down:
 	 * a bounded wait, the process's exit is not held up for long. */
-	agent.stop_flusher = 1;
+	agent.stop_flusher = true;
 	for (int i = 0; agent.flusher_started && !agent.flusher_done && i < 50; i++)
 		nanosleep(&tick, NULL);
 }

@@ -10,6 +10,7 @@
 #define TRAINSAMPLE_CUDA_AGENT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -78,9 +79,15 @@ struct agent_maps {
 	uint64_t read_ns;      /* when they were read */
 };
 
+/*
+ * Fields read by threads that do not hold the lock that guards their
+ * writes are atomic: `collecting` and `generation` (written under
+ * control_lock, read by every application thread's launch callback and by
+ * the flusher), `exiting`, and the flusher's handshake with at_exit.
+ */
 struct agent_state {
 	bool initialized;
-	bool collecting;
+	atomic_bool collecting;
 	char dir[256];                 /* where the record file is */
 	struct cupti_api cupti;
 	void *cupti_lib;
@@ -102,10 +109,10 @@ struct agent_state {
 	uint32_t thread_names[64][2];  /* (tid, string id) of threads without Python */
 
 	pthread_t flusher;
-	bool flusher_started;
-	volatile int stop_flusher, flusher_done, exiting;
+	atomic_bool flusher_started;
+	atomic_bool stop_flusher, flusher_done, exiting;
 	pthread_mutex_t control_lock;  /* start and stop, one at a time */
-	uint32_t generation;           /* of collecting: launches across a restart are dropped */
+	atomic_uint generation;        /* of collecting: launches across a restart are dropped */
 	int sampler_pidfd;             /* record: trainsample, to notice it gone; -1 */
 	uint64_t written;              /* bytes in the record file */
 	uint64_t size_limit;           /* RLIMIT_FSIZE: never reached (SIGXFSZ) */
