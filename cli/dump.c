@@ -87,15 +87,8 @@ static int collect(const struct profile_aggregate *a, void *ctx)
 {
 	struct rows *rows = ctx;
 
-	if (rows->n == rows->cap) {
-		size_t cap = rows->cap ? rows->cap * 2 : 32;
-		struct thread_row *g = realloc(rows->r, cap * sizeof(*g));
-
-		if (!g)
-			return -1;
-		rows->r = g;
-		rows->cap = cap;
-	}
+	if (ARRAY_RESERVE(rows->r, rows->cap, rows->n + 1, 32) < 0)
+		return -1;
 	rows->r[rows->n++] = (struct thread_row){ a->tid, a->stack, a->flags };
 	return 0;
 }

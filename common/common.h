@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -51,6 +52,16 @@ int array_reserve(void **items, size_t *cap, size_t need, size_t size, size_t le
 		}							\
 	}								\
 	ret_;								\
+})
+
+/* ARRAY_RESERVE, with the items it adds zeroed: for tables indexed by id. */
+#define ARRAY_RESERVE_ZEROED(items, cap, need, least) __extension__({	\
+	size_t old_ = (cap);						\
+	int zret_ = ARRAY_RESERVE(items, cap, need, least);		\
+	if (!zret_ && (size_t)(cap) > old_)				\
+		memset((items) + old_, 0,				\
+		       ((size_t)(cap) - old_) * sizeof(*(items)));	\
+	zret_;								\
 })
 
 /* A process or thread id written in decimal: 0, or -EINVAL for anything

@@ -15,30 +15,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/common.h"
 #include "cuda/gpu_record.h"
 #include "formats/formats.h"
 #include "cuda/gpu_merge_impl.h"
 #include "symbolize/symbolize.h"
 
 #define TOMBSTONE UINT32_MAX
-
-static int grow_ids(uint32_t **ids, uint32_t *cap, uint32_t need)
-{
-	uint32_t c = *cap ? *cap : 256;
-	uint32_t *g;
-
-	if (need < *cap)
-		return 0;
-	while (c <= need)
-		c *= 2;
-	g = realloc(*ids, c * sizeof(*g));
-	if (!g)
-		return -ENOMEM;
-	memset(g + *cap, 0, (c - *cap) * sizeof(*g));
-	*ids = g;
-	*cap = c;
-	return 0;
-}
 
 /* ---- correlation id -> launch ---- */
 
@@ -156,7 +139,7 @@ static void on_string(void *ctx, uint32_t id, const char *text)
 	struct gpu_source *s = ((struct gpu_poll *)ctx)->source;
 	struct gpu_merge *g = ((struct gpu_poll *)ctx)->merge;
 
-	if (id > (1u << 26) || grow_ids(&s->strings, &s->nstrings, id) < 0)
+	if (id > (1u << 26) || ARRAY_RESERVE_ZEROED(s->strings, s->nstrings, (size_t)id + 1, 256) < 0)
 		return;
 	profile_intern_string(g->profile, text, &s->strings[id]);
 }
@@ -167,7 +150,7 @@ static void on_stack(struct gpu_merge *g, struct gpu_source *s, const struct gpu
 			   .module = model_string(s, r->file), .line = r->line };
 	uint32_t frame, parent = r->parent < s->nstacks ? s->stacks[r->parent] : 0;
 
-	if (!r->id || r->id > (1u << 26) || grow_ids(&s->stacks, &s->nstacks, r->id) < 0 ||
+	if (!r->id || r->id > (1u << 26) || ARRAY_RESERVE_ZEROED(s->stacks, s->nstacks, (size_t)r->id + 1, 256) < 0 ||
 	    profile_intern_frame(g->profile, &f, &frame) < 0)
 		return;
 	profile_intern_stack(g->profile, parent, frame, &s->stacks[r->id]);
@@ -197,15 +180,8 @@ static void on_launch(struct gpu_merge *g, struct gpu_source *s, const struct gp
 		slot = s->free_launch - 1;
 		s->free_launch = s->launches[slot].next_free;
 	} else {
-		if (s->nlaunches == s->caplaunches) {
-			uint32_t cap = s->caplaunches ? s->caplaunches * 2 : 256;
-			struct gpu_launch *gr = realloc(s->launches, cap * sizeof(*gr));
-
-			if (!gr)
-				return;
-			s->launches = gr;
-			s->caplaunches = cap;
-		}
+		if (ARRAY_RESERVE(s->launches, s->caplaunches, s->nlaunches + 1, 256) < 0)
+			return;
 		slot = s->nlaunches++;
 	}
 	l = &s->launches[slot];

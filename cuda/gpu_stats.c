@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "cuda/gpu_merge_impl.h"
 
 #define SETTLE_NS 5000000000ull /* records of a device arrive this far out of order */
@@ -34,30 +35,11 @@ static struct gpu_device_stats *device(struct gpu_merge *g, uint32_t id)
 
 static void kernel(struct gpu_merge *g, const struct gpu_activity *a)
 {
-	uint32_t need = a->name + 1;
-
-	if (need > g->capkernel_of) {
-		uint32_t cap = g->capkernel_of ? g->capkernel_of : 1024, *k;
-
-		while (cap < need)
-			cap *= 2;
-		k = realloc(g->kernel_of, cap * sizeof(*k));
-		if (!k)
-			return;
-		memset(k + g->capkernel_of, 0, (cap - g->capkernel_of) * sizeof(*k));
-		g->kernel_of = k;
-		g->capkernel_of = cap;
-	}
+	if (ARRAY_RESERVE_ZEROED(g->kernel_of, g->capkernel_of, (size_t)a->name + 1, 1024) < 0)
+		return;
 	if (!g->kernel_of[a->name]) {
-		if (g->nkernels == g->capkernels) {
-			uint32_t cap = g->capkernels ? g->capkernels * 2 : 64;
-			struct gpu_kernel_stats *k = realloc(g->kernels, cap * sizeof(*k));
-
-			if (!k)
-				return;
-			g->kernels = k;
-			g->capkernels = cap;
-		}
+		if (ARRAY_RESERVE(g->kernels, g->capkernels, g->nkernels + 1, 64) < 0)
+			return;
 		g->kernels[g->nkernels] = (struct gpu_kernel_stats){ .name = a->name };
 		g->kernel_of[a->name] = ++g->nkernels;
 	}
@@ -85,15 +67,8 @@ void gpu_stats_add(struct gpu_merge *g, const struct gpu_activity *a)
 		d->first_ns = a->start_ns;
 	if (a->end_ns > d->last_ns)
 		d->last_ns = a->end_ns;
-	if (d->npending == d->cappending) {
-		uint32_t cap = d->cappending ? d->cappending * 2 : 1024;
-		struct gpu_interval *p = realloc(d->pending, cap * sizeof(*p));
-
-		if (!p)
-			return;
-		d->pending = p;
-		d->cappending = cap;
-	}
+	if (ARRAY_RESERVE(d->pending, d->cappending, d->npending + 1, 1024) < 0)
+		return;
 	d->pending[d->npending++] = (struct gpu_interval){ a->start_ns, a->end_ns };
 }
 

@@ -50,17 +50,8 @@ static int fn_of(struct dt *d, uint32_t frame, uint32_t *out)
 	if (ret < 0)
 		return ret;
 	if (added) {
-		struct fn_weights *g = d->fn;
-
-		if (*out >= d->capfn) {
-			uint32_t cap = d->capfn ? d->capfn * 2 : 1024;
-
-			g = realloc(d->fn, cap * sizeof(*g));
-			if (!g)
-				return -ENOMEM;
-			d->fn = g;
-			d->capfn = cap;
-		}
+		if (ARRAY_RESERVE(d->fn, d->capfn, (size_t)*out + 1, 1024) < 0)
+			return -ENOMEM;
 		memset(&d->fn[*out], 0, sizeof(*d->fn));
 	}
 	d->label_of[frame] = *out + 1;

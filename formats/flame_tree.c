@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "formats/flame_tree.h"
 
 struct node_key {
@@ -33,8 +34,7 @@ static int child(struct flame_tree *g, uint32_t parent, uint32_t label, uint32_t
 	uint32_t words[2] = { parent, label };
 	uint32_t h = intern_hash_words(words, 2);
 	struct intern_slot *slot;
-	struct flame_node *grown, *pn;
-	uint32_t *kids;
+	struct flame_node *pn;
 
 	if (intern_table_reserve(&g->node_index) < 0)
 		return -ENOMEM;
@@ -43,15 +43,11 @@ static int child(struct flame_tree *g, uint32_t parent, uint32_t label, uint32_t
 		*out = slot->ref - 1;
 		return 0;
 	}
-	grown = intern_array_grow(g->nodes, &g->capnodes, g->nnodes, sizeof(*g->nodes));
-	if (!grown)
+	if (ARRAY_RESERVE(g->nodes, g->capnodes, (size_t)g->nnodes + 1, 16) < 0)
 		return -ENOMEM;
-	g->nodes = grown;
 	pn = &g->nodes[parent];
-	kids = intern_array_grow(pn->kids, &pn->capkids, pn->nkids, sizeof(*kids));
-	if (!kids)
+	if (ARRAY_RESERVE(pn->kids, pn->capkids, (size_t)pn->nkids + 1, 16) < 0)
 		return -ENOMEM;
-	pn->kids = kids;
 	pn->kids[pn->nkids++] = g->nnodes;
 	g->nodes[g->nnodes] = (struct flame_node){
 		.label = label, .kind = kind, .parent = parent, .depth = pn->depth + 1,

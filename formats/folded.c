@@ -34,26 +34,9 @@ struct folded_builder {
 	const char *script_dir;
 };
 
-static int text_reserve(struct text *t, size_t more)
-{
-	size_t cap = t->cap ? t->cap : 256;
-	char *grown;
-
-	if (t->len + more + 1 <= t->cap)
-		return 0;
-	while (cap < t->len + more + 1)
-		cap *= 2;
-	grown = realloc(t->s, cap);
-	if (!grown)
-		return -ENOMEM;
-	t->s = grown;
-	t->cap = cap;
-	return 0;
-}
-
 static int text_put(struct text *t, const char *s, size_t n)
 {
-	if (text_reserve(t, n))
+	if (ARRAY_RESERVE(t->s, t->cap, t->len + n + 1, 256))
 		return -ENOMEM;
 	memcpy(t->s + t->len, s, n);
 	t->len += n;
@@ -124,16 +107,8 @@ static int add_line(const struct profile_aggregate *row, void *ctx)
 		err = put_stack(b, row->stack);
 	if (err)
 		return err;
-	if (b->count == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 64;
-		struct folded_line *grown = realloc(b->lines,
-						    cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		b->lines = grown;
-		b->cap = cap;
-	}
+	if (ARRAY_RESERVE(b->lines, b->cap, b->count + 1, 64) < 0)
+		return -ENOMEM;
 	line = &b->lines[b->count];
 	line->text = strdup(b->text.s);
 	if (!line->text)

@@ -73,27 +73,6 @@ void intern_table_fill(struct intern_table *t, struct intern_slot *slot,
 	t->used++;
 }
 
-void *intern_array_grow(void *items, uint32_t *cap, uint32_t count,
-			size_t item_size)
-{
-	uint64_t new_cap;
-	void *grown;
-
-	if (count < *cap)
-		return items;
-	if (count >= UINT32_MAX - 1)
-		return NULL;
-	new_cap = *cap ? (uint64_t)*cap * 2 : 16;
-	if (new_cap > UINT32_MAX - 1)
-		new_cap = UINT32_MAX - 1;
-	if (new_cap > SIZE_MAX / item_size)
-		return NULL;
-	grown = realloc(items, new_cap * item_size);
-	if (grown)
-		*cap = (uint32_t)new_cap;
-	return grown;
-}
-
 /* FNV-1a, folded to 32 bits. */
 uint32_t intern_hash_bytes(const void *data, size_t len)
 {

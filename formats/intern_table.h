@@ -34,12 +34,6 @@ intern_table_find(const struct intern_table *t, uint32_t hash,
 void intern_table_fill(struct intern_table *t, struct intern_slot *slot,
 		       uint32_t hash, uint32_t id);
 
-/* The array `items`, grown if needed to hold count + 1 items; NULL (and
- * `items` untouched) when it cannot grow. Ids stay below UINT32_MAX so
- * that id + 1 fits a slot. */
-void *intern_array_grow(void *items, uint32_t *cap, uint32_t count,
-			size_t item_size);
-
 uint32_t intern_hash_bytes(const void *data, size_t len);
 uint32_t intern_hash_words(const uint32_t *words, size_t n);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "formats/label_set.h"
 
 struct label_key {
@@ -23,7 +24,6 @@ int label_set_intern(struct label_set *s, const char *text, uint32_t *id, bool *
 	struct label_key key = { s, text };
 	uint32_t h = intern_hash_bytes(text, strlen(text));
 	struct intern_slot *slot;
-	char **grown;
 
 	if (added)
 		*added = false;
@@ -34,10 +34,8 @@ int label_set_intern(struct label_set *s, const char *text, uint32_t *id, bool *
 		*id = slot->ref - 1;
 		return 0;
 	}
-	grown = intern_array_grow(s->text, &s->cap, s->count, sizeof(*s->text));
-	if (!grown)
+	if (ARRAY_RESERVE(s->text, s->cap, (size_t)s->count + 1, 16) < 0)
 		return -ENOMEM;
-	s->text = grown;
 	s->text[s->count] = strdup(text);
 	if (!s->text[s->count])
 		return -ENOMEM;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "formats/formats.h"
 
 const char *python_file_short(const char *path, const char *script_dir)
@@ -59,14 +60,8 @@ int profile_stack_frames(const struct profile *p, uint32_t stack, uint32_t **pat
 	const struct stack_node *n = profile_stack(p, stack);
 	uint32_t depth = n->depth;
 
-	if (depth > *cap) {
-		uint32_t *grown = realloc(*path, depth * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		*path = grown;
-		*cap = depth;
-	}
+	if (ARRAY_RESERVE(*path, *cap, depth, 0) < 0)
+		return -ENOMEM;
 	for (uint32_t i = depth; i > 0; n = profile_stack(p, n->parent))
 		(*path)[--i] = n->frame;
 	return (int)depth;

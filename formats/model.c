@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "formats/profile_impl.h"
 
 struct string_key {
@@ -28,18 +29,14 @@ struct stack_key {
 
 static int add_root_items(struct profile *p)
 {
-	struct stack_node *stacks;
 	uint32_t id;
 	int err;
 
 	err = profile_intern_string(p, "", &id);
 	if (err)
 		return err;
-	stacks = intern_array_grow(p->stacks, &p->stack_cap, 0,
-				   sizeof(*p->stacks));
-	if (!stacks)
+	if (ARRAY_RESERVE(p->stacks, p->stack_cap, 1, 16) < 0)
 		return -ENOMEM;
-	p->stacks = stacks;
 	/* The root: no frame, depth 0. */
 	p->stacks[0] = (struct stack_node){ 0 };
 	p->stack_count = 1;
@@ -105,7 +102,6 @@ static bool same_string(const void *key, uint32_t id)
 
 int profile_intern_string(struct profile *p, const char *s, uint32_t *id)
 {
-	struct string_entry *strings;
 	struct string_key key = { .p = p, .text = s };
 	struct intern_slot *slot;
 	uint32_t hash, new_id;
@@ -126,11 +122,8 @@ int profile_intern_string(struct profile *p, const char *s, uint32_t *id)
 		*id = slot->ref - 1;
 		return 0;
 	}
-	strings = intern_array_grow(p->strings, &p->string_cap, p->string_count,
-				    sizeof(*p->strings));
-	if (!strings)
+	if (ARRAY_RESERVE(p->strings, p->string_cap, (size_t)p->string_count + 1, 16) < 0)
 		return -ENOMEM;
-	p->strings = strings;
 	copy = malloc(key.len + 1);
 	if (!copy)
 		return -ENOMEM;
@@ -163,7 +156,6 @@ static bool same_frame(const void *key, uint32_t id)
 int profile_intern_frame(struct profile *p, const struct frame *f,
 			 uint32_t *id)
 {
-	struct frame *frames;
 	struct frame_key key = { .p = p, .f = f };
 	struct intern_slot *slot;
 	uint32_t hash, new_id;
@@ -183,11 +175,8 @@ int profile_intern_frame(struct profile *p, const struct frame *f,
 		*id = slot->ref - 1;
 		return 0;
 	}
-	frames = intern_array_grow(p->frames, &p->frame_cap, p->frame_count,
-				   sizeof(*p->frames));
-	if (!frames)
+	if (ARRAY_RESERVE(p->frames, p->frame_cap, (size_t)p->frame_count + 1, 16) < 0)
 		return -ENOMEM;
-	p->frames = frames;
 	new_id = p->frame_count++;
 	p->frames[new_id] = *f;
 	intern_table_fill(&p->frame_index, slot, hash, new_id);
@@ -208,7 +197,6 @@ static bool same_stack(const void *key, uint32_t id)
 int profile_intern_stack(struct profile *p, uint32_t parent, uint32_t frame,
 			 uint32_t *id)
 {
-	struct stack_node *stacks;
 	struct stack_key key = { .p = p, .parent = parent, .frame = frame };
 	uint32_t words[2] = { parent, frame };
 	struct intern_slot *slot;
@@ -226,11 +214,8 @@ int profile_intern_stack(struct profile *p, uint32_t parent, uint32_t frame,
 		*id = slot->ref - 1;
 		return 0;
 	}
-	stacks = intern_array_grow(p->stacks, &p->stack_cap, p->stack_count,
-				   sizeof(*p->stacks));
-	if (!stacks)
+	if (ARRAY_RESERVE(p->stacks, p->stack_cap, (size_t)p->stack_count + 1, 16) < 0)
 		return -ENOMEM;
-	p->stacks = stacks;
 	new_id = p->stack_count++;
 	p->stacks[new_id] = (struct stack_node){
 		.parent = parent,

@@ -9,21 +9,15 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "common/common.h"
 #include "formats/profile_impl.h"
 
 int profile_add_counter(struct profile *p, const struct counter_sample *c)
 {
 	if (!p || !c || !c->track || c->track >= p->string_count || !isfinite(c->value))
 		return -EINVAL;
-	if (p->ncounters == p->capcounters) {
-		uint64_t cap = p->capcounters ? p->capcounters * 2 : 256;
-		struct counter_sample *g = realloc(p->counters, cap * sizeof(*g));
-
-		if (!g)
-			return -ENOMEM;
-		p->counters = g;
-		p->capcounters = cap;
-	}
+	if (ARRAY_RESERVE(p->counters, p->capcounters, p->ncounters + 1, 256) < 0)
+		return -ENOMEM;
 	p->counters[p->ncounters++] = *c;
 	if (p->listener && p->listener->counter)
 		p->listener->counter(p->listener_ctx, c);

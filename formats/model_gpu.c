@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "formats/profile_impl.h"
 
 #define PROFILE_LABEL_MAX 4096
@@ -74,15 +75,8 @@ static int leaf_frame(struct profile *p, const struct gpu_activity *a, uint32_t 
 
 static int keep(struct profile *p, const struct gpu_activity *a)
 {
-	if (p->gpu_kept == p->gpu_cap) {
-		uint64_t cap = p->gpu_cap ? p->gpu_cap * 2 : 1024;
-		struct gpu_activity *g = realloc(p->gpu, cap * sizeof(*g));
-
-		if (!g)
-			return -ENOMEM;
-		p->gpu = g;
-		p->gpu_cap = cap;
-	}
+	if (ARRAY_RESERVE(p->gpu, p->gpu_cap, p->gpu_kept + 1, 1024) < 0)
+		return -ENOMEM;
 	p->gpu[p->gpu_kept++] = *a;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "formats/profile_impl.h"
 
 struct thread_key {
@@ -54,7 +55,6 @@ static void tell_thread(const struct profile *p, const struct thread_entry *t)
 int profile_set_thread(struct profile *p, uint32_t pid, uint32_t tid,
 		       const char *name)
 {
-	struct thread_entry *threads;
 	struct thread_key key = { .p = p, .pid = pid, .tid = tid };
 	uint32_t words[2] = { pid, tid };
 	struct intern_slot *slot;
@@ -80,11 +80,8 @@ int profile_set_thread(struct profile *p, uint32_t pid, uint32_t tid,
 		}
 		return 0;
 	}
-	threads = intern_array_grow(p->threads, &p->thread_cap, p->thread_count,
-				    sizeof(*p->threads));
-	if (!threads)
+	if (ARRAY_RESERVE(p->threads, p->thread_cap, (size_t)p->thread_count + 1, 16) < 0)
 		return -ENOMEM;
-	p->threads = threads;
 	id = p->thread_count++;
 	p->threads[id] = (struct thread_entry){ pid, tid, name_id };
 	intern_table_fill(&p->thread_index, slot, hash, id);
@@ -152,14 +149,10 @@ static int replace_meta_value(struct meta_entry *m, const char *value)
 static int add_meta(struct profile *p, const char *key, const char *value,
 		    struct meta_entry **out)
 {
-	struct meta_entry *meta;
 	struct meta_entry m;
 
-	meta = intern_array_grow(p->meta, &p->meta_cap, p->meta_count,
-				 sizeof(*p->meta));
-	if (!meta)
+	if (ARRAY_RESERVE(p->meta, p->meta_cap, (size_t)p->meta_count + 1, 16) < 0)
 		return -ENOMEM;
-	p->meta = meta;
 	m.key = strdup(key);
 	m.value = strdup(value);
 	if (!m.key || !m.value) {
@@ -234,7 +227,6 @@ static int aggregate_row(struct profile *p, uint32_t pid, uint32_t tid,
 			 uint32_t stack, uint32_t flags,
 			 struct profile_aggregate **row)
 {
-	struct profile_aggregate *aggregates;
 	struct aggregate_key key = { p, pid, tid, stack, flags };
 	uint32_t words[4] = { pid, tid, stack, flags };
 	struct intern_slot *slot;
@@ -251,12 +243,8 @@ static int aggregate_row(struct profile *p, uint32_t pid, uint32_t tid,
 		*row = &p->aggregates[slot->ref - 1];
 		return 0;
 	}
-	aggregates = intern_array_grow(p->aggregates, &p->aggregate_cap,
-				       p->aggregate_count,
-				       sizeof(*p->aggregates));
-	if (!aggregates)
+	if (ARRAY_RESERVE(p->aggregates, p->aggregate_cap, (size_t)p->aggregate_count + 1, 16) < 0)
 		return -ENOMEM;
-	p->aggregates = aggregates;
 	id = p->aggregate_count++;
 	p->aggregates[id] = (struct profile_aggregate){
 		.pid = pid, .tid = tid, .stack = stack, .flags = flags,

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "common/common.h"
 #include "formats/profile_impl.h"
 
 struct timeline_thread {
@@ -66,11 +67,8 @@ bool profile_keeps_timeline(const struct profile *p)
 
 static int new_span(struct profile_timeline *t, const struct sample *s, uint32_t *id)
 {
-	struct profile_span *grown = intern_array_grow(t->spans, &t->cap, t->count, sizeof(*grown));
-
-	if (!grown)
+	if (ARRAY_RESERVE(t->spans, t->cap, (size_t)t->count + 1, 16) < 0)
 		return -ENOMEM;
-	t->spans = grown;
 	*id = t->count++;
 	t->spans[*id] = (struct profile_span){
 		.start_ns = s->time_ns > s->weight_ns ? s->time_ns - s->weight_ns : 0,
@@ -86,7 +84,6 @@ int timeline_add_sample(struct profile_timeline *t, const struct sample *s)
 	struct thread_key key = { t, s->pid, s->tid };
 	uint32_t words[2] = { s->pid, s->tid };
 	uint32_t h = intern_hash_words(words, 2), id;
-	struct timeline_thread *grown;
 	struct intern_slot *slot;
 	struct profile_span *last;
 	int ret;
@@ -95,10 +92,8 @@ int timeline_add_sample(struct profile_timeline *t, const struct sample *s)
 		return -ENOMEM;
 	slot = intern_table_find(&t->thread_index, h, same_thread, &key);
 	if (!slot->ref) {
-		grown = intern_array_grow(t->threads, &t->capthreads, t->nthreads, sizeof(*grown));
-		if (!grown)
+		if (ARRAY_RESERVE(t->threads, t->capthreads, (size_t)t->nthreads + 1, 16) < 0)
 			return -ENOMEM;
-		t->threads = grown;
 		ret = new_span(t, s, &id);
 		if (ret < 0)
 			return ret;

@@ -27,19 +27,9 @@ static void put(struct buf *o, const void *p, size_t n)
 {
 	if (o->failed)
 		return;
-	if (o->len + n > o->cap) {
-		size_t cap = o->cap ? o->cap : 4096;
-		uint8_t *g;
-
-		while (cap < o->len + n)
-			cap *= 2;
-		g = realloc(o->b, cap);
-		if (!g) {
-			o->failed = true;
-			return;
-		}
-		o->b = g;
-		o->cap = cap;
+	if (ARRAY_RESERVE(o->b, o->cap, o->len + n, 4096) < 0) {
+		o->failed = true;
+		return;
 	}
 	memcpy(o->b + o->len, p, n);
 	o->len += n;

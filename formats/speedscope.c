@@ -47,15 +47,8 @@ static int collect(const struct profile_aggregate *a, void *ctx)
 
 	if (!render_keeps(s->p, s->o, a) || !a->weight_ns)
 		return 0;
-	if (s->nrows == s->caprows) {
-		size_t cap = s->caprows ? s->caprows * 2 : 256;
-		struct row *g = realloc(s->rows, cap * sizeof(*g));
-
-		if (!g)
-			return -ENOMEM;
-		s->rows = g;
-		s->caprows = cap;
-	}
+	if (ARRAY_RESERVE(s->rows, s->caprows, s->nrows + 1, 256) < 0)
+		return -ENOMEM;
 	/* One row per (thread, stack): flags split the model's rows. */
 	s->rows[s->nrows++] = (struct row){ a->pid, a->tid, a->stack, a->weight_ns };
 	return 0;
@@ -88,12 +81,8 @@ static int frame_index(struct sp *s, uint32_t frame, uint32_t *out)
 	if (ret < 0)
 		return ret;
 	if (added) {
-		uint32_t *g = intern_array_grow(s->first_frame, &s->capfirst, id,
-						sizeof(*s->first_frame));
-
-		if (!g)
+		if (ARRAY_RESERVE(s->first_frame, s->capfirst, (size_t)id + 1, 16) < 0)
 			return -ENOMEM;
-		s->first_frame = g;
 		s->first_frame[id] = frame;
 	}
 	s->frame_of[frame] = id + 1;
@@ -183,14 +172,11 @@ static int gpu_frame(struct sp *s, const char *label, uint32_t *out)
 {
 	bool added;
 	int ret = label_set_intern(&s->frames, label, out, &added);
-	uint32_t *g;
 
 	if (ret < 0 || !added)
 		return ret;
-	g = intern_array_grow(s->first_frame, &s->capfirst, *out, sizeof(*g));
-	if (!g)
+	if (ARRAY_RESERVE(s->first_frame, s->capfirst, (size_t)*out + 1, 16) < 0)
 		return -ENOMEM;
-	s->first_frame = g;
 	s->first_frame[*out] = UINT32_MAX;
 	return 0;
 }
@@ -198,8 +184,6 @@ static int gpu_frame(struct sp *s, const char *label, uint32_t *out)
 static int collect_gpu(const struct gpu_activity *a, void *ctx)
 {
 	struct sp *s = ctx;
-	const struct gpu_activity **g;
-
 	const char *name;
 
 	if (a->kind == GPU_ACTIVITY_SYNC || (s->o->pid && a->pid != s->o->pid) ||
@@ -210,15 +194,8 @@ static int collect_gpu(const struct gpu_activity *a, void *ctx)
 		if (!name || strcmp(name, s->o->thread))
 			return 0;
 	}
-	if (s->ngpu == s->capgpu) {
-		size_t cap = s->capgpu ? s->capgpu * 2 : 256;
-
-		g = realloc(s->gpu, cap * sizeof(*g));
-		if (!g)
-			return -ENOMEM;
-		s->gpu = g;
-		s->capgpu = cap;
-	}
+	if (ARRAY_RESERVE(s->gpu, s->capgpu, s->ngpu + 1, 256) < 0)
+		return -ENOMEM;
 	s->gpu[s->ngpu++] = a;
 	return 0;
 }

@@ -20,35 +20,19 @@
 #include "formats/profile_hooks.h"
 #include "formats/trace_impl.h"
 
-void *trace_grow(void *items, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? *cap * 2 : 1024;
-	void *g;
-
-	if (n < *cap)
-		return items;
-	g = realloc(items, c * size);
-	if (g)
-		*cap = c;
-	return g;
-}
-
 static int collect(const struct profile_span *s, void *ctx)
 {
 	struct tr *t = ctx;
 	struct profile_aggregate row = { .pid = s->pid, .tid = s->tid, .stack = s->stack,
 					 .flags = s->flags, .weight_ns = s->end_ns - s->start_ns,
 					 .count = s->count };
-	const struct profile_span **g;
 
 	if (s->start_ns < t->t0)
 		t->t0 = s->start_ns;
 	if (!render_keeps(t->p, &t->o, &row))
 		return 0;
-	g = trace_grow(t->spans, &t->capspans, t->nspans, sizeof(*g));
-	if (!g)
+	if (ARRAY_RESERVE(t->spans, t->capspans, t->nspans + 1, 1024) < 0)
 		return -ENOMEM;
-	t->spans = g;
 	t->spans[t->nspans++] = s;
 	return 0;
 }
@@ -86,11 +70,9 @@ static int close_from(struct tr *t, uint32_t keep, uint32_t pid, uint32_t tid, u
 {
 	while (t->nopen > keep) {
 		struct open_frame *f = &t->open[--t->nopen];
-		struct slice *g = trace_grow(t->slices, &t->capslices, t->nslices, sizeof(*g));
 
-		if (!g)
+		if (ARRAY_RESERVE(t->slices, t->capslices, t->nslices + 1, 1024) < 0)
 			return -ENOMEM;
-		t->slices = g;
 		t->slices[t->nslices++] = (struct slice){ f->start, end, pid, tid, t->nopen, f->frame };
 	}
 	return 0;
@@ -123,14 +105,8 @@ static int walk_span(struct tr *t, const struct profile_span *s, uint64_t prev_e
 	ret = close_from(t, keep, s->pid, s->tid, touching ? s->start_ns : prev_end);
 	if (ret < 0)
 		return ret;
-	if ((uint32_t)depth > t->capopen) {
-		struct open_frame *g = realloc(t->open, depth * sizeof(*g));
-
-		if (!g)
-			return -ENOMEM;
-		t->open = g;
-		t->capopen = depth;
-	}
+	if (ARRAY_RESERVE(t->open, t->capopen, (size_t)depth, 0) < 0)
+		return -ENOMEM;
 	for (uint32_t i = keep; i < (uint32_t)depth; i++) {
 		ret = label_of(t, t->path[i], &label);
 		if (ret < 0)
@@ -233,17 +209,13 @@ void trace_name_process(struct tr *t, FILE *out, uint32_t pid)
 {
 	const char *command = profile_meta(t->p, "command");
 	const char *first_pid = profile_meta(t->p, "pid");
-	uint32_t *g;
 	char buf[64];
 
 	for (size_t i = 0; i < t->nnamed; i++)
 		if (t->named[i] == pid)
 			return;
-	g = trace_grow(t->named, &t->capnamed, t->nnamed, sizeof(*g));
-	if (g) {
-		t->named = g;
+	if (!ARRAY_RESERVE(t->named, t->capnamed, t->nnamed + 1, 1024))
 		t->named[t->nnamed++] = pid;
-	}
 	snprintf(buf, sizeof(buf), "pid %" PRIu32, pid);
 	trace_write_name(t, out, "process_name", pid, pid,
 			 command && (!first_pid || strtoul(first_pid, NULL, 10) == pid) ? command : buf);

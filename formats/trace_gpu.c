@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "formats/trace_impl.h"
 
 #define GPU_PID_BASE 0x70000000u /* a process per device (and process using it) */
@@ -41,14 +42,11 @@ static uint32_t gpu_pid(const struct tr *t, uint32_t device, uint32_t pid)
 static int collect_one(const struct gpu_activity *a, void *ctx)
 {
 	struct tr *t = ctx;
-	const struct gpu_activity **g;
 
 	if (!keeps(t, a))
 		return 0;
-	g = trace_grow(t->gpu, &t->capgpu, t->ngpu, sizeof(*g));
-	if (!g)
+	if (ARRAY_RESERVE(t->gpu, t->capgpu, t->ngpu + 1, 1024) < 0)
 		return -ENOMEM;
-	t->gpu = g;
 	t->gpu[t->ngpu++] = a;
 	if (a->start_ns < t->t0)
 		t->t0 = a->start_ns;

@@ -41,7 +41,6 @@ struct tr {
 };
 
 /* trace.c */
-void *trace_grow(void *items, size_t *cap, size_t n, size_t size);
 void trace_begin_event(struct tr *t, FILE *out);
 /* Nanoseconds as microseconds with three decimals. */
 void trace_put_us(FILE *out, uint64_t ns);

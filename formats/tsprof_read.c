@@ -59,20 +59,6 @@ static ssize_t read_full(int fd, uint8_t *buf, size_t len)
 	return (ssize_t)got;
 }
 
-static int grow(uint8_t **buf, size_t *cap, size_t need)
-{
-	uint8_t *grown;
-
-	if (need <= *cap)
-		return 0;
-	grown = realloc(*buf, need);
-	if (!grown)
-		return -ENOMEM;
-	*buf = grown;
-	*cap = need;
-	return 0;
-}
-
 static int parse_head(const uint8_t *h, struct chunk *c, char *why,
 		      size_t len)
 {
@@ -103,7 +89,7 @@ static int inflate_payload(struct chunk_reader *cr, struct chunk *c,
 	uLongf out = c->raw;
 	int zerr;
 
-	if (grow(&cr->raw, &cr->raw_cap, c->raw ? c->raw : 1))
+	if (ARRAY_RESERVE(cr->raw, cr->raw_cap, c->raw ? c->raw : 1, 0))
 		return -ENOMEM;
 	zerr = uncompress(cr->raw, &out, c->payload, c->stored);
 	if (zerr == Z_MEM_ERROR)
@@ -135,7 +121,7 @@ static int read_chunk(struct chunk_reader *cr, struct chunk *c, char *why,
 	ssize_t got;
 	int err;
 
-	if (grow(&cr->buf, &cr->cap, TSPROF_CHUNK_HEAD_LEN))
+	if (ARRAY_RESERVE(cr->buf, cr->cap, TSPROF_CHUNK_HEAD_LEN, 0))
 		return -ENOMEM;
 	got = read_full(cr->fd, cr->buf, TSPROF_CHUNK_HEAD_LEN);
 	if (got < 0)
@@ -151,7 +137,7 @@ static int read_chunk(struct chunk_reader *cr, struct chunk *c, char *why,
 		return err;
 	body = TSPROF_CHUNK_HEAD_LEN + c->stored;
 	total = body + TSPROF_CHUNK_TAIL_LEN;
-	if (grow(&cr->buf, &cr->cap, total))
+	if (ARRAY_RESERVE(cr->buf, cr->cap, total, 0))
 		return -ENOMEM;
 	got = read_full(cr->fd, cr->buf + TSPROF_CHUNK_HEAD_LEN,
 			total - TSPROF_CHUNK_HEAD_LEN);

@@ -215,14 +215,8 @@ static int copy_texts(struct tsprof_replay *rp, const struct record *r,
 	size_t need = r->text_len[0] + r->text_len[1] + 2;
 	char *q;
 
-	if (need > rp->scratch_cap) {
-		char *grown = realloc(rp->scratch, need);
-
-		if (!grown)
-			return -ENOMEM;
-		rp->scratch = grown;
-		rp->scratch_cap = need;
-	}
+	if (ARRAY_RESERVE(rp->scratch, rp->scratch_cap, need, 0) < 0)
+		return -ENOMEM;
 	q = rp->scratch;
 	for (unsigned i = 0; i < 2; i++) {
 		texts[i] = q;

@@ -68,23 +68,6 @@ static int write_chunk(struct tsprof_writer *w, uint8_t *chunk, uint8_t kind,
 	return write_all(w->fd, chunk, body + TSPROF_CHUNK_TAIL_LEN);
 }
 
-static int grow(uint8_t **buf, size_t *cap, size_t need)
-{
-	size_t new_cap = *cap ? *cap : 4096;
-	uint8_t *grown;
-
-	if (need <= *cap)
-		return 0;
-	while (new_cap < need)
-		new_cap *= 2;
-	grown = realloc(*buf, new_cap);
-	if (!grown)
-		return -ENOMEM;
-	*buf = grown;
-	*cap = new_cap;
-	return 0;
-}
-
 /* Compresses the pending records; returns false to store them as they are. */
 static bool compress_pending(struct tsprof_writer *w, uint32_t raw,
 			     uint32_t *stored)
@@ -92,8 +75,8 @@ static bool compress_pending(struct tsprof_writer *w, uint32_t raw,
 	uLong bound = compressBound(raw);
 	uLongf zlen = bound;
 
-	if (grow(&w->zbuf, &w->zcap, TSPROF_CHUNK_HEAD_LEN + bound +
-				     TSPROF_CHUNK_TAIL_LEN))
+	if (ARRAY_RESERVE(w->zbuf, w->zcap, TSPROF_CHUNK_HEAD_LEN + bound + TSPROF_CHUNK_TAIL_LEN,
+			  4096))
 		return false;
 	if (compress2(w->zbuf + TSPROF_CHUNK_HEAD_LEN, &zlen,
 		      w->buf + TSPROF_CHUNK_HEAD_LEN, raw, ZLIB_LEVEL) != Z_OK)
@@ -152,7 +135,7 @@ static uint8_t *record_start(struct tsprof_writer *w, size_t len)
 
 	if (w->error)
 		return NULL;
-	err = grow(&w->buf, &w->cap, w->len + len + TSPROF_CHUNK_TAIL_LEN);
+	err = ARRAY_RESERVE(w->buf, w->cap, w->len + len + TSPROF_CHUNK_TAIL_LEN, 4096);
 	if (err) {
 		w->error = err;
 		return NULL;

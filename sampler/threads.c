@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/common.h"
 #include "sampler/internal.h"
 
 static int open_task_file(pid_t pid, pid_t tid, const char *name)
@@ -38,15 +39,8 @@ struct thread *thread_add(struct sampler *s, pid_t tid)
 
 	if (t)
 		return t;
-	if (s->nthreads == s->cap_threads) {
-		size_t cap = s->cap_threads ? s->cap_threads * 2 : 16;
-		struct thread **n = realloc(s->threads, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		s->threads = n;
-		s->cap_threads = cap;
-	}
+	if (ARRAY_RESERVE(s->threads, s->cap_threads, s->nthreads + 1, 16) < 0)
+		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
@@ -212,17 +206,10 @@ int proc_tids(pid_t pid, pid_t **tids, size_t *n)
 	while ((e = readdir(d))) {
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
-		if (cnt == cap) {
-			size_t c = cap ? cap * 2 : 64;
-			pid_t *nv = realloc(v, c * sizeof(*nv));
-
-			if (!nv) {
-				free(v);
-				closedir(d);
-				return -ENOMEM;
-			}
-			v = nv;
-			cap = c;
+		if (ARRAY_RESERVE(v, cap, cnt + 1, 64) < 0) {
+			free(v);
+			closedir(d);
+			return -ENOMEM;
 		}
 		v[cnt++] = (pid_t)strtol(e->d_name, NULL, 10);
 	}

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 
+#include "common/common.h"
 #include "sampler/internal.h"
 #include "symbolize/symbolize.h"
 
@@ -210,20 +211,6 @@ bool tick_sample_blocked(struct sampler *s, struct thread *t)
 	return true;
 }
 
-static int grow_list(struct thread ***list, size_t *cap, size_t need)
-{
-	struct thread **n;
-
-	if (need <= *cap)
-		return 0;
-	n = realloc(*list, need * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	*list = n;
-	*cap = need;
-	return 0;
-}
-
 void tick_sample(struct sampler *s, uint64_t now)
 {
 	size_t nblocked = 0, nlate = 0;
@@ -242,7 +229,7 @@ void tick_sample(struct sampler *s, uint64_t now)
 		return;
 	}
 	pysample_threads_refresh(s);
-	if (grow_list(&s->blocked, &s->cap_blocked, s->nthreads) < 0) {
+	if (ARRAY_RESERVE(s->blocked, s->cap_blocked, s->nthreads, 16) < 0) {
 		s->st.errors++;
 		return;
 	}

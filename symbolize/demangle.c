@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "symbolize/symbolize.h"
 
 /*
@@ -35,8 +36,6 @@ struct demangled {
 static void append_piece(const char *s, size_t n, void *opaque)
 {
 	struct demangled *d = opaque;
-	size_t cap = d->cap;
-	char *bigger;
 
 	if (d->failed)
 		return;
@@ -44,16 +43,9 @@ static void append_piece(const char *s, size_t n, void *opaque)
 		d->failed = true;
 		return;
 	}
-	while (d->len + n + 1 > cap)
-		cap = cap ? cap * 2 : 256;
-	if (cap != d->cap) {
-		bigger = realloc(d->buf, cap);
-		if (!bigger) {
-			d->failed = true;
-			return;
-		}
-		d->buf = bigger;
-		d->cap = cap;
+	if (ARRAY_RESERVE(d->buf, d->cap, d->len + n + 1, 256) < 0) {
+		d->failed = true;
+		return;
 	}
 	memcpy(d->buf + d->len, s, n);
 	d->len += n;

@@ -203,18 +203,8 @@ struct name_buffer {
 
 static int append_name(struct name_buffer *b, const char *name, size_t len)
 {
-	if (b->len + len + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *bigger;
-
-		while (b->len + len + 1 > cap)
-			cap *= 2;
-		bigger = realloc(b->text, cap);
-		if (!bigger)
-			return -ENOMEM;
-		b->text = bigger;
-		b->cap = cap;
-	}
+	if (ARRAY_RESERVE(b->text, b->cap, b->len + len + 1, 4096) < 0)
+		return -ENOMEM;
 	memcpy(b->text + b->len, name, len);
 	b->text[b->len + len] = '\0';
 	b->len += len + 1;

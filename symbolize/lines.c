@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/common.h"
 #include "symbolize/internal.h"
 
 /* A power of two; the cache starts again when three quarters full. */
@@ -133,18 +134,10 @@ void sym_lines_free(struct sym_lines *l)
 static int add_range(struct sym_lines *l, size_t *cap, uint64_t start,
 		     uint64_t end, const Dwarf_Die *cu)
 {
-	if (l->range_count == *cap) {
-		size_t bigger_cap = *cap ? *cap * 2 : 256;
-		struct cu_range *bigger;
-
-		if (bigger_cap > CU_RANGES_MAX)
-			return -E2BIG;
-		bigger = realloc(l->ranges, bigger_cap * sizeof(*bigger));
-		if (!bigger)
-			return -ENOMEM;
-		l->ranges = bigger;
-		*cap = bigger_cap;
-	}
+	if (l->range_count >= CU_RANGES_MAX)
+		return -E2BIG;
+	if (ARRAY_RESERVE(l->ranges, *cap, l->range_count + 1, 256) < 0)
+		return -ENOMEM;
 	l->ranges[l->range_count++] = (struct cu_range){ start, end, *cu };
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/common.h"
 #include "symbolize/process_impl.h"
 
 static bool entry_matches(const struct module_entry *e,
@@ -29,16 +30,8 @@ static struct module_entry *add_entry(struct sym_process *p,
 {
 	struct module_entry *e;
 
-	if (p->entry_count == p->entry_cap) {
-		size_t cap = p->entry_cap ? p->entry_cap * 2 : 64;
-		struct module_entry **bigger =
-			realloc(p->entries, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return NULL;
-		p->entries = bigger;
-		p->entry_cap = cap;
-	}
+	if (ARRAY_RESERVE(p->entries, p->entry_cap, p->entry_count + 1, 64) < 0)
+		return NULL;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;

@@ -229,15 +229,8 @@ static int add_line(struct sym_perf_map *pm, const char *s, const char *end)
 	    !parse_hex(&s, end, &size) || !skip_blanks(&s, end) || s == end ||
 	    size == 0 || start + size < start)
 		return 0;
-	if (pm->entry_count == pm->entry_cap) {
-		size_t cap = pm->entry_cap ? pm->entry_cap * 2 : 256;
-		struct perf_entry *bigger = realloc(pm->entries, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return -ENOMEM;
-		pm->entries = bigger;
-		pm->entry_cap = cap;
-	}
+	if (ARRAY_RESERVE(pm->entries, pm->entry_cap, pm->entry_count + 1, 256) < 0)
+		return -ENOMEM;
 	name = keep_name(pm, s, (size_t)(end - s));
 	if (!name)
 		return -ENOMEM;

@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/common.h"
 #include "cuda/agent/agent.h"
 
 #define MAX_FRAMES 256
@@ -40,15 +41,8 @@ static int read_maps(struct agent_maps *m)
 		 * a load there may have effects or fault. */
 		if (path && !strncmp(path, "/dev/", 5))
 			continue;
-		if (m->count == m->cap) {
-			uint32_t cap = m->cap ? m->cap * 2 : 256;
-			void *g = realloc(m->ranges, cap * sizeof(*m->ranges));
-
-			if (!g)
-				break;
-			m->ranges = g;
-			m->cap = cap;
-		}
+		if (ARRAY_RESERVE(m->ranges, m->cap, m->count + 1, 256) < 0)
+			break;
 		/* Adjacent readable mappings merge: a read may span them. */
 		if (m->count && m->ranges[m->count - 1][1] == lo)
 			m->ranges[m->count - 1][1] = hi;
