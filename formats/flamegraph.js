@@ -73,6 +73,13 @@ function askSearch() {
   var term = prompt('Search for frames matching a regular expression', '');
   if (term) search(term);
 }
+// A deep stack makes the page taller than the window, and the roots, where
+// reading starts, are at the bottom (at the top when inverted): open there.
+function showRoots() {
+  var root = document.querySelector('g.f[data-d="0"] rect');
+  if (root && root.getBoundingClientRect().bottom > window.innerHeight)
+    window.scrollTo(0, +svg.getAttribute('height'));
+}
 function init() {
   svg = document.documentElement;
   frames = Array.prototype.slice.call(document.querySelectorAll('g.f'));
@@ -97,5 +104,6 @@ function init() {
     if ((e.ctrlKey || e.metaKey) && e.key === 'f') { e.preventDefault(); askSearch(); }
     else if (e.key === 'Escape') { resetSearch(); unzoom(); }
   });
+  showRoots();
 }
 window.addEventListener('load', init);
