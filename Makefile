@@ -104,6 +104,10 @@ $(BUILD)/obj/%.o: %.c | $(GEN)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(TS_CFLAGS) -c $< -o $@
 
+# The flamegraph's script, formats/flamegraph.js, is taken in by .incbin
+# (formats/flamegraph_script.c), which the compilers' -MMD does not list.
+$(BUILD)/obj/formats/flamegraph_script.o $(BUILD)/fuzz/fuzz_tsprof: formats/flamegraph.js
+
 # Syscall names for idle frames, generated from the kernel's own header.
 $(GEN): scripts/gen-syscall-names.sh
 	@mkdir -p $(@D)

@@ -41,3 +41,28 @@ else
 	NODE_PATH=build/npm/node_modules timeout 120 node tests/browser/flamegraph.js "$TMP/p.svg" \
 		"Trainer.step" "^heavy" "$share" "$ART/flamegraph.png"
 fi
+
+# The script every SVG carries is formats/flamegraph.js as the tree has it
+# (taken in at build time), and it parses as JavaScript.
+sed -n '/<!\[CDATA\[$/,/^\]\]><\/script>$/p' "$TMP/p.svg" | sed '1d;$d' >"$TMP/embedded.js"
+embedded_is_source() { why=$(cmp "$TMP/embedded.js" formats/flamegraph.js 2>&1); }
+expect "flamegraph: the SVG's script is formats/flamegraph.js" embedded_is_source
+js_parses() { why=$(node --check formats/flamegraph.js 2>&1 | head -5); [ -z "$why" ]; }
+if ! command -v node >/dev/null; then
+	skip "flamegraph: formats/flamegraph.js parses as JavaScript" "no node (apt-get install nodejs)"
+else expect "flamegraph: formats/flamegraph.js parses as JavaScript" js_parses; fi
+
+# A 300-frame recursion makes a page ~5,000 px tall with its roots at the
+# bottom: the flamegraph, the differential one (same writer) and the
+# icicle (roots on top) must each open with the roots in the first screen.
+if [ ! -x build/tests/nofp/recursion ]; then
+	skip "flamegraph: a deep one opens on its roots" "no build/tests/nofp/recursion (make check builds it)"
+elif [ ! -x /usr/bin/chromium ] || [ ! -d build/npm/node_modules/playwright-core ]; then
+	skip "flamegraph: a deep one opens on its roots" "no chromium or playwright-core (see the browser test above)"
+else
+	$TS record -q -r 200 --stack-bytes 256K -o "$TMP/deep.svg" -o "$TMP/deep.tsprof" -- build/tests/nofp/recursion 300 1
+	$TS report -q "$TMP/deep.tsprof" --inverted -o "$TMP/deep-inverted.svg"
+	$TS diff "$TMP/p.tsprof" "$TMP/deep.tsprof" -o "$TMP/deep-diff.svg" >/dev/null 2>"$TMP/diff.err"
+	NODE_PATH=build/npm/node_modules timeout 120 node tests/browser/flamegraph_roots.js \
+		"$TMP/deep.svg" "$TMP/deep-diff.svg" "$TMP/deep-inverted.svg"
+fi

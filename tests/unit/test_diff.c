@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/flamegraph_script.h"
 #include "formats/formats.h"
 #include "model_helpers.h"
 
@@ -81,6 +82,10 @@ Test(diff, colours_follow_the_change_in_share_widths_the_newer_profile)
 	fill_of(svg, "&lt;module&gt; (mix.py)", &r, &g, &b);
 	cr_assert(r > 240 && g > 240 && b > 235, "<module>: rgb(%d,%d,%d)", r, g, b);
 	cr_assert(strstr(svg, "data-total=\"200000000\""), "widths from the newer profile");
+	/* The page of every flamegraph: the whole script, which opens on the
+	 * frames of depth 0, and such frames. */
+	cr_assert(strstr(flamegraph_script, "showRoots();") && strstr(svg, flamegraph_script));
+	cr_assert(strstr(svg, "data-d=\"0\""));
 	free(svg);
 	profile_free(before);
 	profile_free(after);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cuda/gpu_record.h"
+#include "formats/flamegraph_script.h"
 #include "formats/formats.h"
 #include "model_helpers.h"
 
@@ -76,6 +77,10 @@ Test(gpu, kernels_weigh_onto_their_launching_stack_apart_from_cpu_samples)
 	text = written(flamegraph_write, p, &o, 0);
 	cr_assert(strstr(text, "[kernel] gemm"));
 	cr_assert(strstr(text, "data-total=\"5000000\""), "4 ms kernel + 1 ms copy");
+	/* The page of every flamegraph: the whole script, which opens on the
+	 * frames of depth 0, and such frames. */
+	cr_assert(strstr(flamegraph_script, "showRoots();") && strstr(text, flamegraph_script));
+	cr_assert(strstr(text, "data-d=\"0\""));
 	free(text);
 	profile_free(p);
 }
