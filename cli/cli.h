@@ -14,10 +14,10 @@
 
 struct output {
 	const char *path;  /* "-" is stdout */
-	enum output_format format;
+	const struct output_writer *writer; /* its format's row (outputs_resolve) */
 	FILE *file;        /* opened before sampling, so a bad path fails early */
 	bool created;      /* opened by this run (removed again if it never starts) */
-	bool gpu;          /* a GPU flamegraph (--gpu-flamegraph, or named gpu.svg) */
+	bool gpu;          /* the GPU variant (--gpu-flamegraph, or named gpu.svg) */
 };
 
 enum cli_gpu {
@@ -76,14 +76,14 @@ int cmd_env(int argc, char **argv);
  * warning. -errno after printing the error. */
 int recording_read(const struct cli_options *o, const char *path, struct profile *p);
 
-/* Opens every output but the .tsprof ones (those stream from the start). */
+/* Opens every output but the streamed ones (.tsprof: their writer opens them). */
 int outputs_open(struct cli_options *o);
 /* Writes and closes them; one line each unless quiet. */
 int outputs_write(struct cli_options *o, const struct profile *p);
 /* The writers' options from the command line's. */
 void outputs_render_options(const struct cli_options *o, struct render_options *fo);
-/* A trace output needs sample times: the profile keeps its timeline;
- * speedscope needs the GPU activities. */
+/* What the outputs need kept as samples come: the timeline (a trace), the
+ * GPU activities (speedscope). */
 int outputs_keep_timeline(const struct cli_options *o, struct profile *p);
 void outputs_announce(const struct output *out, const struct profile *p, bool quiet);
 void outputs_free(struct cli_options *o);

@@ -6,13 +6,20 @@
 
 #include "cli/cli.h"
 
+static bool diffs(const struct output_writer *w)
+{
+	return w->diffs;
+}
+
 static int check_outputs(struct cli_options *o)
 {
 	for (int i = 0; i < o->noutputs; i++) {
-		if (o->outputs[i].format != OUTPUT_SVG) {
-			cli_error("diff writes a differential flamegraph (.svg or -f svg), not %s; "
+		if (!o->outputs[i].writer->diffs) {
+			const struct output_writer *w = output_writer_find(diffs);
+
+			cli_error("diff writes a differential flamegraph (.%s or -f %s), not %s; "
 				  "other formats come from each recording by report",
-				  o->outputs[i].path);
+				  w ? w->extensions[0] : "?", w ? w->names[0] : "?", o->outputs[i].path);
 			return -1;
 		}
 		if (!strcmp(o->outputs[i].path, "-")) {
@@ -26,12 +33,16 @@ static int check_outputs(struct cli_options *o)
 static int write_flamegraphs(struct cli_options *o, const struct profile *before,
 			     const struct profile *after, const struct render_options *fo)
 {
+	struct output_job job = { .profile = after, .baseline = before, .options = fo };
 	char err[256] = "";
 	int failed = 0;
 
 	for (int i = 0; i < o->noutputs; i++) {
 		struct output *out = &o->outputs[i];
-		int ret = flamegraph_diff_write(before, after, out->file, fo, err, sizeof(err));
+		int ret;
+
+		job.file = out->file;
+		ret = out->writer->write(&job, err, sizeof(err));
 
 		if (fclose(out->file) != 0 && !ret)
 			ret = -1;

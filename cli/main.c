@@ -29,6 +29,90 @@ void cli_warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* Option descriptions start in this column, and wrap before the next. */
+#define USAGE_COLUMN 24
+#define USAGE_WIDTH 90
+
+/* text from USAGE_COLUMN on, wrapped at spaces; a '\n' in it breaks the line. */
+static void put_wrapped(FILE *f, const char *text)
+{
+	size_t col = USAGE_COLUMN;
+
+	while (*text) {
+		size_t word = strcspn(text, " \n");
+
+		if (col > USAGE_COLUMN && col + 1 + word > USAGE_WIDTH) {
+			fprintf(f, "\n%*s", USAGE_COLUMN, "");
+			col = USAGE_COLUMN;
+		} else if (col > USAGE_COLUMN) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(text, 1, word, f);
+		col += word;
+		text += word;
+		if (*text == '\n') {
+			fprintf(f, "\n%*s", USAGE_COLUMN, "");
+			col = USAGE_COLUMN;
+		}
+		text += strspn(text, " \n");
+	}
+	fputc('\n', f);
+}
+
+/* -o's text: every extension the table knows, and what it holds. */
+static void describe_output(FILE *f)
+{
+	const struct output_writer *w;
+	size_t defaults = 0;
+
+	fputs("write FILE; the format comes from the extension: ", f);
+	for (size_t i = 0; (w = output_writer_at(i)); i++) {
+		fputs(i ? ", " : "", f);
+		for (size_t j = 0; j < OUTPUT_EXTENSIONS_MAX && w->extensions[j]; j++) {
+			bool last = j + 1 == OUTPUT_EXTENSIONS_MAX || !w->extensions[j + 1];
+
+			fprintf(f, "%s.%s", !j ? "" : last ? " or " : ", ", w->extensions[j]);
+		}
+		if (w->contents)
+			fprintf(f, " (%s)", w->contents);
+	}
+	fputs("; repeatable; '-' is stdout.\nDefault:", f);
+	for (size_t i = 0; (w = output_writer_at(i)); i++)
+		if (w->record_default)
+			fprintf(f, defaults++ ? " and .%s" : " NAME-YYYYmmdd-HHMMSS.%s", w->extensions[0]);
+}
+
+/* -f's text: every format's name. */
+static void describe_format(FILE *f)
+{
+	char names[256];
+
+	output_writers_list(names, sizeof(names), false, ", ", " or ");
+	fprintf(f, "%s, for outputs whose name does not say", names);
+}
+
+/* "  OPTION   DESCRIPTION", the description wrapped. */
+static void put_option(FILE *f, const char *option, void (*describe)(FILE *f))
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	fprintf(f, "  %-*s", USAGE_COLUMN - 2, option);
+	if (!m) {
+		describe(f); /* unwrapped, rather than not at all */
+		fputc('\n', f);
+		return;
+	}
+	describe(m);
+	if (fclose(m) == 0)
+		put_wrapped(f, text);
+	else
+		fputc('\n', f);
+	free(text);
+}
+
 void usage(FILE *f)
 {
 	fputs(
@@ -43,16 +127,11 @@ void usage(FILE *f)
 "       trainsample env                                    the variable that loads the GPU\n"
 "                                                 agent, dormant until attach switches it on\n"
 "\n"
-"options of record and attach:\n"
-"  -o, --output FILE     write FILE; the format comes from the extension: .svg\n"
-"                        (flamegraph), .speedscope.json, .trace.json (Chrome/Perfetto\n"
-"                        timeline), .pb.gz (pprof), .folded or .txt (folded stacks),\n"
-"                        .tsprof (raw recording); repeatable;\n"
-"                        '-' is stdout.\n"
-"                        Default: NAME-YYYYmmdd-HHMMSS.tsprof and .svg\n"
-"  -f, --format FORMAT   svg, speedscope, trace, pprof, folded or tsprof, for outputs whose\n"
-"                        name\n"
-"                        does not say\n"
+"options of record and attach:\n",
+	      f);
+	put_option(f, "-o, --output FILE", describe_output);
+	put_option(f, "-f, --format FORMAT", describe_format);
+	fputs(
 "  -r, --rate HZ         samples per second (default 100)\n"
 "  -d, --duration SEC    stop after SEC seconds (fractions allowed; default: until\n"
 "                        Ctrl-C or the process exits)\n"

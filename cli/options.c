@@ -134,8 +134,11 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 	case 'o':
 		return add_output(o, arg);
 	case 'f':
-		if (output_format_parse(arg) == OUTPUT_UNKNOWN) {
-			cli_error("unknown format '%s' (svg, speedscope, trace, pprof, folded, tsprof)", arg);
+		if (!output_writer_by_name(arg)) {
+			char names[256];
+
+			output_writers_list(names, sizeof(names), false, ", ", ", ");
+			cli_error("unknown format '%s' (%s)", arg, names);
 			return -1;
 		}
 		o->format = arg;

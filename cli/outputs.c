@@ -23,14 +23,14 @@ static char *default_name(const char *stem, const char *ext)
 	return path;
 }
 
-static int add_default(struct cli_options *o, const char *stem, enum output_format f)
+static int add_default(struct cli_options *o, const char *stem, const struct output_writer *w)
 {
-	char *path = default_name(stem, output_format_extension(f));
+	char *path = default_name(stem, w->extensions[0]);
 
 	if (!path)
 		return -ENOMEM;
 	o->outputs[o->noutputs].path = path;
-	o->outputs[o->noutputs].format = f;
+	o->outputs[o->noutputs].writer = w;
 	o->owned_paths |= 1u << o->noutputs;
 	o->noutputs++;
 	return 0;
@@ -68,60 +68,95 @@ static int outputs_distinct(const struct cli_options *o)
 	return 0;
 }
 
-/* gpu.svg, NAME-gpu.svg, NAME.gpu.svg, NAME_gpu.svg: a GPU flamegraph. */
-static bool gpu_name(const char *path)
+/* gpu.svg, NAME-gpu.svg, NAME.gpu.svg, NAME_gpu.svg: the GPU variant of
+ * a format that has one. */
+static bool gpu_name(const char *path, const struct output_writer *w)
 {
 	const char *base = strrchr(path, '/');
-	size_t n;
+	char name[64];
+	size_t n, e;
 
 	base = base ? base + 1 : path;
 	n = strlen(base);
-	return !strcmp(base, "gpu.svg") ||
-	       (n > 8 && strchr("-._", base[n - 8]) && !strcmp(base + n - 7, "gpu.svg"));
+	for (size_t j = 0; j < OUTPUT_EXTENSIONS_MAX && w->extensions[j]; j++) {
+		e = (size_t)snprintf(name, sizeof(name), "gpu.%s", w->extensions[j]);
+		if (e >= sizeof(name))
+			continue;
+		if (!strcmp(base, name) ||
+		    (n > e + 1 && strchr("-._", base[n - e - 1]) && !strcmp(base + n - e, name)))
+			return true;
+	}
+	return false;
+}
+
+static bool has_gpu_variant(const struct output_writer *w)
+{
+	return w->gpu_variant;
+}
+
+static bool is_stdout_default(const struct output_writer *w)
+{
+	return w->stdout_default;
+}
+
+static int unknown_format(const char *path)
+{
+	char extensions[512], names[256];
+
+	output_writers_list(extensions, sizeof(extensions), true, ", ", " or ");
+	output_writers_list(names, sizeof(names), false, "|", "|");
+	cli_error("cannot tell the format of '%s' from its name: end it in %s, or give -f %s",
+		  path, extensions, names);
+	return -EINVAL;
 }
 
 int outputs_resolve(struct cli_options *o, const char *stem, bool recording)
 {
-	enum output_format fallback = o->format ? output_format_parse(o->format) : OUTPUT_UNKNOWN;
-	int tsprof = 0;
+	const struct output_writer *fallback = o->format ? output_writer_by_name(o->format) : NULL;
+	const struct output_writer *w, *streamed = NULL;
+	int nstreamed = 0;
 
 	if (!o->noutputs && !recording) {
 		o->outputs[o->noutputs++].path = "-";
 	} else if (!o->noutputs) {
-		if (fallback != OUTPUT_UNKNOWN)
+		if (fallback)
 			return add_default(o, stem, fallback);
-		if (add_default(o, stem, OUTPUT_TSPROF) < 0 || add_default(o, stem, OUTPUT_SVG) < 0)
-			return -ENOMEM;
+		for (size_t i = 0; (w = output_writer_at(i)); i++)
+			if (w->record_default && add_default(o, stem, w) < 0)
+				return -ENOMEM;
 		return 0;
 	}
 	for (int i = 0; i < o->noutputs; i++) {
 		struct output *out = &o->outputs[i];
 
-		out->format = output_format_from_path(out->path);
-		if (out->format == OUTPUT_SVG && gpu_name(out->path))
+		out->writer = output_writer_by_path(out->path);
+		if (out->writer && out->writer->gpu_variant && gpu_name(out->path, out->writer))
 			out->gpu = true;
-		if (out->format == OUTPUT_UNKNOWN)
-			out->format = fallback;
-		if (out->format == OUTPUT_UNKNOWN && !strcmp(out->path, "-"))
-			out->format = OUTPUT_FOLDED;
-		if (out->format == OUTPUT_UNKNOWN) {
-			cli_error("cannot tell the format of '%s' from its name: end it in .svg, "
-				  ".speedscope.json, .trace.json, .pb.gz, .folded, .txt or .tsprof, or "
-				  "give -f svg|speedscope|trace|pprof|folded|tsprof", out->path);
+		if (!out->writer)
+			out->writer = fallback;
+		if (!out->writer && !strcmp(out->path, "-"))
+			out->writer = output_writer_find(is_stdout_default);
+		if (!out->writer)
+			return unknown_format(out->path);
+		w = out->writer;
+		if (w->streams && !strcmp(out->path, "-")) {
+			cli_error("a .%s recording cannot go to stdout; name a file", w->extensions[0]);
 			return -EINVAL;
 		}
-		if (out->format == OUTPUT_TSPROF && !strcmp(out->path, "-")) {
-			cli_error("a .tsprof recording cannot go to stdout; name a file");
+		if (out->gpu && !w->gpu_variant) {
+			w = output_writer_find(has_gpu_variant);
+			cli_error("--gpu-flamegraph %s: a GPU flamegraph is an .%s", out->path,
+				  w ? w->extensions[0] : "?");
 			return -EINVAL;
 		}
-		if (out->gpu && out->format != OUTPUT_SVG) {
-			cli_error("--gpu-flamegraph %s: a GPU flamegraph is an .svg", out->path);
-			return -EINVAL;
+		if (w->streams) {
+			streamed = w;
+			nstreamed++;
 		}
-		tsprof += out->format == OUTPUT_TSPROF;
 	}
-	if (tsprof > 1) {
-		cli_error("only one .tsprof output per run");
+	/* record and report attach one tsprof_writer */
+	if (nstreamed > 1) {
+		cli_error("only one .%s output per run", streamed->extensions[0]);
 		return -EINVAL;
 	}
 	return outputs_distinct(o);
@@ -132,7 +167,7 @@ int outputs_open(struct cli_options *o)
 	for (int i = 0; i < o->noutputs; i++) {
 		struct output *out = &o->outputs[i];
 
-		if (out->format == OUTPUT_TSPROF)
+		if (out->writer->streams)
 			continue;
 		out->file = strcmp(out->path, "-") ? fopen(out->path, "we") : stdout;
 		if (!out->file) {
@@ -149,7 +184,7 @@ void outputs_announce(const struct output *out, const struct profile *p, bool qu
 	if (quiet || !strcmp(out->path, "-"))
 		return;
 	fprintf(stderr, "trainsample: wrote %s (%s, %llu samples)\n", out->path,
-		output_format_name(out->format), (unsigned long long)profile_sample_count(p));
+		out->writer->name, (unsigned long long)profile_sample_count(p));
 }
 
 void outputs_render_options(const struct cli_options *o, struct render_options *fo)
@@ -171,6 +206,7 @@ void outputs_render_options(const struct cli_options *o, struct render_options *
 int outputs_write(struct cli_options *o, const struct profile *p)
 {
 	struct render_options fo;
+	struct output_job job = { .profile = p, .options = &fo };
 	char err[256] = "";
 	int failed = 0;
 
@@ -179,19 +215,11 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 		struct output *out = &o->outputs[i];
 		int ret;
 
-		if (out->format == OUTPUT_TSPROF || !out->file)
+		if (out->writer->streams || !out->file)
 			continue;
-		fo.gpu = out->gpu; /* only ever an .svg (outputs_resolve) */
-		if (out->format == OUTPUT_SVG)
-			ret = flamegraph_write(p, out->file, &fo, err, sizeof(err));
-		else if (out->format == OUTPUT_SPEEDSCOPE)
-			ret = speedscope_write(p, out->file, &fo, err, sizeof(err));
-		else if (out->format == OUTPUT_PPROF)
-			ret = pprof_write(p, out->file, &fo, err, sizeof(err));
-		else if (out->format == OUTPUT_TRACE)
-			ret = trace_write(p, out->file, &fo, err, sizeof(err));
-		else
-			ret = folded_write(p, out->file, &fo, err, sizeof(err));
+		fo.gpu = out->gpu; /* only where the format has the variant (outputs_resolve) */
+		job.file = out->file;
+		ret = out->writer->write(&job, err, sizeof(err));
 		if (fflush(out->file) != 0 && !ret)
 			ret = -errno;
 		if (out->file != stdout && fclose(out->file) != 0 && !ret)
@@ -209,12 +237,15 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 
 int outputs_keep_timeline(const struct cli_options *o, struct profile *p)
 {
-	for (int i = 0; i < o->noutputs; i++)
-		if (o->outputs[i].format == OUTPUT_SPEEDSCOPE)
+	for (int i = 0; i < o->noutputs; i++) {
+		const struct output_writer *w = o->outputs[i].writer;
+		int ret;
+
+		if (w->needs_gpu_activities)
 			profile_keep_gpu_activities(p);
-	for (int i = 0; i < o->noutputs; i++)
-		if (o->outputs[i].format == OUTPUT_TRACE)
-			return profile_keep_timeline(p);
+		if (w->needs_timeline && (ret = profile_keep_timeline(p)) < 0)
+			return ret;
+	}
 	return 0;
 }
 

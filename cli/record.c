@@ -183,7 +183,7 @@ static int open_writer(struct run *r)
 	for (int i = 0; i < r->o->noutputs; i++) {
 		struct output *out = &r->o->outputs[i];
 
-		if (out->format != OUTPUT_TSPROF)
+		if (!out->writer->streams)
 			continue;
 		if (tsprof_writer_open(&r->writer, out->path, r->profile, err, sizeof(err)) < 0) {
 			cli_error("%s", err);
@@ -244,7 +244,7 @@ static int finish(struct run *r, enum sampler_end end)
 
 		r->writer = NULL;
 		for (int i = 0; i < o->noutputs; i++) {
-			if (o->outputs[i].format != OUTPUT_TSPROF)
+			if (!o->outputs[i].writer->streams)
 				continue;
 			if (wret < 0) {
 				cli_error("writing %s: %s", o->outputs[i].path, strerror(-wret));

@@ -52,7 +52,7 @@ int cmd_report(int argc, char **argv)
 	}
 	/* A .tsprof output re-encodes the recording (repairing a damaged one). */
 	for (int i = 0; i < o.noutputs; i++) {
-		if (o.outputs[i].format != OUTPUT_TSPROF)
+		if (!o.outputs[i].writer->streams)
 			continue;
 		if (tsprof_writer_open(&w, o.outputs[i].path, p, err, sizeof(err)) < 0) {
 			cli_error("%s", err);
@@ -70,7 +70,7 @@ int cmd_report(int argc, char **argv)
 
 		w = NULL;
 		for (int i = 0; i < o.noutputs; i++) {
-			if (o.outputs[i].format != OUTPUT_TSPROF)
+			if (!o.outputs[i].writer->streams)
 				continue;
 			if (wret < 0) {
 				cli_error("writing %s: %s", o.outputs[i].path, strerror(-wret));

@@ -196,7 +196,7 @@ bool profile_keeps_timeline(const struct profile *p);
 int profile_for_each_span(const struct profile *p,
 			  int (*fn)(const struct profile_span *span, void *ctx), void *ctx);
 
-/* ---- outputs ---- */
+/* ---- outputs: one table, a row per format (output_writers.c) ---- */
 
 enum output_format {
 	OUTPUT_UNKNOWN = 0,
@@ -208,13 +208,74 @@ enum output_format {
 	OUTPUT_TRACE,   /* Chrome/Perfetto trace: needs the timeline */
 };
 
-/* "folded"/"txt"/"collapsed" -> OUTPUT_FOLDED, "tsprof"/"raw" -> OUTPUT_TSPROF,
- * "svg"/"flamegraph" -> OUTPUT_SVG, "speedscope" -> OUTPUT_SPEEDSCOPE,
- * "pprof" -> OUTPUT_PPROF, "trace"/"chrome"/"perfetto" -> OUTPUT_TRACE. */
+struct render_options;
+
+/* What a writer renders, and where. */
+struct output_job {
+	const struct profile *profile;
+	const struct profile *baseline; /* diff's older recording; NULL but in diff */
+	FILE *file;
+	const struct render_options *options;
+};
+
+#define OUTPUT_NAMES_MAX 4
+#define OUTPUT_EXTENSIONS_MAX 3
+
+/*
+ * An output format as the command line knows it: how -f and file names
+ * pick it, how it is written, and what it asks of the recording. The
+ * command line's parsing, usage and messages come from these rows, so a
+ * new output is one more row.
+ */
+struct output_writer {
+	enum output_format format;
+	const char *name;     /* in messages: "wrote FILE (flamegraph, ...)" */
+	/* -f's names, any case; the first is the one usage and errors list. */
+	const char *names[OUTPUT_NAMES_MAX];
+	/* Without the leading dot, maybe in two parts ("pb.gz"); the first
+	 * names default files. */
+	const char *extensions[OUTPUT_EXTENSIONS_MAX];
+	const char *contents; /* usage, after the extensions: "flamegraph"; NULL */
+	/* Renders the profile once it is complete; NULL when streamed. */
+	int (*write)(const struct output_job *job, char *err, size_t errlen);
+	bool streams;         /* a tsprof_writer writes it as samples come: a
+			       * named file, one per run, opened by the caller */
+	bool needs_timeline;  /* profile_keep_timeline before the first sample */
+	bool needs_gpu_activities; /* profile_keep_gpu_activities, likewise */
+	bool gpu_variant;     /* --gpu-flamegraph, or a file named gpu.EXT: GPU
+			       * time on launching stacks (render_options.gpu) */
+	bool diffs;           /* write draws job->baseline too: diff's output */
+	bool record_default;  /* written when record names no output */
+	bool stdout_default;  /* what '-' gets without -f */
+};
+
+/* The table's rows, in the order usage lists them; NULL past the last. */
+const struct output_writer *output_writer_at(size_t i);
+/* The row of a format; NULL for OUTPUT_UNKNOWN. */
+const struct output_writer *output_writer_of(enum output_format f);
+/* The first row that match accepts; NULL when none does. */
+const struct output_writer *output_writer_find(bool (*match)(const struct output_writer *w));
+/* By a -f name, any case; NULL when no row has it. */
+const struct output_writer *output_writer_by_name(const char *name);
+/* By a file name's extension, any case, the longest that fits
+ * ("a.speedscope.json"); something must come before it. NULL if none. */
+const struct output_writer *output_writer_by_path(const char *path);
+/*
+ * Every row's first -f name, or every extension with its dot, in table
+ * order, joined by sep and before the last by last (", " and " or "), into
+ * buf. The length of the whole list, as snprintf.
+ */
+size_t output_writers_list(char *buf, size_t len, bool extensions, const char *sep,
+			   const char *last);
+
+/* The same lookups by format: "folded"/"txt"/"collapsed" -> OUTPUT_FOLDED,
+ * "tsprof"/"raw" -> OUTPUT_TSPROF, "svg"/"flamegraph" -> OUTPUT_SVG, ... */
 enum output_format output_format_parse(const char *name);
 /* From a file name's extension (".folded", ".txt", ".tsprof"). */
 enum output_format output_format_from_path(const char *path);
+/* Its name in messages; "unknown". */
 const char *output_format_name(enum output_format f);
+/* The first extension, without its dot; NULL. */
 const char *output_format_extension(enum output_format f);
 
 /* ---- .tsprof: the raw, streamed recording ---- */

@@ -1,115 +1,140 @@
 // SPDX-License-Identifier: MIT
-/* Output format names and file extensions. */
+/* Finding an output's row by -f name, file name or format; listing them. */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "formats/formats.h"
 
-struct format_name {
-	const char *name;
-	enum output_format format;
-};
-
-/* Names and aliases that -f accepts; the first of each is its own name. */
-static const struct format_name format_names[] = {
-	{ "folded", OUTPUT_FOLDED },
-	{ "txt", OUTPUT_FOLDED },
-	{ "collapsed", OUTPUT_FOLDED },
-	{ "tsprof", OUTPUT_TSPROF },
-	{ "raw", OUTPUT_TSPROF },
-	{ "svg", OUTPUT_SVG },
-	{ "flamegraph", OUTPUT_SVG },
-	{ "speedscope", OUTPUT_SPEEDSCOPE },
-	{ "pprof", OUTPUT_PPROF },
-	{ "trace", OUTPUT_TRACE },
-	{ "chrome", OUTPUT_TRACE },
-	{ "perfetto", OUTPUT_TRACE },
-};
-
-static const struct format_name format_extensions[] = {
-	{ "folded", OUTPUT_FOLDED },
-	{ "txt", OUTPUT_FOLDED },
-	{ "tsprof", OUTPUT_TSPROF },
-	{ "svg", OUTPUT_SVG },
-};
-
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
-static enum output_format lookup(const struct format_name *table, size_t n,
-				 const char *name)
+const struct output_writer *output_writer_of(enum output_format f)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcasecmp(table[i].name, name))
-			return table[i].format;
-	return OUTPUT_UNKNOWN;
+	const struct output_writer *w;
+
+	for (size_t i = 0; (w = output_writer_at(i)); i++)
+		if (w->format == f)
+			return w;
+	return NULL;
+}
+
+const struct output_writer *output_writer_find(bool (*match)(const struct output_writer *w))
+{
+	const struct output_writer *w;
+
+	for (size_t i = 0; (w = output_writer_at(i)); i++)
+		if (match(w))
+			return w;
+	return NULL;
+}
+
+const struct output_writer *output_writer_by_name(const char *name)
+{
+	const struct output_writer *w;
+
+	if (!name)
+		return NULL;
+	for (size_t i = 0; (w = output_writer_at(i)); i++)
+		for (size_t j = 0; j < OUTPUT_NAMES_MAX && w->names[j]; j++)
+			if (!strcasecmp(w->names[j], name))
+				return w;
+	return NULL;
+}
+
+/* base ends in ".ext", with something before the dot (".svg" is a hidden
+ * file with no extension). */
+static bool has_extension(const char *base, size_t n, const char *ext)
+{
+	size_t e = strlen(ext);
+
+	return n > e + 1 && base[n - e - 1] == '.' && !strcasecmp(base + n - e, ext);
+}
+
+const struct output_writer *output_writer_by_path(const char *path)
+{
+	const struct output_writer *w, *found = NULL;
+	const char *base;
+	size_t n, longest = 0;
+
+	if (!path)
+		return NULL;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	/* The longest: a ".json" row would not take ".speedscope.json". */
+	for (size_t i = 0; (w = output_writer_at(i)); i++) {
+		for (size_t j = 0; j < OUTPUT_EXTENSIONS_MAX && w->extensions[j]; j++) {
+			size_t e = strlen(w->extensions[j]);
+
+			if (e > longest && has_extension(base, n, w->extensions[j])) {
+				found = w;
+				longest = e;
+			}
+		}
+	}
+	return found;
+}
+
+/* The k-th item of a listing: a row's first name or any extension. */
+static const char *list_item(size_t k, bool extensions)
+{
+	const struct output_writer *w;
+
+	for (size_t i = 0; (w = output_writer_at(i)); i++) {
+		if (!extensions) {
+			if (i == k)
+				return w->names[0];
+			continue;
+		}
+		for (size_t j = 0; j < OUTPUT_EXTENSIONS_MAX && w->extensions[j]; j++)
+			if (k-- == 0)
+				return w->extensions[j];
+	}
+	return NULL;
+}
+
+size_t output_writers_list(char *buf, size_t len, bool extensions, const char *sep,
+			   const char *last)
+{
+	size_t count = 0, used = 0;
+
+	while (list_item(count, extensions))
+		count++;
+	if (len)
+		buf[0] = '\0';
+	for (size_t k = 0; k < count; k++) {
+		const char *before = k == 0 ? "" : k == count - 1 ? last : sep;
+		int n = snprintf(used < len ? buf + used : NULL, used < len ? len - used : 0,
+				 "%s%s%s", before, extensions ? "." : "", list_item(k, extensions));
+
+		if (n > 0)
+			used += (size_t)n;
+	}
+	return used;
 }
 
 enum output_format output_format_parse(const char *name)
 {
-	if (!name)
-		return OUTPUT_UNKNOWN;
-	return lookup(format_names, COUNT(format_names), name);
+	const struct output_writer *w = output_writer_by_name(name);
+
+	return w ? w->format : OUTPUT_UNKNOWN;
 }
 
 enum output_format output_format_from_path(const char *path)
 {
-	const char *base, *dot;
+	const struct output_writer *w = output_writer_by_path(path);
 
-	if (!path)
-		return OUTPUT_UNKNOWN;
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	/* Two-part extensions first. */
-	if (strlen(base) > 16 && !strcasecmp(base + strlen(base) - 16, ".speedscope.json"))
-		return OUTPUT_SPEEDSCOPE;
-	if (strlen(base) > 6 && !strcasecmp(base + strlen(base) - 6, ".pb.gz"))
-		return OUTPUT_PPROF;
-	if (strlen(base) > 11 && !strcasecmp(base + strlen(base) - 11, ".trace.json"))
-		return OUTPUT_TRACE;
-	dot = strrchr(base, '.');
-	if (!dot || dot == base)
-		return OUTPUT_UNKNOWN;
-	return lookup(format_extensions, COUNT(format_extensions), dot + 1);
+	return w ? w->format : OUTPUT_UNKNOWN;
 }
 
 const char *output_format_name(enum output_format f)
 {
-	switch (f) {
-	case OUTPUT_FOLDED:
-		return "folded";
-	case OUTPUT_TSPROF:
-		return "tsprof";
-	case OUTPUT_SVG:
-		return "flamegraph";
-	case OUTPUT_SPEEDSCOPE:
-		return "speedscope";
-	case OUTPUT_PPROF:
-		return "pprof";
-	case OUTPUT_TRACE:
-		return "trace";
-	case OUTPUT_UNKNOWN:
-		break;
-	}
-	return "unknown";
+	const struct output_writer *w = output_writer_of(f);
+
+	return w ? w->name : "unknown";
 }
 
 const char *output_format_extension(enum output_format f)
 {
-	switch (f) {
-	case OUTPUT_FOLDED:
-		return "folded";
-	case OUTPUT_TSPROF:
-		return "tsprof";
-	case OUTPUT_SVG:
-		return "svg";
-	case OUTPUT_SPEEDSCOPE:
-		return "speedscope.json";
-	case OUTPUT_PPROF:
-		return "pb.gz";
-	case OUTPUT_TRACE:
-		return "trace.json";
-	case OUTPUT_UNKNOWN:
-		break;
-	}
-	return NULL;
+	const struct output_writer *w = output_writer_of(f);
+
+	return w ? w->extensions[0] : NULL;
 }

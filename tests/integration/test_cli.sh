@@ -77,6 +77,23 @@ $TS report -q -f folded "$TMP/a.tsprof" -o "$TMP/noext"
 if cmp -s "$TMP/noext" "$TMP/d.folded"; then ok "-f names the format of an output without extension"
 else not_ok "-f names the format of an output without extension"; fi
 
+# The formats and extensions the error messages list are those -f, file
+# names and --help know: all come from one table (formats/output_writers.c).
+names=$($TS report "$TMP/a.tsprof" -f bogus 2>&1 | sed -n "s/.*unknown format 'bogus' (\(.*\))$/\1/p" | tr -d ,)
+exts=$($TS report "$TMP/a.tsprof" -o "$TMP/noext" 2>&1 | sed -n 's/.*end it in \(.*\), or give -f.*/\1/p' |
+	sed 's/,//g; s/ or / /')
+bad=""
+for n in $names; do
+	$TS report -q "$TMP/a.tsprof" -f "$n" -o "$TMP/f-$n" || bad="$bad -f:$n"
+	echo "$help" | grep -qw -- "$n" || bad="$bad help:$n"
+done
+for e in $exts; do
+	$TS report -q "$TMP/a.tsprof" -o "$TMP/e$e" || bad="$bad -o:$e"
+	echo "$help" | grep -qF -- "$e" || bad="$bad help:$e"
+done
+if [ -n "$names" ] && [ -n "$exts" ] && [ -z "$bad" ]; then ok "the listed formats and extensions work and --help names them"
+else not_ok "the listed formats and extensions work and --help names them" "names '$names', extensions '$exts':$bad"; fi
+
 # Damaged recordings: what is intact is rendered, with a warning. A 2.5 s
 # recording is flushed in several chunks; the cut lands in the last ones.
 $TS record -q -r 500 -o "$TMP/long.tsprof" -o "$TMP/long.folded" -- "$T/cpu_shares" 2.5 >/dev/null

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The table of outputs: one row per format. The command line parses -f
+ * and file names, lists formats in usage and errors, and writes outputs
+ * from these rows alone; a new output is a new row here.
+ */
+#include <stddef.h>
+
+#include "formats/formats.h"
+
+/* The writers take different arguments; the table calls them all alike. */
+
+static int write_folded(const struct output_job *job, char *err, size_t errlen)
+{
+	return folded_write(job->profile, job->file, job->options, err, errlen);
+}
+
+static int write_flamegraph(const struct output_job *job, char *err, size_t errlen)
+{
+	if (job->baseline)
+		return flamegraph_diff_write(job->baseline, job->profile, job->file, job->options,
+					     err, errlen);
+	return flamegraph_write(job->profile, job->file, job->options, err, errlen);
+}
+
+static int write_speedscope(const struct output_job *job, char *err, size_t errlen)
+{
+	return speedscope_write(job->profile, job->file, job->options, err, errlen);
+}
+
+static int write_pprof(const struct output_job *job, char *err, size_t errlen)
+{
+	return pprof_write(job->profile, job->file, job->options, err, errlen);
+}
+
+static int write_trace(const struct output_job *job, char *err, size_t errlen)
+{
+	return trace_write(job->profile, job->file, job->options, err, errlen);
+}
+
+/* In the order usage and error messages list them. */
+static const struct output_writer writers[] = {
+	{
+		.format = OUTPUT_SVG,
+		.name = "flamegraph",
+		.names = { "svg", "flamegraph" },
+		.extensions = { "svg" },
+		.contents = "flamegraph",
+		.write = write_flamegraph,
+		.gpu_variant = true,
+		.diffs = true,
+		.record_default = true,
+	},
+	{
+		.format = OUTPUT_SPEEDSCOPE,
+		.name = "speedscope",
+		.names = { "speedscope" },
+		.extensions = { "speedscope.json" },
+		.write = write_speedscope,
+		/* it draws the GPU streams in time */
+		.needs_gpu_activities = true,
+	},
+	{
+		.format = OUTPUT_TRACE,
+		.name = "trace",
+		.names = { "trace", "chrome", "perfetto" },
+		.extensions = { "trace.json" },
+		.contents = "Chrome/Perfetto timeline",
+		.write = write_trace,
+		.needs_timeline = true,
+	},
+	{
+		.format = OUTPUT_PPROF,
+		.name = "pprof",
+		.names = { "pprof" },
+		.extensions = { "pb.gz" },
+		.contents = "pprof",
+		.write = write_pprof,
+	},
+	{
+		.format = OUTPUT_FOLDED,
+		.name = "folded",
+		.names = { "folded", "txt", "collapsed" },
+		.extensions = { "folded", "txt" },
+		.contents = "folded stacks",
+		.write = write_folded,
+		.stdout_default = true,
+	},
+	{
+		.format = OUTPUT_TSPROF,
+		.name = "tsprof",
+		.names = { "tsprof", "raw" },
+		.extensions = { "tsprof" },
+		.contents = "raw recording",
+		.streams = true,
+		.record_default = true,
+	},
+};
+
+const struct output_writer *output_writer_at(size_t i)
+{
+	return i < sizeof(writers) / sizeof(writers[0]) ? &writers[i] : NULL;
+}
