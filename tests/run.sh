@@ -4,15 +4,32 @@
 # "N passed, N failed". Exits non-zero when anything failed.
 cd "$(dirname "$0")/.." || exit 1
 results=$(mktemp /tmp/trainsample-results.XXXXXX)
-trap 'rm -f "$results"' EXIT
+trap 'rm -f "$results" "$results.err"' EXIT
+
+# Criterion's TAP output follows a "not ok" with a YAML block:
+#   ---, assertions: N, failures:, then per failed assertion
+#   "  - FILE:LINE: |+" and its message lines indented six, then "  ...".
+# Keeps the ok/not ok lines and turns each failure into "  FILE:LINE: MESSAGE"
+# (continuation lines further in), so what failed shows under its test while
+# the summary still counts lines that start with "ok " or "not ok ".
+tap_details() {
+	awk '/^(ok|not ok) / { fail = /^not ok/; print; next }
+		!fail || /^  (---|\.\.\.|assertions:|failures:)/ { next }
+		/^  - .*: \|\+$/ { loc = substr($0, 5, length($0) - 8); first = 1; next }
+		/^      / { sub(/^      /, ""); print (first ? "  " loc ": " : "    ") $0; first = 0; next }
+		/^ / { print }'
+}
 
 run_unit() {
 	bin=$1
-	out=$("$bin" --tap=- -j1 2>/dev/null)
+	out=$("$bin" --tap=- -j1 2>"$results.err")
 	rc=$?
-	lines=$(printf '%s\n' "$out" | grep -E '^(ok|not ok) ')
+	lines=$(printf '%s\n' "$out" | tap_details)
 	if [ -z "$lines" ]; then
+		# Nothing ran: what the binary said is all there is to go on.
 		lines="not ok - $(basename "$bin"): no test ran (exit $rc)"
+		[ -s "$results.err" ] && lines="$lines
+$(tail -5 "$results.err" | sed 's/^/  /')"
 	elif [ $rc -ne 0 ] && ! printf '%s\n' "$lines" | grep -q '^not ok'; then
 		lines="$lines
 not ok - $(basename "$bin"): exited $rc"
@@ -43,7 +60,8 @@ passed=$(grep '^ok ' "$results" | grep -vc '# SKIP')
 failed=$(grep -c '^not ok ' "$results")
 if [ "$failed" -gt 0 ]; then
 	echo "failed:"
-	grep '^not ok ' "$results" | sed 's/^/  /'
+	# Each failure with the detail lines under it (indented ones).
+	awk '/^not ok / { p = 1; print "  " $0; next } /^ok / { p = 0 } p && /^ / { print "  " $0 }' "$results"
 fi
 [ "$skipped" -gt 0 ] && echo "($skipped skipped)"
 echo "$passed passed, $failed failed"

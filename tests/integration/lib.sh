@@ -14,12 +14,15 @@ trap cleanup EXIT
 ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1${2:+: $2}"; }
 skip() { echo "ok - $1 # SKIP $2"; }
-# expect NAME CONDITION-COMMAND... [reason on failure in $why]
-expect() {
-	name=$1
-	shift
-	why=""
-	if "$@"; then ok "$name"; else not_ok "$name" "$why"; fi
+# check STATUS NAME [DETAIL [NOTE]]: one TAP line for the check that just
+# ran, given its exit status ($?): "ok - NAME", or "ok - NAME (NOTE)" when a
+# NOTE is given (what was measured), else "not ok - NAME: DETAIL". The check
+# stays plain shell on the line before (compound, heredoc and all), and DETAIL
+# and NOTE can show what it wrote. No variable is set: callers keep theirs.
+#   [ "$rc" -eq 0 ] && grep -q done "$TMP/out"
+#   check $? "the command finishes" "exit $rc: $(cat "$TMP/out")"
+check() {
+	if [ "$1" -eq 0 ]; then ok "$2${4+ ($4)}"; else not_ok "$2" "$3"; fi
 }
 reap_later() { cleanup_pids="$cleanup_pids $1"; }
 

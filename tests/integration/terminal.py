@@ -2,82 +2,143 @@
 # check job control: Ctrl-Z stops trainsample and the command, leaving the
 # command untraced; fg resumes both; Ctrl-C reaches the command once and
 # trainsample writes its output. Prints TAP lines.
+#
+# Every step waits for what it expects (a prompt, a process, a state) for up
+# to LIMIT seconds and then checks, so a slow machine only makes it slower.
+# The processes are found through the shell's children, never by name alone:
+# other test runs may have a trainsample of their own.
 import os
 import pty
+import re
 import select
 import sys
 import time
 
+LIMIT = 10
+PROMPT = "ts-terminal-test$ "
 ts, target, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
 pid, fd = pty.fork()
 if pid == 0:
+    os.environ["PS1"] = PROMPT
     os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
 
+out = ""  # all the terminal showed so far
 
-def read_for(seconds):
-    out, end = b"", time.time() + seconds
-    while time.time() < end:
-        ready, _, _ = select.select([fd], [], [], 0.05)
-        if ready:
-            try:
-                out += os.read(fd, 65536)
-            except OSError:
-                break
-    return out.decode(errors="replace")
+
+def pump(seconds):
+    """Adds what the terminal shows within seconds to out (it must be read:
+    a full pty would block trainsample's progress line)."""
+    global out
+    ready, _, _ = select.select([fd], [], [], seconds)
+    if ready:
+        try:
+            out += os.read(fd, 65536).decode(errors="replace")
+            return True
+        except OSError:
+            time.sleep(seconds)  # the shell is gone
+    return False
+
+
+def read_until(pattern, since):
+    """Reads the terminal until pattern shows after offset since, for up to
+    LIMIT seconds; returns the match or None."""
+    end = time.monotonic() + LIMIT
+    while True:
+        m = re.compile(pattern).search(out, since)
+        if m or time.monotonic() > end:
+            return m
+        pump(0.05)
+
+
+def wait_for(cond):
+    """Polls cond() (reading the terminal meanwhile) until it holds, for up
+    to LIMIT seconds; returns its last value."""
+    end = time.monotonic() + LIMIT
+    while not cond() and time.monotonic() < end:
+        pump(0.02)
+    return cond()
 
 
 def state(p):
     try:
         with open(f"/proc/{p}/stat") as f:
             return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
+    except (OSError, TypeError):
         return "-"
 
 
 def tracer(p):
-    with open(f"/proc/{p}/status") as f:
-        for line in f:
-            if line.startswith("TracerPid:"):
-                return int(line.split()[1])
+    try:
+        with open(f"/proc/{p}/status") as f:
+            for line in f:
+                if line.startswith("TracerPid:"):
+                    return int(line.split()[1])
+    except (OSError, TypeError):
+        pass
     return -1
 
 
-def pid_of(name):
+def child_named(parent, name):
+    """The process called name whose parent is parent, or None."""
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
-                with open(f"/proc/{d}/comm") as f:
-                    if f.read().strip() == name:
-                        return int(d)
-            except OSError:
+                with open(f"/proc/{d}/stat") as f:
+                    comm, rest = f.read().split(" (", 1)[1].rsplit(")", 1)
+                if comm == name and int(rest.split()[1]) == parent:
+                    return int(d)
+            except (OSError, ValueError, IndexError):
                 pass
     return None
 
 
 def check(ok, name, why=""):
-    print(f"ok - {name}" if ok else f"not ok - {name}: {why}")
+    print(f"ok - {name}" if ok else f"not ok - {name}: {why}", flush=True)
 
 
-read_for(1.0)
+read_until(re.escape(PROMPT), 0)
 os.write(fd, f"{ts} record -r 200 -o {tmp}/tty.folded -- {target}\n".encode())
-time.sleep(1.0)
-tsp, tgt = pid_of("trainsample"), pid_of("interrupted")
+# Started: the command said so (its handlers are set), under trainsample.
+# (A step that found nothing leaves the next ones nothing to wait for.)
+started = read_until(r"ready\r?\n", 0)
+tsp = wait_for(lambda: child_named(pid, "trainsample")) if started else None
+tgt = wait_for(lambda: child_named(tsp, "interrupted")) if tsp else None
+if tgt:
+    wait_for(lambda: tracer(tgt) == tsp)
+
 os.write(fd, b"\x1a")  # Ctrl-Z
-out = read_for(1.0)
-check(tsp and tgt and state(tsp) == "T" and state(tgt) == "T" and tracer(tgt) == 0,
+stopped = lambda: state(tsp) == "T" and state(tgt) == "T" and tracer(tgt) == 0
+check(tgt and wait_for(stopped),
       "Ctrl-Z in a terminal stops trainsample and the command, which is left untraced",
-      f"trainsample {state(tsp)}, command {state(tgt)}, tracer {tracer(tgt) if tgt else '?'}")
+      f"trainsample {tsp} {state(tsp)}, command {tgt} {state(tgt)}, tracer {tracer(tgt)}")
+
 os.write(fd, b"fg\n")
-time.sleep(1.0)
-check(tgt and state(tgt) in ("R", "S") and tracer(tgt) == tsp,
+running = lambda: state(tgt) in ("R", "S") and tracer(tgt) == tsp
+check(tgt and wait_for(running),
       "fg: both run again and trainsample traces the command again",
-      f"command {state(tgt)}, tracer {tracer(tgt) if tgt else '?'}")
+      f"command {tgt} {state(tgt)}, tracer {tracer(tgt)} (trainsample {tsp})")
+
+while pump(0):
+    pass
+ctrl_c = len(out)
 os.write(fd, b"\x03")  # Ctrl-C
-out = read_for(2.0)
+read_until(re.escape(PROMPT), ctrl_c)  # the job is over
+since = len(out)
 os.write(fd, b"echo EXIT=$?\n")  # fg's status is the job's
-out += read_for(1.0)
-check("sigint 1 sigterm 0" in out and "EXIT=0" in out and os.path.getsize(f"{tmp}/tty.folded") > 0,
+read_until(r"EXIT=\d+", since)
+folded = f"{tmp}/tty.folded"
+check("sigint 1 sigterm 0" in out[ctrl_c:] and "EXIT=0" in out[ctrl_c:] and
+      os.path.exists(folded) and os.path.getsize(folded) > 0,
       "Ctrl-C in a terminal: the command gets it once, trainsample writes its output and exits with its status",
       repr(out[-300:]))
+
+
+def shell_exited():
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return True  # reaped at the previous call
+
+
 os.write(fd, b"exit\n")
-read_for(0.5)
+wait_for(shell_exited)

@@ -15,11 +15,16 @@ check_shares() {
 	main=$(percent "$(folded_with "$folded" main)" "$total")
 	unres=$(percent "$(folded_unresolved "$folded")" "$total")
 	echo "$mode: $total samples; hot_a $sa% (truth $ta%), hot_b $sb% (truth $tb%), main $main%, unresolved $unres%"
-	if at_least "$total" 3000; then ok "$mode: at least 3000 samples"; else not_ok "$mode: at least 3000 samples" "$total"; fi
-	if within "$sa" "$ta" 3; then ok "$mode: hot_a share within 3 points"; else not_ok "$mode: hot_a share within 3 points" "$sa vs $ta"; fi
-	if within "$sb" "$tb" 3; then ok "$mode: hot_b share within 3 points"; else not_ok "$mode: hot_b share within 3 points" "$sb vs $tb"; fi
-	if at_least "$main" 95; then ok "$mode: >= 95% of samples rooted at main"; else not_ok "$mode: >= 95% of samples rooted at main" "$main%"; fi
-	if below "$unres" 1; then ok "$mode: < 1% unresolved"; else not_ok "$mode: < 1% unresolved" "$unres%"; fi
+	at_least "$total" 3000
+	check $? "$mode: at least 3000 samples" "$total"
+	within "$sa" "$ta" 3
+	check $? "$mode: hot_a share within 3 points" "$sa vs $ta"
+	within "$sb" "$tb" 3
+	check $? "$mode: hot_b share within 3 points" "$sb vs $tb"
+	at_least "$main" 95
+	check $? "$mode: >= 95% of samples rooted at main" "$main%"
+	below "$unres" 1
+	check $? "$mode: < 1% unresolved" "$unres%"
 }
 
 $TS record -q -r 1000 -o "$TMP/r.folded" -- "$T/cpu_shares" 4 >"$TMP/r.out"

@@ -1,7 +1,8 @@
 # Command line: options, outputs, exit statuses, report.
 . tests/integration/lib.sh
 
-if $TS --version | grep -Eq '^trainsample [0-9]+\.[0-9]+\.[0-9]+$'; then ok "--version"; else not_ok "--version"; fi
+$TS --version | grep -Eq '^trainsample [0-9]+\.[0-9]+\.[0-9]+$'
+check $? "--version"
 
 help=$($TS --help)
 missing=""
@@ -9,7 +10,8 @@ for opt in --output --format --rate --duration --threads --idle --no-idle --stat
 	--stack-bytes --pid --help --version "attach PID" "report IN.tsprof"; do
 	echo "$help" | grep -q -- "$opt" || missing="$missing $opt"
 done
-if [ -z "$missing" ]; then ok "--help names every option"; else not_ok "--help names every option" "missing$missing"; fi
+[ -z "$missing" ]
+check $? "--help names every option" "missing$missing"
 
 # Usage errors: exit 2 and one line.
 for args in "record" "record -r 0 -- true" "record -r abc -- true" "record --bogus -- true" \
@@ -17,34 +19,30 @@ for args in "record" "record -r 0 -- true" "record -r abc -- true" "record --bog
 	# shellcheck disable=SC2086
 	$TS $args >/dev/null 2>"$TMP/err"
 	rc=$?
-	if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ]; then ok "usage error: $args"
-	else not_ok "usage error: $args" "exit $rc, $(wc -l <"$TMP/err") lines"; fi
+	[ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ]
+	check $? "usage error: $args" "exit $rc, $(wc -l <"$TMP/err") lines"
 done
 
 $TS record -q -o "$TMP/x.folded" -- sh -c 'exit 7'
 rc=$?
-if [ $rc -eq 7 ]; then ok "record passes the exit status on"; else not_ok "record passes the exit status on" "got $rc"; fi
+[ $rc -eq 7 ]
+check $? "record passes the exit status on" "got $rc"
 
 $TS record -q -o "$TMP/x.folded" -- sh -c 'kill -TERM $$'
 rc=$?
-if [ $rc -eq 143 ]; then ok "record gives 128+N for a command killed by signal N"; else not_ok "record gives 128+N for a command killed by signal N" "got $rc"; fi
+[ $rc -eq 143 ]
+check $? "record gives 128+N for a command killed by signal N" "got $rc"
 
 $TS record -o "$TMP/x.folded" -- /no/such/command 2>"$TMP/err"
 rc=$?
-if [ $rc -eq 127 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "cannot run '/no/such/command'" "$TMP/err" \
-	&& [ ! -e "$TMP/x.folded" ]; then
-	ok "a command that does not exist: one line, exit 127, no output left"
-else
-	not_ok "a command that does not exist: one line, exit 127, no output left" "exit $rc: $(cat "$TMP/err")"
-fi
+[ $rc -eq 127 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "cannot run '/no/such/command'" "$TMP/err" \
+	&& [ ! -e "$TMP/x.folded" ]
+check $? "a command that does not exist: one line, exit 127, no output left" "exit $rc: $(cat "$TMP/err")"
 
 $TS record -o /nonexistent/dir/x.folded -- sh -c "touch $TMP/ran" 2>"$TMP/err"
 rc=$?
-if [ $rc -ne 0 ] && [ ! -e "$TMP/ran" ] && grep -q "cannot write" "$TMP/err"; then
-	ok "an unwritable output fails before the command starts"
-else
-	not_ok "an unwritable output fails before the command starts" "exit $rc"
-fi
+[ $rc -ne 0 ] && [ ! -e "$TMP/ran" ] && grep -q "cannot write" "$TMP/err"
+check $? "an unwritable output fails before the command starts" "exit $rc"
 
 # Default outputs: NAME-YYYYmmdd-HHMMSS.tsprof and .svg in the current directory.
 mkdir -p "$TMP/defaults"
@@ -52,30 +50,27 @@ top=$PWD
 (cd "$TMP/defaults" && "$top/$TS" record -- "$top/$T/cpu_shares" 0.5 >/dev/null 2>"$TMP/err")
 ts_file=$(ls "$TMP/defaults"/cpu_shares-*.tsprof 2>/dev/null)
 fo_file=$(ls "$TMP/defaults"/cpu_shares-*.svg 2>/dev/null)
-if [ -n "$ts_file" ] && [ -n "$fo_file" ] && echo "$ts_file" | grep -Eq 'cpu_shares-[0-9]{8}-[0-9]{6}\.tsprof$' \
-	&& grep -q "wrote cpu_shares-.*\.tsprof" "$TMP/err" && grep -q "wrote cpu_shares-.*\.svg" "$TMP/err"; then
-	ok "no -o: NAME-date.tsprof and .svg written and named"
-else
-	not_ok "no -o: NAME-date.tsprof and .svg written and named" "$(ls "$TMP/defaults") / $(cat "$TMP/err")"
-fi
+[ -n "$ts_file" ] && [ -n "$fo_file" ] && echo "$ts_file" | grep -Eq 'cpu_shares-[0-9]{8}-[0-9]{6}\.tsprof$' \
+	&& grep -q "wrote cpu_shares-.*\.tsprof" "$TMP/err" && grep -q "wrote cpu_shares-.*\.svg" "$TMP/err"
+check $? "no -o: NAME-date.tsprof and .svg written and named" "$(ls "$TMP/defaults") / $(cat "$TMP/err")"
 
 # A recording re-renders to the same folded stacks.
 $TS record -q -r 500 -t -o "$TMP/a.tsprof" -o "$TMP/a.folded" -- "$T/cpu_shares" 1 >/dev/null
 $TS report -q -t "$TMP/a.tsprof" -o "$TMP/b.folded"
-if [ -s "$TMP/a.folded" ] && cmp -s "$TMP/a.folded" "$TMP/b.folded"; then ok "report re-renders a recording identically"
-else not_ok "report re-renders a recording identically"; fi
+[ -s "$TMP/a.folded" ] && cmp -s "$TMP/a.folded" "$TMP/b.folded"
+check $? "report re-renders a recording identically"
 
 $TS report "$TMP/a.tsprof" >"$TMP/c.folded"
 $TS report -q "$TMP/a.tsprof" -o "$TMP/d.folded"
-if [ -s "$TMP/c.folded" ] && cmp -s "$TMP/c.folded" "$TMP/d.folded"; then ok "report writes folded stacks to stdout by default"
-else not_ok "report writes folded stacks to stdout by default"; fi
+[ -s "$TMP/c.folded" ] && cmp -s "$TMP/c.folded" "$TMP/d.folded"
+check $? "report writes folded stacks to stdout by default"
 
-if grep -Eq '^thread [0-9]+ \(cpu_shares\);' "$TMP/a.folded"; then ok "-t adds a 'thread TID (name)' root frame"
-else not_ok "-t adds a 'thread TID (name)' root frame"; fi
+grep -Eq '^thread [0-9]+ \(cpu_shares\);' "$TMP/a.folded"
+check $? "-t adds a 'thread TID (name)' root frame"
 
 $TS report -q -f folded "$TMP/a.tsprof" -o "$TMP/noext"
-if cmp -s "$TMP/noext" "$TMP/d.folded"; then ok "-f names the format of an output without extension"
-else not_ok "-f names the format of an output without extension"; fi
+cmp -s "$TMP/noext" "$TMP/d.folded"
+check $? "-f names the format of an output without extension"
 
 # The formats and extensions the error messages list are those -f, file
 # names and --help know: all come from one table (formats/output_writers.c).
@@ -103,42 +98,35 @@ $TS report "$TMP/cut.tsprof" -o "$TMP/cut.folded" 2>"$TMP/err"
 rc=$?
 n_cut=$(folded_total "$TMP/cut.folded")
 n_all=$(folded_total "$TMP/long.folded")
-if [ $rc -eq 0 ] && grep -q "warning.*truncated" "$TMP/err" && [ "$n_cut" -gt 0 ] && [ "$n_cut" -lt "$n_all" ]; then
-	ok "report renders a truncated recording with a warning ($n_cut of $n_all samples)"
-else
-	not_ok "report renders a truncated recording with a warning" "exit $rc, $n_cut of $n_all: $(cat "$TMP/err")"
-fi
+[ $rc -eq 0 ] && grep -q "warning.*truncated" "$TMP/err" && [ "$n_cut" -gt 0 ] && [ "$n_cut" -lt "$n_all" ]
+check $? "report renders a truncated recording with a warning" \
+	"exit $rc, $n_cut of $n_all: $(cat "$TMP/err")" "$n_cut of $n_all samples"
 # One flipped byte inside the recording: the chunk's CRC catches it.
 cp "$TMP/long.tsprof" "$TMP/flip.tsprof"
 printf '\377' | dd of="$TMP/flip.tsprof" bs=1 seek=$((size * 3 / 4)) conv=notrunc 2>/dev/null
 $TS report "$TMP/flip.tsprof" -o "$TMP/flip.folded" 2>"$TMP/err"
 rc=$?
 n_flip=$(folded_total "$TMP/flip.folded")
-if [ $rc -eq 0 ] && grep -q "warning" "$TMP/err" && [ "$n_flip" -lt "$n_all" ]; then
-	ok "report stops at a corrupt chunk with a warning ($n_flip of $n_all samples)"
-else
-	not_ok "report stops at a corrupt chunk with a warning" "exit $rc, $n_flip of $n_all: $(cat "$TMP/err")"
-fi
+[ $rc -eq 0 ] && grep -q "warning" "$TMP/err" && [ "$n_flip" -lt "$n_all" ]
+check $? "report stops at a corrupt chunk with a warning" \
+	"exit $rc, $n_flip of $n_all: $(cat "$TMP/err")" "$n_flip of $n_all samples"
 
 head -c 4000 /dev/urandom >"$TMP/junk.tsprof"
 $TS report "$TMP/junk.tsprof" -o "$TMP/junk.folded" 2>"$TMP/err"
 rc=$?
-if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ]; then ok "report refuses a file that is not a recording, in one line"
-else not_ok "report refuses a file that is not a recording, in one line" "exit $rc: $(cat "$TMP/err")"; fi
+[ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ]
+check $? "report refuses a file that is not a recording, in one line" "exit $rc: $(cat "$TMP/err")"
 
 $TS report "$TMP/none.tsprof" 2>"$TMP/err" >/dev/null
 rc=$?
-if [ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ]; then ok "report of a missing file: one line, exit 1"
-else not_ok "report of a missing file: one line, exit 1" "exit $rc"; fi
+[ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ]
+check $? "report of a missing file: one line, exit 1" "exit $rc"
 
 # --stats
 $TS record -q --stats -o "$TMP/s.folded" -- "$T/cpu_shares" 0.5 >/dev/null 2>"$TMP/err"
-if grep -Eq 'target pause +p50 [0-9.]+ us, p99 [0-9.]+ us' "$TMP/err" && grep -Eq 'samples +[1-9]' "$TMP/err" \
-	&& grep -q 'trainsample cpu' "$TMP/err" && grep -Eq 'ticks +[0-9]+ \(missed [0-9]+\)' "$TMP/err"; then
-	ok "--stats prints samples, missed ticks, pause p50/p99 and CPU time"
-else
-	not_ok "--stats prints samples, missed ticks, pause p50/p99 and CPU time" "$(cat "$TMP/err")"
-fi
+grep -Eq 'target pause +p50 [0-9.]+ us, p99 [0-9.]+ us' "$TMP/err" && grep -Eq 'samples +[1-9]' "$TMP/err" \
+	&& grep -q 'trainsample cpu' "$TMP/err" && grep -Eq 'ticks +[0-9]+ \(missed [0-9]+\)' "$TMP/err"
+check $? "--stats prints samples, missed ticks, pause p50/p99 and CPU time" "$(cat "$TMP/err")"
 
 # kill -9 of trainsample loses at most about a second of a streamed recording.
 $TS record -q -r 1000 -o "$TMP/k.tsprof" -- "$T/cpu_shares" 3.5 >/dev/null &
@@ -149,11 +137,9 @@ wait $tspid 2>/dev/null
 $TS report "$TMP/k.tsprof" -o "$TMP/k.folded" 2>"$TMP/err"
 rc=$?
 n=$(folded_total "$TMP/k.folded")
-if [ $rc -eq 0 ] && at_least "$n" 1000 && grep -q "warning" "$TMP/err"; then
-	ok "after kill -9 the recording holds all but the last second ($n samples of ~2500)"
-else
-	not_ok "after kill -9 the recording holds all but the last second" "exit $rc, $n samples: $(cat "$TMP/err")"
-fi
+[ $rc -eq 0 ] && at_least "$n" 1000 && grep -q "warning" "$TMP/err"
+check $? "after kill -9 the recording holds all but the last second" \
+	"exit $rc, $n samples: $(cat "$TMP/err")" "$n samples of ~2500"
 sleep 1.2 # the orphaned command finishes on its own
 
 # A thread id given as PID names its process.
@@ -163,58 +149,45 @@ sleep 0.3
 tid=$(ls /proc/$pid/task | grep -v "^$pid\$" | head -1)
 $TS attach "$tid" -d 0.5 -o "$TMP/tid.folded" 2>"$TMP/err"
 rc=$?
-if [ $rc -eq 0 ] && [ -n "$tid" ] && [ "$(folded_with "$TMP/tid.folded" beat_work)" -gt 0 ]; then
-	ok "attach TID profiles the whole process"
-else
-	not_ok "attach TID profiles the whole process" "exit $rc: $(cat "$TMP/err")"
-fi
+[ $rc -eq 0 ] && [ -n "$tid" ] && [ "$(folded_with "$TMP/tid.folded" beat_work)" -gt 0 ]
+check $? "attach TID profiles the whole process" "exit $rc: $(cat "$TMP/err")"
 
 # Idle samples: blocked threads show as [idle: SYSCALL] leaves only with --idle.
 $TS attach "$pid" -t --idle -d 0.5 -o "$TMP/idle.folded" 2>/dev/null
 $TS attach "$pid" -t -d 0.5 -o "$TMP/busy.folded" 2>/dev/null
-if grep -q '^thread [0-9]* (heartbeat);.*;sleeper;epoll_wait;\[idle: epoll_wait\] ' "$TMP/idle.folded" \
-	&& ! grep -q 'idle' "$TMP/busy.folded" && [ "$(folded_with "$TMP/busy.folded" beat_work)" -gt 0 ]; then
-	ok "--idle keeps blocked threads as [idle: epoll_wait]; the default drops them"
-else
-	not_ok "--idle keeps blocked threads as [idle: epoll_wait]; the default drops them" "$(head -3 "$TMP/idle.folded")"
-fi
+grep -q '^thread [0-9]* (heartbeat);.*;sleeper;epoll_wait;\[idle: epoll_wait\] ' "$TMP/idle.folded" \
+	&& ! grep -q 'idle' "$TMP/busy.folded" && [ "$(folded_with "$TMP/busy.folded" beat_work)" -gt 0 ]
+check $? "--idle keeps blocked threads as [idle: epoll_wait]; the default drops them" \
+	"$(head -3 "$TMP/idle.folded")"
 wait $pid
 
 # Progress on a terminal, silent with -q.
 if command -v script >/dev/null; then
 	script -qec "$TS record -r 200 -o $TMP/tty.folded -- $T/cpu_shares 0.8" /dev/null >"$TMP/tty.out" 2>&1
 	script -qec "$TS record -q -r 200 -o $TMP/tty.folded -- $T/cpu_shares 0.8" /dev/null >"$TMP/tty-q.out" 2>&1
-	if grep -Eq '[0-9.]+ s \| [0-9]+ samples \| [0-9]+ threads \| [0-9]+ errors \| [0-9]+ missed' "$TMP/tty.out" \
-		&& ! grep -q 'samples |' "$TMP/tty-q.out"; then
-		ok "a progress line on a terminal, none with -q"
-	else
-		not_ok "a progress line on a terminal, none with -q" "$(tr '\r' '\n' <"$TMP/tty.out" | head -5)"
-	fi
+	grep -Eq '[0-9.]+ s \| [0-9]+ samples \| [0-9]+ threads \| [0-9]+ errors \| [0-9]+ missed' "$TMP/tty.out" \
+		&& ! grep -q 'samples |' "$TMP/tty-q.out"
+	check $? "a progress line on a terminal, none with -q" "$(tr '\r' '\n' <"$TMP/tty.out" | head -5)"
 else
 	skip "a progress line on a terminal, none with -q" "script(1) not installed"
 fi
-if [ -s "$TMP/s.folded" ] && ! grep -q 'samples |' "$TMP/err"; then ok "no progress line when stderr is not a terminal"
-else not_ok "no progress line when stderr is not a terminal"; fi
+[ -s "$TMP/s.folded" ] && ! grep -q 'samples |' "$TMP/err"
+check $? "no progress line when stderr is not a terminal"
 
 # Libraries loaded after the exec are known from the first samples on.
 $TS record -q -r 2000 -o "$TMP/start.folded" -- "$T/cpu_shares" 0.3 >/dev/null
-if [ -s "$TMP/start.folded" ] && ! grep -q '(\[unknown\])' "$TMP/start.folded"; then
-	ok "no [unknown] frames while the dynamic loader maps libraries"
-else
-	not_ok "no [unknown] frames while the dynamic loader maps libraries" "$(grep -c unknown "$TMP/start.folded")"
-fi
+[ -s "$TMP/start.folded" ] && ! grep -q '(\[unknown\])' "$TMP/start.folded"
+check $? "no [unknown] frames while the dynamic loader maps libraries" \
+	"$(grep -c unknown "$TMP/start.folded")"
 
 # The command starts as it would without trainsample: same signal mask and
 # dispositions, same descriptor limit, same timer slack.
 probe='ulimit -Sn; grep -E "^Sig(Blk|Ign)" /proc/self/status; cat /proc/self/timerslack_ns'
 (ulimit -Sn 512; sh -c "$probe") >"$TMP/env.alone"
 (ulimit -Sn 512; $TS record -q -o "$TMP/env.folded" -- sh -c "$probe") >"$TMP/env.traced"
-if [ -s "$TMP/env.alone" ] && cmp -s "$TMP/env.alone" "$TMP/env.traced"; then
-	ok "the command gets the signal mask, dispositions, limits and timer slack it would have alone"
-else
-	not_ok "the command gets the signal mask, dispositions, limits and timer slack it would have alone" \
-		"$(cat "$TMP/env.alone") / $(cat "$TMP/env.traced")"
-fi
+[ -s "$TMP/env.alone" ] && cmp -s "$TMP/env.alone" "$TMP/env.traced"
+check $? "the command gets the signal mask, dispositions, limits and timer slack it would have alone" \
+	"$(cat "$TMP/env.alone") / $(cat "$TMP/env.traced")"
 
 # report renders idle samples when the recording was made with --idle.
 "$T/heartbeat" "$TMP/hb4" 2 >/dev/null &
@@ -224,32 +197,23 @@ $TS attach "$pid" -q -t --idle -d 0.5 -o "$TMP/ri.tsprof" -o "$TMP/ri.folded"
 wait $pid
 $TS report -q -t "$TMP/ri.tsprof" -o "$TMP/ri2.folded"
 $TS report -q -t --no-idle "$TMP/ri.tsprof" -o "$TMP/ri3.folded"
-if grep -q '\[idle: ' "$TMP/ri.folded" && cmp -s "$TMP/ri.folded" "$TMP/ri2.folded" \
-	&& [ -s "$TMP/ri3.folded" ] && ! grep -q '\[idle: ' "$TMP/ri3.folded"; then
-	ok "report keeps idle samples of an --idle recording, --no-idle drops them"
-else
-	not_ok "report keeps idle samples of an --idle recording, --no-idle drops them"
-fi
+grep -q '\[idle: ' "$TMP/ri.folded" && cmp -s "$TMP/ri.folded" "$TMP/ri2.folded" \
+	&& [ -s "$TMP/ri3.folded" ] && ! grep -q '\[idle: ' "$TMP/ri3.folded"
+check $? "report keeps idle samples of an --idle recording, --no-idle drops them"
 
 # Nothing is lost to a mistyped command line: an output over the recording
 # being read, or one file named twice, is refused before anything is written.
 cp "$TMP/a.tsprof" "$TMP/keep.tsprof"
 $TS report "$TMP/a.tsprof" -o "$TMP/a.tsprof" 2>"$TMP/err"
 rc=$?
-if [ $rc -eq 2 ] && cmp -s "$TMP/a.tsprof" "$TMP/keep.tsprof" && grep -q "recording being read" "$TMP/err"; then
-	ok "report refuses to write over the recording it reads"
-else
-	not_ok "report refuses to write over the recording it reads" "exit $rc"
-fi
+[ $rc -eq 2 ] && cmp -s "$TMP/a.tsprof" "$TMP/keep.tsprof" && grep -q "recording being read" "$TMP/err"
+check $? "report refuses to write over the recording it reads" "exit $rc"
 ln -sf "$TMP/keep.tsprof" "$TMP/alias.tsprof"
 $TS report "$TMP/keep.tsprof" -o "$TMP/alias.tsprof" 2>/dev/null
 rc=$?
-if [ $rc -eq 2 ] && cmp -s "$TMP/a.tsprof" "$TMP/keep.tsprof"; then ok "... also through another name for it"
-else not_ok "... also through another name for it" "exit $rc"; fi
+[ $rc -eq 2 ] && cmp -s "$TMP/a.tsprof" "$TMP/keep.tsprof"
+check $? "... also through another name for it" "exit $rc"
 $TS record -o "$TMP/twice.folded" -o "$TMP/twice.folded" -- sh -c "touch $TMP/ran2" 2>"$TMP/err"
 rc=$?
-if [ $rc -eq 2 ] && [ ! -e "$TMP/ran2" ] && grep -q "named as an output twice" "$TMP/err"; then
-	ok "one file named as two outputs is refused before the command runs"
-else
-	not_ok "one file named as two outputs is refused before the command runs" "exit $rc"
-fi
+[ $rc -eq 2 ] && [ ! -e "$TMP/ran2" ] && grep -q "named as an output twice" "$TMP/err"
+check $? "one file named as two outputs is refused before the command runs" "exit $rc"

@@ -10,7 +10,7 @@ $TS record -q -r 500 -o "$TMP/a.tsprof" -- "$PY" tests/python/mix.py 2 0.25
 $TS record -q -r 500 -o "$TMP/b.tsprof" -- "$PY" tests/python/mix.py 2 0.75
 $TS diff "$TMP/a.tsprof" "$TMP/b.tsprof" -o "$TMP/d.svg" >"$TMP/table" 2>"$TMP/err"
 rc=$?
-if [ $rc = 0 ] && python3 - "$TMP/table" >"$TMP/check" 2>&1 <<'EOT'
+[ $rc = 0 ] && python3 - "$TMP/table" >"$TMP/check" 2>&1 <<'EOT'
 import re, sys
 rows = [l.split() for l in open(sys.argv[1]) if re.match(r"\s+\d+\.\d%", l)]
 top = {r[6]: float(r[2]) for r in rows[:2]}
@@ -18,10 +18,10 @@ print(top)
 assert set(top) == {"heavy", "light"}, rows[:3]
 assert 40 <= top["heavy"] <= 60 and -60 <= top["light"] <= -40, top
 EOT
-then ok "diff: heavy and light lead the table, about +50 and -50 points ($(cat "$TMP/check"))"
-else not_ok "diff: heavy and light lead the table, about +50 and -50 points" "rc $rc $(cat "$TMP/err" "$TMP/check" | tail -3)"; fi
+check $? "diff: heavy and light lead the table, about +50 and -50 points" \
+	"rc $rc $(cat "$TMP/err" "$TMP/check" | tail -3)" "$(cat "$TMP/check")"
 
-if xmllint --noout "$TMP/d.svg" 2>"$TMP/xml" && python3 - "$TMP/d.svg" "$TMP/b.tsprof" >"$TMP/svg" 2>&1 <<'EOT'
+xmllint --noout "$TMP/d.svg" 2>"$TMP/xml" && python3 - "$TMP/d.svg" "$TMP/b.tsprof" >"$TMP/svg" 2>&1 <<'EOT'
 import re, sys
 svg = open(sys.argv[1]).read()
 def fill(name):
@@ -36,35 +36,33 @@ assert "Differential: " in svg and "against" in svg
 assert re.search(r"heavy \(mix\.py\)\n\d+ samples, [\d.]+% \(was [\d.]+%: \+[\d.]+ points\)", svg)
 print("ok")
 EOT
-then ok "diff: the flamegraph is valid XML, heavy red, light blue, tooltips with both shares"
-else not_ok "diff: the flamegraph is valid XML, heavy red, light blue, tooltips with both shares" "$(cat "$TMP/xml" "$TMP/svg" | tail -2)"; fi
+check $? "diff: the flamegraph is valid XML, heavy red, light blue, tooltips with both shares" \
+	"$(cat "$TMP/xml" "$TMP/svg" | tail -2)"
 
 # Widths from the newer recording: its total is the SVG's.
 $TS report -q "$TMP/b.tsprof" -o "$TMP/b.svg"
-if [ "$(grep -o 'data-total="[0-9]*"' "$TMP/d.svg")" = "$(grep -o 'data-total="[0-9]*"' "$TMP/b.svg")" ]; then
-	ok "diff: widths are the newer recording's"
-else not_ok "diff: widths are the newer recording's"; fi
+[ "$(grep -o 'data-total="[0-9]*"' "$TMP/d.svg")" = "$(grep -o 'data-total="[0-9]*"' "$TMP/b.svg")" ]
+check $? "diff: widths are the newer recording's"
 
 # A recording against itself: nothing changed.
 $TS diff "$TMP/a.tsprof" "$TMP/a.tsprof" >"$TMP/same" 2>&1
-if grep -q "no function's share changed" "$TMP/same"; then ok "diff: a recording against itself shows no change"
-else not_ok "diff: a recording against itself shows no change" "$(tail -2 "$TMP/same")"; fi
+grep -q "no function's share changed" "$TMP/same"
+check $? "diff: a recording against itself shows no change" "$(tail -2 "$TMP/same")"
 
 # Bad arguments: one line, exit 2 (usage) or 1 (a file that cannot be read).
 $TS diff "$TMP/a.tsprof" >/dev/null 2>"$TMP/e1"; r1=$?
 $TS diff "$TMP/a.tsprof" "$TMP/b.tsprof" -o "$TMP/d.folded" >/dev/null 2>"$TMP/e2"; r2=$?
 $TS diff "$TMP/a.tsprof" "$TMP/missing.tsprof" >/dev/null 2>"$TMP/e3"; r3=$?
 $TS diff "$TMP/a.tsprof" "$TMP/b.tsprof" --top 0 >/dev/null 2>"$TMP/e4"; r4=$?
-if [ $r1 = 2 ] && grep -q "diff takes two recordings" "$TMP/e1" &&
-   [ $r2 = 2 ] && grep -q "differential flamegraph (.svg" "$TMP/e2" && [ ! -e "$TMP/d.folded" ] &&
-   [ $r3 = 1 ] && grep -q "missing.tsprof" "$TMP/e3" && [ "$(wc -l <"$TMP/e3")" = 1 ] &&
-   [ $r4 = 2 ] && grep -q -- "--top takes" "$TMP/e4"; then
-	ok "diff: bad arguments fail in one line"
-else not_ok "diff: bad arguments fail in one line" "$r1 $r2 $r3 $r4: $(cat "$TMP/e1" "$TMP/e2" "$TMP/e3" "$TMP/e4")"; fi
+[ $r1 = 2 ] && grep -q "diff takes two recordings" "$TMP/e1" &&
+	[ $r2 = 2 ] && grep -q "differential flamegraph (.svg" "$TMP/e2" && [ ! -e "$TMP/d.folded" ] &&
+	[ $r3 = 1 ] && grep -q "missing.tsprof" "$TMP/e3" && [ "$(wc -l <"$TMP/e3")" = 1 ] &&
+	[ $r4 = 2 ] && grep -q -- "--top takes" "$TMP/e4"
+check $? "diff: bad arguments fail in one line" \
+	"$r1 $r2 $r3 $r4: $(cat "$TMP/e1" "$TMP/e2" "$TMP/e3" "$TMP/e4")"
 
 # --top limits the rows; --lines keeps Python lines apart.
 $TS diff "$TMP/a.tsprof" "$TMP/b.tsprof" --top 3 >"$TMP/t3"
 $TS diff "$TMP/a.tsprof" "$TMP/b.tsprof" --lines >"$TMP/lines"
-if [ "$(grep -c '^ *[0-9.]*%' "$TMP/t3")" = 3 ] && grep -q 'heavy (mix.py:[0-9]*)' "$TMP/lines"; then
-	ok "diff: --top N rows, --lines by line"
-else not_ok "diff: --top N rows, --lines by line" "$(cat "$TMP/t3")"; fi
+[ "$(grep -c '^ *[0-9.]*%' "$TMP/t3")" = 3 ] && grep -q 'heavy (mix.py:[0-9]*)' "$TMP/lines"
+check $? "diff: --top N rows, --lines by line" "$(cat "$TMP/t3")"

@@ -25,21 +25,16 @@ for mode in record attach; do
 		rc=$?
 	fi
 	grep 'kept intact' "$TMP/w.err"
-	if [ $rc -eq 0 ] && grep -Eq '^eintr epoll 0 sigtimedwait 0 semtimedop 0 loops [1-9]' "$TMP/w.out"; then
-		ok "$mode at 1 kHz: no EINTR in epoll_wait, sigtimedwait, semtimedop ($(cat "$TMP/w.out"))"
-	else
-		not_ok "$mode at 1 kHz: no EINTR in epoll_wait, sigtimedwait, semtimedop" "exit $rc: $(cat "$TMP/w.out")"
-	fi
+	[ $rc -eq 0 ] && grep -Eq '^eintr epoll 0 sigtimedwait 0 semtimedop 0 loops [1-9]' "$TMP/w.out"
+	check $? "$mode at 1 kHz: no EINTR in epoll_wait, sigtimedwait, semtimedop" \
+		"exit $rc: $(cat "$TMP/w.out")" "$(cat "$TMP/w.out")"
 done
 
 # The same with a blocked signal pending all along (it must not turn the
 # EINTR repair off).
 $TS record -q -r 1000 -o "$TMP/wp.folded" -- "$T/waiters" 3 pending >"$TMP/wp.out"
-if grep -Eq '^eintr epoll 0 sigtimedwait 0 semtimedop 0 loops [1-9]' "$TMP/wp.out"; then
-	ok "no EINTR either with a blocked signal pending"
-else
-	not_ok "no EINTR either with a blocked signal pending" "$(cat "$TMP/wp.out")"
-fi
+grep -Eq '^eintr epoll 0 sigtimedwait 0 semtimedop 0 loops [1-9]' "$TMP/wp.out"
+check $? "no EINTR either with a blocked signal pending" "$(cat "$TMP/wp.out")"
 
 # Ignored signals wake traced threads: a wait without timeout must not see
 # EINTR for it, and a wait with one must still end. Five runs: a thread
@@ -51,12 +46,9 @@ for run in 1 2 3 4 5; do
 	timeout 30 $TS record -q -r 1000 -o "$TMP/is.folded" -- "$T/ignored_signals" >"$TMP/is.run"
 	cmp -s "$TMP/is.alone" "$TMP/is.run" || echo "run $run: $(cat "$TMP/is.run")" >>"$TMP/is.traced"
 done
-if grep -q '^forever: event timed: ends$' "$TMP/is.alone" && [ ! -s "$TMP/is.traced" ]; then
-	ok "ignored signals: no EINTR in a wait without timeout, timed waits still end"
-else
-	not_ok "ignored signals: no EINTR in a wait without timeout, timed waits still end" \
-		"$(cat "$TMP/is.alone") / $(cat "$TMP/is.traced")"
-fi
+grep -q '^forever: event timed: ends$' "$TMP/is.alone" && [ ! -s "$TMP/is.traced" ]
+check $? "ignored signals: no EINTR in a wait without timeout, timed waits still end" \
+	"$(cat "$TMP/is.alone") / $(cat "$TMP/is.traced")"
 
 # A target forever in clone() (whose event stop swallows an interrupt)
 # cannot keep sampling from ending at its duration.
@@ -67,19 +59,17 @@ sleep 0.2
 timeout 15 $TS attach "$pid" -q -r 1000 -d 2 --stats -o "$TMP/storm.folded" 2>"$TMP/storm.err"
 rc=$?
 ticks=$(sed -n 's/^ *ticks *\([0-9]*\).*/\1/p' "$TMP/storm.err")
-if [ $rc -eq 0 ] && at_least "${ticks:-0}" 500; then
-	ok "a target creating threads nonstop: sampling goes on and ends at -d ($ticks ticks)"
-else
-	not_ok "a target creating threads nonstop: sampling goes on and ends at -d" "exit $rc, ${ticks:-no} ticks"
-fi
+[ $rc -eq 0 ] && at_least "${ticks:-0}" 500
+check $? "a target creating threads nonstop: sampling goes on and ends at -d" \
+	"exit $rc, ${ticks:-no} ticks" "$ticks ticks"
 kill -9 $pid 2>/dev/null
 
 # A thread that cannot be let go when sampling ends (a vfork parent waits
 # in the kernel) is let go later, never left frozen.
 timeout 30 $TS record -q -r 200 -d 0.8 -o "$TMP/vf.folded" -- "$T/vforker" >"$TMP/vf.out"
 rc=$?
-if [ $rc -eq 0 ] && grep -q '^done$' "$TMP/vf.out"; then ok "a vfork parent is let go once it can be; the command finishes"
-else not_ok "a vfork parent is let go once it can be; the command finishes" "exit $rc"; fi
+[ $rc -eq 0 ] && grep -q '^done$' "$TMP/vf.out"
+check $? "a vfork parent is let go once it can be; the command finishes" "exit $rc"
 
 # A main thread that called pthread_exit: attach works and stacks resolve.
 "$T/zombie_leader" 3 >/dev/null &
@@ -89,11 +79,9 @@ sleep 0.3
 $TS attach "$pid" -q -d 1 -o "$TMP/zl.folded" 2>"$TMP/err"
 rc=$?
 n=$(folded_with "$TMP/zl.folded" spin_worker)
-if [ $rc -eq 0 ] && [ "$n" -gt 0 ] && ! grep -q '(\[unknown\])' "$TMP/zl.folded"; then
-	ok "a process whose main thread exited: sampled and symbolized"
-else
-	not_ok "a process whose main thread exited: sampled and symbolized" "exit $rc: $(cat "$TMP/err") $(head -2 "$TMP/zl.folded")"
-fi
+[ $rc -eq 0 ] && [ "$n" -gt 0 ] && ! grep -q '(\[unknown\])' "$TMP/zl.folded"
+check $? "a process whose main thread exited: sampled and symbolized" \
+	"exit $rc: $(cat "$TMP/err") $(head -2 "$TMP/zl.folded")"
 wait $pid
 
 # Real-time signals all arrive with their values; output and status unchanged.
@@ -101,36 +89,27 @@ wait $pid
 rc0=$?
 $TS record -q -r 1000 -o "$TMP/sig.folded" -- "$T/rtsignals" 3000 >"$TMP/traced.out"
 rc1=$?
-if [ $rc0 -eq 3 ] && [ $rc1 -eq 3 ] && cmp -s "$TMP/alone.out" "$TMP/traced.out"; then
-	ok "3000 sigqueue'd signals all delivered with their values; same output and status"
-else
-	not_ok "3000 sigqueue'd signals all delivered with their values; same output and status" \
-		"status $rc0/$rc1: $(cat "$TMP/traced.out")"
-fi
+[ $rc0 -eq 3 ] && [ $rc1 -eq 3 ] && cmp -s "$TMP/alone.out" "$TMP/traced.out"
+check $? "3000 sigqueue'd signals all delivered with their values; same output and status" \
+	"status $rc0/$rc1: $(cat "$TMP/traced.out")"
 
 # 200 threads started and joined.
 $TS record -q -t -r 1000 --stats -o "$TMP/th.folded" -- "$T/threads200" >"$TMP/th.out" 2>"$TMP/th.err"
 rc=$?
 seen=$(sed -n 's/^ *threads *\([0-9]*\) seen.*/\1/p' "$TMP/th.err")
-if [ $rc -eq 0 ] && grep -q 'joined 200 threads' "$TMP/th.out" && at_least "${seen:-0}" 201 \
-	&& [ "$(folded_with "$TMP/th.folded" worker_spin)" -gt 0 ]; then
-	ok "200 threads started and joined, all seized ($seen seen)"
-else
-	not_ok "200 threads started and joined, all seized" "exit $rc, seen ${seen:-?}"
-fi
+[ $rc -eq 0 ] && grep -q 'joined 200 threads' "$TMP/th.out" && at_least "${seen:-0}" 201 \
+	&& [ "$(folded_with "$TMP/th.folded" worker_spin)" -gt 0 ]
+check $? "200 threads started and joined, all seized" "exit $rc, seen ${seen:-?}" "$seen seen"
 
 # fork, exec and posix_spawn children run untraced; the exec is followed.
 timeout 60 $TS record -q -r 500 -o "$TMP/fe.folded" -- "$T/forkexec" >"$TMP/fe.out"
 rc=$?
-if [ $rc -eq 0 ] && grep -q 'children ok' "$TMP/fe.out" && grep -q stage3 "$TMP/fe.out"; then
-	ok "a target that forks, execs and spawns: children statuses intact"
-else
-	not_ok "a target that forks, execs and spawns: children statuses intact" "exit $rc"
-fi
-if [ "$(folded_with "$TMP/fe.folded" stage2_spin)" -gt 0 ]; then ok "sampling follows the target's exec"
-else not_ok "sampling follows the target's exec"; fi
-if [ "$(folded_with "$TMP/fe.folded" after_exec_spin)" -gt 0 ]; then ok "sampling follows an exec from a second thread"
-else not_ok "sampling follows an exec from a second thread"; fi
+[ $rc -eq 0 ] && grep -q 'children ok' "$TMP/fe.out" && grep -q stage3 "$TMP/fe.out"
+check $? "a target that forks, execs and spawns: children statuses intact" "exit $rc"
+[ "$(folded_with "$TMP/fe.folded" stage2_spin)" -gt 0 ]
+check $? "sampling follows the target's exec"
+[ "$(folded_with "$TMP/fe.folded" after_exec_spin)" -gt 0 ]
+check $? "sampling follows an exec from a second thread"
 
 # A target that exits mid-run ends sampling cleanly.
 "$T/heartbeat" "$TMP/hb0" 1.5 >/dev/null &
@@ -140,11 +119,8 @@ start=$(date +%s)
 $TS attach "$pid" -r 200 -d 20 -o "$TMP/exit.folded" 2>"$TMP/err"
 rc=$?
 took=$(( $(date +%s) - start ))
-if [ $rc -eq 0 ] && [ $took -lt 8 ] && grep -q "exited" "$TMP/err" && [ -s "$TMP/exit.folded" ]; then
-	ok "a target that exits mid-run: outputs written, exit 0"
-else
-	not_ok "a target that exits mid-run: outputs written, exit 0" "exit $rc after ${took}s: $(cat "$TMP/err")"
-fi
+[ $rc -eq 0 ] && [ $took -lt 8 ] && grep -q "exited" "$TMP/err" && [ -s "$TMP/exit.folded" ]
+check $? "a target that exits mid-run: outputs written, exit 0" "exit $rc after ${took}s: $(cat "$TMP/err")"
 wait $pid
 
 # SIGKILL of trainsample leaves the attached target running, untraced.
@@ -162,11 +138,9 @@ sleep 0.3
 b1=$(beats "$TMP/hb1")
 sleep 0.5
 b2=$(beats "$TMP/hb1")
-if not_stopped $pid && [ "$(tracer_of $pid)" = 0 ] && [ "$b2" -gt "$b1" ]; then
-	ok "SIGKILL of trainsample: target running, not stopped, untraced"
-else
-	not_ok "SIGKILL of trainsample: target running, not stopped, untraced" "state $(proc_state $pid), tracer $(tracer_of $pid), beats $b1 -> $b2"
-fi
+not_stopped $pid && [ "$(tracer_of $pid)" = 0 ] && [ "$b2" -gt "$b1" ]
+check $? "SIGKILL of trainsample: target running, not stopped, untraced" \
+	"state $(proc_state $pid), tracer $(tracer_of $pid), beats $b1 -> $b2"
 kill -9 $pid 2>/dev/null
 
 # Ctrl-C (SIGINT to the process group) under record: the command gets it
@@ -178,11 +152,9 @@ pgid=$(ps -o pgid= -p $tspid | tr -d ' ')
 [ -n "$pgid" ] && /bin/kill -s INT -- -"$pgid"
 wait $tspid
 rc=$?
-if [ $rc -eq 0 ] && grep -q '^sigint 1 sigterm 0$' "$TMP/int.out" && [ -s "$TMP/int.folded" ]; then
-	ok "Ctrl-C under record: the command gets SIGINT once, outputs written"
-else
-	not_ok "Ctrl-C under record: the command gets SIGINT once, outputs written" "exit $rc: $(cat "$TMP/int.out")"
-fi
+[ $rc -eq 0 ] && grep -q '^sigint 1 sigterm 0$' "$TMP/int.out" && [ -s "$TMP/int.folded" ]
+check $? "Ctrl-C under record: the command gets SIGINT once, outputs written" \
+	"exit $rc: $(cat "$TMP/int.out")"
 
 # SIGTERM to trainsample alone is passed on to the command.
 $TS record -q -o "$TMP/term.folded" -- "$T/interrupted" >"$TMP/term.out" &
@@ -191,11 +163,9 @@ sleep 0.5
 kill -TERM $tspid
 wait $tspid
 rc=$?
-if [ $rc -eq 0 ] && grep -q '^sigint 0 sigterm 1$' "$TMP/term.out" && [ -s "$TMP/term.folded" ]; then
-	ok "SIGTERM to trainsample: sampling stops, outputs written, the command gets it once"
-else
-	not_ok "SIGTERM to trainsample: sampling stops, outputs written, the command gets it once" "exit $rc: $(cat "$TMP/term.out")"
-fi
+[ $rc -eq 0 ] && grep -q '^sigint 0 sigterm 1$' "$TMP/term.out" && [ -s "$TMP/term.folded" ]
+check $? "SIGTERM to trainsample: sampling stops, outputs written, the command gets it once" \
+	"exit $rc: $(cat "$TMP/term.out")"
 
 # SIGTERM to the whole group after sampling ended (timeout(1), a batch
 # system): the command gets it once, not once more from trainsample.
@@ -205,11 +175,8 @@ sleep 0.8
 /bin/kill -s TERM -- -"$tspid"
 wait $tspid
 rc=$?
-if [ $rc -eq 0 ] && grep -q '^sigint 0 sigterm 1$' "$TMP/gt.out"; then
-	ok "SIGTERM to the group while waiting for the command: delivered once"
-else
-	not_ok "SIGTERM to the group while waiting for the command: delivered once" "exit $rc: $(cat "$TMP/gt.out")"
-fi
+[ $rc -eq 0 ] && grep -q '^sigint 0 sigterm 1$' "$TMP/gt.out"
+check $? "SIGTERM to the group while waiting for the command: delivered once" "exit $rc: $(cat "$TMP/gt.out")"
 
 # SIGINT sent to trainsample alone (kill, not the terminal) is passed on.
 $TS record -q -o "$TMP/ki.folded" -- "$T/interrupted" >"$TMP/ki.out" &
@@ -218,11 +185,8 @@ sleep 0.5
 kill -INT $tspid
 wait $tspid
 rc=$?
-if [ $rc -eq 0 ] && grep -q '^sigint 1 sigterm 0$' "$TMP/ki.out" && [ -s "$TMP/ki.folded" ]; then
-	ok "kill -INT of trainsample alone: the command gets SIGINT once"
-else
-	not_ok "kill -INT of trainsample alone: the command gets SIGINT once" "exit $rc: $(cat "$TMP/ki.out")"
-fi
+[ $rc -eq 0 ] && grep -q '^sigint 1 sigterm 0$' "$TMP/ki.out" && [ -s "$TMP/ki.folded" ]
+check $? "kill -INT of trainsample alone: the command gets SIGINT once" "exit $rc: $(cat "$TMP/ki.out")"
 
 # SIGTSTP of trainsample: the target is let go first, taken again on SIGCONT.
 "$T/heartbeat" "$TMP/hb2" >/dev/null &
@@ -238,18 +202,16 @@ sleep 0.5
 b1=$(beats "$TMP/hb2")
 sleep 0.4
 b2=$(beats "$TMP/hb2")
-if [ "$(proc_state $tspid)" = T ] && [ "$(tracer_of $pid)" = 0 ] && not_stopped $pid && [ "$b2" -gt "$b1" ]; then
-	ok "SIGTSTP of trainsample: the target is detached and keeps running"
-else
-	not_ok "SIGTSTP of trainsample: the target is detached and keeps running" \
-		"trainsample $(proc_state $tspid), tracer $(tracer_of $pid), beats $b1 -> $b2"
-fi
+[ "$(proc_state $tspid)" = T ] && [ "$(tracer_of $pid)" = 0 ] && not_stopped $pid && [ "$b2" -gt "$b1" ]
+check $? "SIGTSTP of trainsample: the target is detached and keeps running" \
+	"trainsample $(proc_state $tspid), tracer $(tracer_of $pid), beats $b1 -> $b2"
 kill -CONT $tspid
-if wait_tracer "$pid" "$tspid" 3; then ok "SIGCONT: trainsample attaches again"; else not_ok "SIGCONT: trainsample attaches again"; fi
+wait_tracer "$pid" "$tspid" 3
+check $? "SIGCONT: trainsample attaches again"
 wait $tspid
 rc=$?
-if [ $rc -eq 0 ] && [ -s "$TMP/tstp.folded" ] && [ "$(tracer_of $pid)" = 0 ]; then ok "after SIGTSTP/SIGCONT the run ends normally"
-else not_ok "after SIGTSTP/SIGCONT the run ends normally" "exit $rc"; fi
+[ $rc -eq 0 ] && [ -s "$TMP/tstp.folded" ] && [ "$(tracer_of $pid)" = 0 ]
+check $? "after SIGTSTP/SIGCONT the run ends normally" "exit $rc"
 kill -9 $pid 2>/dev/null
 
 # Someone else's SIGSTOP/SIGCONT: the group stop holds while traced, and a
@@ -266,29 +228,29 @@ sleep 0.3
 b1=$(beats "$TMP/hb3")
 sleep 0.4
 b2=$(beats "$TMP/hb3")
-if [ "$b1" = "$b2" ] && [ "$(proc_state $tspid)" != T ]; then ok "SIGSTOP by someone else stops the target while sampled"
-else not_ok "SIGSTOP by someone else stops the target while sampled" "beats $b1 -> $b2"; fi
+[ "$b1" = "$b2" ] && [ "$(proc_state $tspid)" != T ]
+check $? "SIGSTOP by someone else stops the target while sampled" "beats $b1 -> $b2"
 kill -CONT $pid
 sleep 0.3
 b1=$(beats "$TMP/hb3")
 sleep 0.4
 b2=$(beats "$TMP/hb3")
-if [ "$b2" -gt "$b1" ]; then ok "SIGCONT resumes it while sampled"; else not_ok "SIGCONT resumes it while sampled" "beats $b1 -> $b2"; fi
+[ "$b2" -gt "$b1" ]
+check $? "SIGCONT resumes it while sampled" "beats $b1 -> $b2"
 kill -STOP $pid
 wait $tspid
 rc=$?
 sleep 0.2
-if [ $rc -eq 0 ] && [ "$(tracer_of $pid)" = 0 ] && [ "$(proc_state $pid)" = T ]; then
-	ok "detaching leaves a job-control-stopped target stopped"
-else
-	not_ok "detaching leaves a job-control-stopped target stopped" "exit $rc, state $(proc_state $pid), tracer $(tracer_of $pid)"
-fi
+[ $rc -eq 0 ] && [ "$(tracer_of $pid)" = 0 ] && [ "$(proc_state $pid)" = T ]
+check $? "detaching leaves a job-control-stopped target stopped" \
+	"exit $rc, state $(proc_state $pid), tracer $(tracer_of $pid)"
 kill -CONT $pid
 sleep 0.3
 b1=$(beats "$TMP/hb3")
 sleep 0.4
 b2=$(beats "$TMP/hb3")
-if [ "$b2" -gt "$b1" ] && not_stopped $pid; then ok "and SIGCONT resumes it afterwards"; else not_ok "and SIGCONT resumes it afterwards"; fi
+[ "$b2" -gt "$b1" ] && not_stopped $pid
+check $? "and SIGCONT resumes it afterwards"
 kill -9 $pid 2>/dev/null
 
 # Attaching to a process that is already stopped leaves it stopped.
@@ -300,15 +262,14 @@ kill -STOP $pid
 sleep 0.1
 $TS attach "$pid" -q -d 0.5 -o "$TMP/stopped.folded" 2>/dev/null
 rc=$?
-if [ $rc -eq 0 ] && [ "$(proc_state $pid)" = T ] && [ "$(tracer_of $pid)" = 0 ]; then
-	ok "a process stopped before attach stays stopped, untraced"
-else
-	not_ok "a process stopped before attach stays stopped, untraced" "exit $rc, state $(proc_state $pid), tracer $(tracer_of $pid)"
-fi
+[ $rc -eq 0 ] && [ "$(proc_state $pid)" = T ] && [ "$(tracer_of $pid)" = 0 ]
+check $? "a process stopped before attach stays stopped, untraced" \
+	"exit $rc, state $(proc_state $pid), tracer $(tracer_of $pid)"
 kill -CONT $pid
 sleep 0.3
 b1=$(beats "$TMP/hb5")
 sleep 0.4
 b2=$(beats "$TMP/hb5")
-if [ "$b2" -gt "$b1" ]; then ok "and runs on when continued"; else not_ok "and runs on when continued"; fi
+[ "$b2" -gt "$b1" ]
+check $? "and runs on when continued"
 kill -9 $pid 2>/dev/null

@@ -13,26 +13,27 @@ tb=$(percent "$(awk '{ print $4 }' "$TMP/nofp.out")" "$(awk '{ print $6 }' "$TMP
 main=$(percent "$(folded_with "$TMP/nofp.folded" main)" "$total")
 unres=$(percent "$(folded_unresolved "$TMP/nofp.folded")" "$total")
 echo "no frame pointers: $total samples; leaf_a $sa% (truth $ta%), lib_leaf_b $sb% (truth $tb%), main $main%, unresolved $unres%"
-if at_least "$total" 3000; then ok "no frame pointers: at least 3000 samples"; else not_ok "no frame pointers: at least 3000 samples" "$total"; fi
-if within "$sa" "$ta" 3; then ok "no frame pointers: leaf share within 3 points"; else not_ok "no frame pointers: leaf share within 3 points" "$sa vs $ta"; fi
-if within "$sb" "$tb" 3; then ok "no frame pointers: shared-library leaf share within 3 points"; else not_ok "no frame pointers: shared-library leaf share within 3 points" "$sb vs $tb"; fi
-if at_least "$main" 95; then ok "no frame pointers: >= 95% of samples unwound to main"; else not_ok "no frame pointers: >= 95% of samples unwound to main" "$main%"; fi
-if below "$unres" 1; then ok "no frame pointers: < 1% unresolved"; else not_ok "no frame pointers: < 1% unresolved" "$unres%"; fi
-if grep -q '^_start;__libc_start_main;__libc_start_call_main;main;step;lib_entry;lib_leaf_b ' "$TMP/nofp.folded"; then
-	ok "a leaf in a shared library unwinds whole, through libc to _start"
-else
-	not_ok "a leaf in a shared library unwinds whole, through libc to _start" "$(grep lib_leaf_b "$TMP/nofp.folded" | head -2)"
-fi
+at_least "$total" 3000
+check $? "no frame pointers: at least 3000 samples" "$total"
+within "$sa" "$ta" 3
+check $? "no frame pointers: leaf share within 3 points" "$sa vs $ta"
+within "$sb" "$tb" 3
+check $? "no frame pointers: shared-library leaf share within 3 points" "$sb vs $tb"
+at_least "$main" 95
+check $? "no frame pointers: >= 95% of samples unwound to main" "$main%"
+below "$unres" 1
+check $? "no frame pointers: < 1% unresolved" "$unres%"
+grep -q '^_start;__libc_start_main;__libc_start_call_main;main;step;lib_entry;lib_leaf_b ' "$TMP/nofp.folded"
+check $? "a leaf in a shared library unwinds whole, through libc to _start" \
+	"$(grep lib_leaf_b "$TMP/nofp.folded" | head -2)"
 
 # A leaf inside a signal handler unwinds through the signal frame.
 $TS record -q -r 1000 -o "$TMP/sig.folded" -- "$N/signal_leaf" 2
 in_handler=$(folded_with "$TMP/sig.folded" handler_spin)
 through=$(awk '{ c = $NF } /;main;interrupted_loop;(.*;)?__restore_rt;(.*;)?handler_spin /{ n += c } END { print n + 0 }' "$TMP/sig.folded")
-if [ "$in_handler" -gt 100 ] && at_least "$(percent "$through" "$in_handler")" 95; then
-	ok "a leaf in a signal handler unwinds through __restore_rt to the interrupted code ($through of $in_handler)"
-else
-	not_ok "a leaf in a signal handler unwinds through __restore_rt to the interrupted code" "$through of $in_handler"
-fi
+[ "$in_handler" -gt 100 ] && at_least "$(percent "$through" "$in_handler")" 95
+check $? "a leaf in a signal handler unwinds through __restore_rt to the interrupted code" \
+	"$through of $in_handler" "$through of $in_handler"
 
 # 500 frames: whole with a copy large enough, cut with a marker otherwise.
 $TS record -q -r 200 --stack-bytes 256K -o "$TMP/deep.folded" -- "$N/recursion" 500 1
@@ -41,21 +42,18 @@ depth() { awk '{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s); k = split(s, fr, ";");
 	for (i = 1; i <= k; i++) n += fr[i] == "recurse"
 	if (c > best) { best = c; out = n "|" fr[1] } } END { print out }' "$1"; }
 d=$(depth "$TMP/deep.folded")
-if [ "${d%%|*}" = 500 ] && [ "${d#*|}" = _start ]; then ok "a 500-frame recursion is reported whole"
-else not_ok "a 500-frame recursion is reported whole" "$d"; fi
+[ "${d%%|*}" = 500 ] && [ "${d#*|}" = _start ]
+check $? "a 500-frame recursion is reported whole" "$d"
 d=$(depth "$TMP/cut.folded")
 n=${d%%|*}
-if [ "${n:-0}" -gt 100 ] && [ "${n:-0}" -lt 500 ] && [ "${d#*|}" = "[truncated: beyond the stack copy]" ]; then
-	ok "beyond the stack copy's cap: the frames it holds, under a truncation marker ($n frames)"
-else
-	not_ok "beyond the stack copy's cap: the frames it holds, under a truncation marker" "$d"
-fi
+[ "${n:-0}" -gt 100 ] && [ "${n:-0}" -lt 500 ] && [ "${d#*|}" = "[truncated: beyond the stack copy]" ]
+check $? "beyond the stack copy's cap: the frames it holds, under a truncation marker" "$d" "$n frames"
 
 # Symbols only in a separate debug file, found through .gnu_debuglink.
 if ! readelf -S "$N/stripped/nofp_shares" | grep -q '\.symtab'; then
 	$TS record -q -r 500 -o "$TMP/strip.folded" -- "$N/stripped/nofp_shares" 1 >/dev/null
-	if [ "$(folded_with_prefix "$TMP/strip.folded" leaf_a)" -gt 100 ]; then ok "symbols from a separate debug file (.gnu_debuglink)"
-	else not_ok "symbols from a separate debug file (.gnu_debuglink)" "$(head -2 "$TMP/strip.folded")"; fi
+	[ "$(folded_with_prefix "$TMP/strip.folded" leaf_a)" -gt 100 ]
+	check $? "symbols from a separate debug file (.gnu_debuglink)" "$(head -2 "$TMP/strip.folded")"
 else
 	not_ok "symbols from a separate debug file (.gnu_debuglink)" "the stripped target still has .symtab"
 fi
@@ -63,30 +61,23 @@ fi
 # vdso: clock_gettime runs there.
 $TS record -q -r 500 -o "$TMP/vdso.folded" -- "$N/vdso_spin" 1
 v=$(percent "$(folded_with "$TMP/vdso.folded" __vdso_clock_gettime)" "$(folded_total "$TMP/vdso.folded")")
-if at_least "$v" 20 && grep -q 'read_clock_loop;clock_gettime;__vdso_clock_gettime ' "$TMP/vdso.folded"; then
-	ok "vdso functions are named and unwound through ($v% in __vdso_clock_gettime)"
-else
-	not_ok "vdso functions are named and unwound through" "$v%"
-fi
+at_least "$v" 20 && grep -q 'read_clock_loop;clock_gettime;__vdso_clock_gettime ' "$TMP/vdso.folded"
+check $? "vdso functions are named and unwound through" "$v%" "$v% in __vdso_clock_gettime"
 
 # A blocked thread, sampled from pc and sp alone, unwinds whole through CFI...
 $TS record -q -r 200 --idle -o "$TMP/blocked.folded" -- "$N/blocked" 1
-if grep -q '^clone3;start_thread;waiter_thread;blocked_waiter;epoll_wait;\[idle: epoll_wait\] ' "$TMP/blocked.folded"; then
-	ok "a blocked thread without frame pointers unwinds whole from pc and sp"
-else
-	not_ok "a blocked thread without frame pointers unwinds whole from pc and sp" "$(grep idle "$TMP/blocked.folded")"
-fi
+grep -q '^clone3;start_thread;waiter_thread;blocked_waiter;epoll_wait;\[idle: epoll_wait\] ' "$TMP/blocked.folded"
+check $? "a blocked thread without frame pointers unwinds whole from pc and sp" \
+	"$(grep idle "$TMP/blocked.folded")"
 # ... and where a rule needs a register it did not have, it says so.
 "$T/heartbeat" "$TMP/hb" 2 >/dev/null &
 pid=$!
 sleep 0.2
 $TS attach "$pid" -q --idle -d 0.5 -o "$TMP/fpblocked.folded"
 wait $pid
-if grep -q '^\[truncated: needs registers of a stopped thread\];sleeper;epoll_wait;\[idle: epoll_wait\] ' "$TMP/fpblocked.folded"; then
-	ok "a blocked frame-pointer frame ends the stack with a marker, not a wrong frame"
-else
-	not_ok "a blocked frame-pointer frame ends the stack with a marker, not a wrong frame" "$(grep idle "$TMP/fpblocked.folded")"
-fi
+grep -q '^\[truncated: needs registers of a stopped thread\];sleeper;epoll_wait;\[idle: epoll_wait\] ' "$TMP/fpblocked.folded"
+check $? "a blocked frame-pointer frame ends the stack with a marker, not a wrong frame" \
+	"$(grep idle "$TMP/fpblocked.folded")"
 
 # The same target under perf record --call-graph dwarf: leaf shares agree.
 if perf record -q -F 999 --call-graph dwarf -o "$TMP/perf.data" -- "$N/nofp_shares" 3 >/dev/null 2>"$TMP/perf.err" \
@@ -95,11 +86,9 @@ if perf record -q -F 999 --call-graph dwarf -o "$TMP/perf.data" -- "$N/nofp_shar
 	pa=$(awk '/\] leaf_a/ { gsub("%", "", $1); print $1; exit }' "$TMP/perf.txt")
 	pb=$(awk '/\] lib_leaf_b/ { gsub("%", "", $1); print $1; exit }' "$TMP/perf.txt")
 	echo "perf: leaf_a ${pa:-?}%, lib_leaf_b ${pb:-?}%; trainsample: $sa%, $sb%"
-	if [ -n "$pa" ] && [ -n "$pb" ] && within "$sa" "$pa" 3 && within "$sb" "$pb" 3; then
-		ok "leaf shares agree with perf record --call-graph dwarf within 3 points"
-	else
-		not_ok "leaf shares agree with perf record --call-graph dwarf within 3 points" "perf $pa/$pb, ours $sa/$sb"
-	fi
+	[ -n "$pa" ] && [ -n "$pb" ] && within "$sa" "$pa" 3 && within "$sb" "$pb" 3
+	check $? "leaf shares agree with perf record --call-graph dwarf within 3 points" \
+		"perf $pa/$pb, ours $sa/$sb"
 else
 	skip "leaf shares agree with perf record --call-graph dwarf within 3 points" "perf cannot record here: $(head -1 "$TMP/perf.err")"
 fi
@@ -110,41 +99,33 @@ $TS record -q -r 200 --unwind-queue 4 --stats -o "$TMP/q.folded" -- "$T/busy_thr
 rc=$?
 dropped=$(sed -n 's/.*dropped \([0-9]*\)).*/\1/p' "$TMP/q.err")
 samples=$(sed -n 's/^ *samples *\([0-9]*\).*/\1/p' "$TMP/q.err")
-if [ $rc -eq 0 ] && grep -q '16 threads done' "$TMP/q.out" && [ "${dropped:-0}" -gt 0 ] && [ "${samples:-0}" -gt 0 ]; then
-	ok "a full unwind queue drops and counts samples ($dropped dropped, $samples kept)"
-else
-	not_ok "a full unwind queue drops and counts samples" "exit $rc, dropped ${dropped:-?}, samples ${samples:-?}"
-fi
+[ $rc -eq 0 ] && grep -q '16 threads done' "$TMP/q.out" && [ "${dropped:-0}" -gt 0 ] && [ "${samples:-0}" -gt 0 ]
+check $? "a full unwind queue drops and counts samples" \
+	"exit $rc, dropped ${dropped:-?}, samples ${samples:-?}" "$dropped dropped, $samples kept"
 $TS record -q -r 200 --stats -o "$TMP/q2.folded" -- "$T/busy_threads" 16 1 >/dev/null 2>"$TMP/q2.err"
 dropped=$(sed -n 's/.*dropped \([0-9]*\)).*/\1/p' "$TMP/q2.err")
-if [ "${dropped:-1}" -eq 0 ]; then ok "with the default queue nothing is dropped"; else not_ok "with the default queue nothing is dropped" "${dropped:-?}"; fi
+[ "${dropped:-1}" -eq 0 ]
+check $? "with the default queue nothing is dropped" "${dropped:-?}"
 
 # C++ without frame pointers: demangled names.
 $TS record -q -r 500 -o "$TMP/cxx.folded" -- "$N/cxx_leaf" 1
-if grep -q ';main;trainsample_test::dispatch(unsigned long);trainsample_test::Kernel<int>::spin(unsigned long) ' "$TMP/cxx.folded"; then
-	ok "a leaf reached through C++ calls shows demangled names"
-else
-	not_ok "a leaf reached through C++ calls shows demangled names" "$(head -2 "$TMP/cxx.folded")"
-fi
+grep -q ';main;trainsample_test::dispatch(unsigned long);trainsample_test::Kernel<int>::spin(unsigned long) ' "$TMP/cxx.folded"
+check $? "a leaf reached through C++ calls shows demangled names" "$(head -2 "$TMP/cxx.folded")"
 
 # JIT code: named by the target's perf map, unwound by its frame pointer.
 $TS record -q -r 500 -o "$TMP/jit.folded" -- "$T/jit_perfmap" 1
 j=$(percent "$(folded_with "$TMP/jit.folded" jitted_spin_loop)" "$(folded_total "$TMP/jit.folded")")
-if at_least "$j" 80 && grep -q ';main;run_jit;jitted_spin_loop ' "$TMP/jit.folded"; then
-	ok "JIT code is named from /tmp/perf-PID.map and unwound out of ($j%)"
-else
-	not_ok "JIT code is named from /tmp/perf-PID.map and unwound out of" "$j%: $(head -2 "$TMP/jit.folded")"
-fi
+at_least "$j" 80 && grep -q ';main;run_jit;jitted_spin_loop ' "$TMP/jit.folded"
+check $? "JIT code is named from /tmp/perf-PID.map and unwound out of" \
+	"$j%: $(head -2 "$TMP/jit.folded")" "$j%"
 
 # --native-lines: native frames as function (file:line), from the debug info.
 $TS record -q -r 500 --native-lines -o "$TMP/lines.folded" -- "$N/nofp_shares" 1 >/dev/null
 first=$(grep -n '^__attribute__((noinline)) static uint64_t leaf_a' tests/nofp/nofp_shares.c | cut -d: -f1)
 line=$(grep -o 'leaf_a[^;]* (tests/nofp/nofp_shares.c:[0-9]*) ' "$TMP/lines.folded" | head -1 | sed 's/.*:\([0-9]*\)) $/\1/')
-if [ -n "$line" ] && [ "$line" -gt "$first" ] && [ "$line" -lt $((first + 8)) ]; then
-	ok "--native-lines gives the leaf's source line ($line, function from line $first)"
-else
-	not_ok "--native-lines gives the leaf's source line" "line ${line:-none}, function from $first"
-fi
+[ -n "$line" ] && [ "$line" -gt "$first" ] && [ "$line" -lt $((first + 8)) ]
+check $? "--native-lines gives the leaf's source line" \
+	"line ${line:-none}, function from $first" "$line, function from line $first"
 
 # Python with numpy (Debian's, none of it built with frame pointers): a
 # matrix product unwinds from the BLAS kernel through numpy and the
@@ -158,11 +139,9 @@ if [ -x "$PY" ] && "$PY" -c 'import numpy' 2>/dev/null; then
 	share=$(percent "$whole" "$total")
 	trunc=$(percent "$(folded_with_prefix "$TMP/np.folded" '[truncated')" "$total")
 	echo "numpy: $total samples, $share% in dgemm_ unwound to _start, $trunc% truncated"
-	if at_least "$share" 30 && below "$trunc" 2; then
-		ok "numpy's BLAS kernel unwinds through numpy and the interpreter to _start ($share%)"
-	else
-		not_ok "numpy's BLAS kernel unwinds through numpy and the interpreter to _start" "$share%, $trunc% truncated"
-	fi
+	at_least "$share" 30 && below "$trunc" 2
+	check $? "numpy's BLAS kernel unwinds through numpy and the interpreter to _start" \
+		"$share%, $trunc% truncated" "$share%"
 else
 	skip "numpy's BLAS kernel unwinds through numpy and the interpreter to _start" "no $PY with numpy (python3-numpy)"
 fi
@@ -171,43 +150,31 @@ fi
 # with a marker; no caller is guessed from rbp or from the word at sp.
 for rbp in 0 0x1234; do
 	$TS record -q -r 500 -o "$TMP/nocfi.folded" -- "$N/nocfi" 0.6 $rbp
-	if grep -q '^\[truncated: no unwind info\];nocfi_tramp;spin_leaf ' "$TMP/nocfi.folded" \
-		&& ! grep -q 'nocfi_tramp;spin_leaf' "$TMP/nocfi.folded" | grep -qv '^\[truncated'; then
-		ok "code without CFI (rbp=$rbp): the stack ends there, marked"
-	else
-		not_ok "code without CFI (rbp=$rbp): the stack ends there, marked" "$(head -3 "$TMP/nocfi.folded")"
-	fi
+	grep -q '^\[truncated: no unwind info\];nocfi_tramp;spin_leaf ' "$TMP/nocfi.folded" \
+		&& ! grep -q 'nocfi_tramp;spin_leaf' "$TMP/nocfi.folded" | grep -qv '^\[truncated'
+	check $? "code without CFI (rbp=$rbp): the stack ends there, marked" "$(head -3 "$TMP/nocfi.folded")"
 done
 
 # CFI that loops forever: unwinding gives up; trainsample and the target
 # carry on (the target starts a thread afterwards).
 timeout 30 $TS record -q -r 500 -o "$TMP/loop.folded" -- "$N/cfi_loop" >"$TMP/loop.out"
 rc=$?
-if [ $rc -eq 0 ] && grep -q 'thread joined' "$TMP/loop.out" && grep -q 'bad_spin' "$TMP/loop.folded"; then
-	ok "a CFI expression that loops forever: unwinding gives up, nothing hangs"
-else
-	not_ok "a CFI expression that loops forever: unwinding gives up, nothing hangs" "exit $rc"
-fi
+[ $rc -eq 0 ] && grep -q 'thread joined' "$TMP/loop.out" && grep -q 'bad_spin' "$TMP/loop.folded"
+check $? "a CFI expression that loops forever: unwinding gives up, nothing hangs" "exit $rc"
 
 # Blocked threads: the same syscall, sp and pc from two call sites.
 $TS record -q -r 200 --idle -o "$TMP/waits.folded" -- "$N/two_waits" 10
 h=$(folded_with "$TMP/waits.folded" wait_header)
 b=$(folded_with "$TMP/waits.folded" wait_body)
-if [ "$h" -gt 20 ] && [ "$b" -gt 20 ] && within "$(percent "$h" "$((h + b))")" 50 15; then
-	ok "two call sites blocked at one depth are told apart ($h / $b)"
-else
-	not_ok "two call sites blocked at one depth are told apart" "$h / $b"
-fi
+[ "$h" -gt 20 ] && [ "$b" -gt 20 ] && within "$(percent "$h" "$((h + b))")" 50 15
+check $? "two call sites blocked at one depth are told apart" "$h / $b" "$h / $b"
 
 # A library unloaded and another loaded at its address: its own names.
 $TS record -q -r 200 -o "$TMP/swap.folded" -- "$N/plugins" "$PWD/$N/libplugin_alpha.so" 1 "$PWD/$N/libplugin_betaa.so" 1
 a=$(folded_with "$TMP/swap.folded" alpha_inner)
 b=$(folded_with "$TMP/swap.folded" betaa_inner)
-if [ "$a" -gt 50 ] && [ "$b" -gt 50 ] && within "$(percent "$a" "$((a + b))")" 50 15; then
-	ok "dlclose then dlopen at the same address: each library's own names ($a / $b)"
-else
-	not_ok "dlclose then dlopen at the same address: each library's own names" "$a / $b"
-fi
+[ "$a" -gt 50 ] && [ "$b" -gt 50 ] && within "$(percent "$a" "$((a + b))")" 50 15
+check $? "dlclose then dlopen at the same address: each library's own names" "$a / $b" "$a / $b"
 
 # A library replaced on disk after it was mapped: names of the mapped file.
 if [ "$(id -u)" = 0 ]; then
@@ -218,11 +185,9 @@ if [ "$(id -u)" = 0 ]; then
 	cp "$N/libplugin_betaa.so" "$TMP/plug.new" && mv "$TMP/plug.new" "$TMP/plug.so"
 	$TS attach "$pid" -q -r 200 -o "$TMP/replaced.folded"
 	wait $pid
-	if [ "$(folded_with "$TMP/replaced.folded" alpha_inner)" -gt 50 ] && [ "$(folded_with "$TMP/replaced.folded" betaa_inner)" = 0 ]; then
-		ok "a library replaced on disk: names from the file that is mapped"
-	else
-		not_ok "a library replaced on disk: names from the file that is mapped" "$(head -2 "$TMP/replaced.folded")"
-	fi
+	[ "$(folded_with "$TMP/replaced.folded" alpha_inner)" -gt 50 ] && [ "$(folded_with "$TMP/replaced.folded" betaa_inner)" = 0 ]
+	check $? "a library replaced on disk: names from the file that is mapped" \
+		"$(head -2 "$TMP/replaced.folded")"
 else
 	skip "a library replaced on disk: names from the file that is mapped" "map_files needs root"
 fi

@@ -6,11 +6,8 @@ one_line_error() {
 	shift 2
 	"$@" >/dev/null 2>"$TMP/err"
 	rc=$?
-	if [ $rc -ne 0 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -Eq "$pattern" "$TMP/err"; then
-		ok "$name (exit $rc)"
-	else
-		not_ok "$name" "exit $rc: $(cat "$TMP/err")"
-	fi
+	[ $rc -ne 0 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -Eq "$pattern" "$TMP/err"
+	check $? "$name" "exit $rc: $(cat "$TMP/err")" "exit $rc"
 }
 
 max=$(cat /proc/sys/kernel/pid_max)
@@ -48,12 +45,13 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	mkdir -p "$TMP/out" && chmod 777 "$TMP/out"
 	one_line_error "a process of another user: why and what to do" "permission denied.*uid 0.*run trainsample as that user or as root" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/trainsample" attach $pid -d 1 -o "$TMP/out/x.folded"
-	if [ ! -e "$TMP/out/x.folded" ]; then ok "no output file left by a refused attach"; else not_ok "no output file left by a refused attach"; fi
+	[ ! -e "$TMP/out/x.folded" ]
+	check $? "no output file left by a refused attach"
 else
 	skip "a process of another user: why and what to do" "needs root and setpriv"
 fi
-if [ "$(tracer_of $pid)" = 0 ] && [ "$(proc_state $pid)" != T ]; then ok "the refused target runs on untouched"
-else not_ok "the refused target runs on untouched"; fi
+[ "$(tracer_of $pid)" = 0 ] && [ "$(proc_state $pid)" != T ]
+check $? "the refused target runs on untouched"
 kill -9 $pid 2>/dev/null
 
 # 32-bit programs are refused, clearly, before anything runs.
@@ -64,8 +62,8 @@ if [ -x build/tests/targets32/spin32 ]; then
 	reap_later $pid
 	sleep 0.2
 	one_line_error "attach to a 32-bit program" "PID $pid runs a 32-bit program" $TS attach $pid -d 0.5 -o "$TMP/x.folded"
-	if [ "$(proc_state $pid)" = R ] && [ "$(tracer_of $pid)" = 0 ]; then ok "the 32-bit program runs on untouched"
-	else not_ok "the 32-bit program runs on untouched" "state $(proc_state $pid)"; fi
+	[ "$(proc_state $pid)" = R ] && [ "$(tracer_of $pid)" = 0 ]
+	check $? "the 32-bit program runs on untouched" "state $(proc_state $pid)"
 	kill -9 $pid 2>/dev/null
 else
 	skip "record of a 32-bit program" "gcc cannot build 32-bit code here"

@@ -10,22 +10,22 @@ ART=build/test-artifacts
 mkdir -p "$ART"
 
 $TS record -q -r 500 -o "$TMP/p.svg" -o "$TMP/p.folded" -o "$TMP/p.tsprof" -- "$PY" tests/python/shares.py 2 "$TMP/p.truth"
-if xmllint --noout "$TMP/p.svg" 2>"$TMP/xml.err"; then ok "flamegraph of a Python recording is valid XML"
-else not_ok "flamegraph of a Python recording is valid XML" "$(head -3 "$TMP/xml.err")"; fi
+xmllint --noout "$TMP/p.svg" 2>"$TMP/xml.err"
+check $? "flamegraph of a Python recording is valid XML" "$(head -3 "$TMP/xml.err")"
 
 # C++ names with templates and operators must be escaped.
 $TS record -q -r 500 -o "$TMP/c.svg" -- build/tests/nofp/cxx_leaf >/dev/null
-if xmllint --noout "$TMP/c.svg" 2>"$TMP/xml.err" && grep -q '::' "$TMP/c.svg"; then ok "flamegraph of a C++ recording is valid XML"
-else not_ok "flamegraph of a C++ recording is valid XML" "$(head -3 "$TMP/xml.err")"; fi
+xmllint --noout "$TMP/c.svg" 2>"$TMP/xml.err" && grep -q '::' "$TMP/c.svg"
+check $? "flamegraph of a C++ recording is valid XML" "$(head -3 "$TMP/xml.err")"
 
 $TS report -q "$TMP/p.tsprof" -o "$TMP/r.svg"
-if cmp -s "$TMP/p.svg" "$TMP/r.svg"; then ok "report of the recording writes the flamegraph record wrote"
-else not_ok "report of the recording writes the flamegraph record wrote" "$(cmp "$TMP/p.svg" "$TMP/r.svg")"; fi
+cmp -s "$TMP/p.svg" "$TMP/r.svg"
+check $? "report of the recording writes the flamegraph record wrote" "$(cmp "$TMP/p.svg" "$TMP/r.svg")"
 
 $TS report -q "$TMP/p.tsprof" --inverted -t -o "$TMP/i.svg"
-if xmllint --noout "$TMP/i.svg" 2>/dev/null && grep -q 'inverted' "$TMP/i.svg" && grep -q '<title>thread [0-9]* (' "$TMP/i.svg"; then
-	ok "report --inverted -t: an icicle with a frame per thread"
-else not_ok "report --inverted -t: an icicle with a frame per thread" "$(xmllint --noout "$TMP/i.svg" 2>&1 | head -3; grep -o "<title>thread[^<]*" "$TMP/i.svg" | head -3)"; fi
+xmllint --noout "$TMP/i.svg" 2>/dev/null && grep -q 'inverted' "$TMP/i.svg" && grep -q '<title>thread [0-9]* (' "$TMP/i.svg"
+check $? "report --inverted -t: an icicle with a frame per thread" \
+	"$(xmllint --noout "$TMP/i.svg" 2>&1 | head -3; grep -o "<title>thread[^<]*" "$TMP/i.svg" | head -3)"
 
 # In the browser: the share the search must show is the folded output's.
 total=$(folded_total "$TMP/p.folded")

@@ -21,7 +21,7 @@ $TS record -r 500 -o "$TMP/g.folded" -o "$TMP/gpu.svg" -o "$TMP/g.trace.json" -o
 rc=$?
 # 500 Hz: a 2 ms period. Kernels: forward 2 ms, backward 4 ms, a graph of
 # three 1 ms nodes; copies 0.5 ms (optimizer) and 0.1 ms (loader).
-if [ $rc = 0 ] && python3 - "$TMP/g.folded" $STEPS tests/python/gpu_launch.py >"$TMP/check" 2>&1 <<'EOT'
+[ $rc = 0 ] && python3 - "$TMP/g.folded" $STEPS tests/python/gpu_launch.py >"$TMP/check" 2>&1 <<'EOT'
 import re, sys
 steps = int(sys.argv[2])
 # The lines that launch them, from the program itself.
@@ -51,18 +51,17 @@ assert all(s.split(";")[1].startswith(("<module>", "Thread.", "[thread: autograd
            for s in gpu), list(gpu)[:3]
 print({k[1]: weight(*k) for k in want})
 EOT
-then ok "gpu: each kernel's and copy's time is on the Python line that launched it ($(tail -1 "$TMP/check"))"
-else not_ok "gpu: each kernel's and copy's time is on the Python line that launched it" "rc $rc $(cat "$TMP/err" "$TMP/check" | tail -3)"; fi
+check $? "gpu: each kernel's and copy's time is on the Python line that launched it" \
+	"rc $rc $(cat "$TMP/err" "$TMP/check" | tail -3)" "$(tail -1 "$TMP/check")"
 
-if grep -q "trainsample: GPU: $((STEPS * 6)) launches" "$TMP/err" &&
-   grep -q "device 0, Fake GPU 9000.*busy" "$TMP/err" &&
-   grep -Eq "0\.160 s +$STEPS x +4000\.0 us  backward_kernel" "$TMP/err" &&
-   grep -q "memcpy HtoD: .* in $((STEPS * 2)) copies" "$TMP/err"; then
-	ok "gpu: the summary gives launches, busy share, top kernels and copies"
-else not_ok "gpu: the summary gives launches, busy share, top kernels and copies" "$(grep -A8 'GPU:' "$TMP/err")"; fi
+grep -q "trainsample: GPU: $((STEPS * 6)) launches" "$TMP/err" &&
+	grep -q "device 0, Fake GPU 9000.*busy" "$TMP/err" &&
+	grep -Eq "0\.160 s +$STEPS x +4000\.0 us  backward_kernel" "$TMP/err" &&
+	grep -q "memcpy HtoD: .* in $((STEPS * 2)) copies" "$TMP/err"
+check $? "gpu: the summary gives launches, busy share, top kernels and copies" "$(grep -A8 'GPU:' "$TMP/err")"
 
-if python3 tests/integration/trace_check.py "$TMP/g.trace.json" >"$TMP/tc" 2>&1 &&
-   python3 - "$TMP/g.trace.json" $STEPS >"$TMP/tracks" 2>&1 <<'EOT'
+python3 tests/integration/trace_check.py "$TMP/g.trace.json" >"$TMP/tc" 2>&1 &&
+	python3 - "$TMP/g.trace.json" $STEPS >"$TMP/tracks" 2>&1 <<'EOT'
 import json, sys
 steps = int(sys.argv[2])
 ev = json.load(open(sys.argv[1]))["traceEvents"]
@@ -92,16 +91,15 @@ assert len(f) == steps * 8, len(f)
 assert all(e["ts"] >= s[e["id"]]["ts"] for e in f)
 print("ok")
 EOT
-then ok "gpu: the trace has a device process, stream tracks, API tracks and launch arrows ($(cat "$TMP/tc"))"
-else not_ok "gpu: the trace has a device process, stream tracks, API tracks and launch arrows" "$(cat "$TMP/tc" "$TMP/tracks" | tail -2 | cut -c1-600); $(tail -2 "$TMP/err")"; fi
+check $? "gpu: the trace has a device process, stream tracks, API tracks and launch arrows" \
+	"$(cat "$TMP/tc" "$TMP/tracks" | tail -2 | cut -c1-600); $(tail -2 "$TMP/err")" "$(cat "$TMP/tc")"
 
-if xmllint --noout "$TMP/gpu.svg" 2>/dev/null && grep -q '\[kernel\] backward_kernel' "$TMP/gpu.svg" &&
-   ! grep -q '<title>spin (gpu_launch.py' "$TMP/gpu.svg"; then
-	ok "gpu: gpu.svg is a flamegraph of GPU time by launching stack, without CPU samples"
-else not_ok "gpu: gpu.svg is a flamegraph of GPU time by launching stack, without CPU samples"; fi
+xmllint --noout "$TMP/gpu.svg" 2>/dev/null && grep -q '\[kernel\] backward_kernel' "$TMP/gpu.svg" &&
+	! grep -q '<title>spin (gpu_launch.py' "$TMP/gpu.svg"
+check $? "gpu: gpu.svg is a flamegraph of GPU time by launching stack, without CPU samples"
 
 # speedscope: after the threads, an evented profile per GPU stream.
-if python3 - "$TMP/g.speedscope.json" $STEPS >"$TMP/sp" 2>&1 <<'EOT'
+python3 - "$TMP/g.speedscope.json" $STEPS >"$TMP/sp" 2>&1 <<'EOT'
 import json, sys
 steps = int(sys.argv[2])
 d = json.load(open(sys.argv[1]))
@@ -121,8 +119,7 @@ assert len(s7) == 2 * 5 * steps, len(s7)
 assert frames[s7[0]["frame"]]["name"].startswith("[kernel] gemm_kernel"), frames[s7[0]["frame"]]
 print("ok")
 EOT
-then ok "gpu: speedscope has an evented profile per GPU stream, sorted and balanced"
-else not_ok "gpu: speedscope has an evented profile per GPU stream, sorted and balanced" "$(tail -2 "$TMP/sp")"; fi
+check $? "gpu: speedscope has an evented profile per GPU stream, sorted and balanced" "$(tail -2 "$TMP/sp")"
 if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
 	skip "gpu: speedscope with GPU streams validates against speedscope's schema" "no node/npm"
 elif { [ -d build/npm/node_modules/ajv ] && [ -d build/npm/node_modules/speedscope ]; } ||
@@ -134,29 +131,28 @@ else
 fi
 
 $TS report -q "$TMP/g.tsprof" -o "$TMP/r.folded" -o "$TMP/r.trace.json"
-if cmp -s "$TMP/g.folded" "$TMP/r.folded" && cmp -s "$TMP/g.trace.json" "$TMP/r.trace.json"; then
-	ok "gpu: report of the recording writes what record wrote"
-else not_ok "gpu: report of the recording writes what record wrote"; fi
+cmp -s "$TMP/g.folded" "$TMP/r.folded" && cmp -s "$TMP/g.trace.json" "$TMP/r.trace.json"
+check $? "gpu: report of the recording writes what record wrote"
 
 # Another tool holds CUPTI: one line, no GPU data, the program unharmed.
 FAKE_CUPTI_TAKEN=torch.profiler $TS record -q -o "$TMP/t.folded" -- \
 	"$PY" tests/python/gpu_launch.py "$FAKE" 5 >"$TMP/tout" 2>"$TMP/terr"
 rc=$?
-if [ $rc = 0 ] && grep -q "^init 1" "$TMP/tout" && [ "$(wc -l <"$TMP/terr")" = 1 ] &&
-   grep -q "CUPTI is already in use by CUPTI for torch.profiler" "$TMP/terr" &&
-   ! grep -q '^\[gpu\]' "$TMP/t.folded"; then
-	ok "gpu: CUPTI held by another tool: one line naming it, no GPU data, the program runs"
-else not_ok "gpu: CUPTI held by another tool: one line naming it, no GPU data, the program runs" "rc $rc $(cat "$TMP/terr")"; fi
+[ $rc = 0 ] && grep -q "^init 1" "$TMP/tout" && [ "$(wc -l <"$TMP/terr")" = 1 ] &&
+	grep -q "CUPTI is already in use by CUPTI for torch.profiler" "$TMP/terr" &&
+	! grep -q '^\[gpu\]' "$TMP/t.folded"
+check $? "gpu: CUPTI held by another tool: one line naming it, no GPU data, the program runs" \
+	"rc $rc $(cat "$TMP/terr")"
 
 FAKE_CUPTI_DROPPED=7 $TS record -o "$TMP/d.folded" -- "$PY" tests/python/gpu_launch.py "$FAKE" 5 \
 	>/dev/null 2>"$TMP/derr"
-if grep -q "7 records dropped" "$TMP/derr"; then ok "gpu: records CUPTI dropped are reported"
-else not_ok "gpu: records CUPTI dropped are reported" "$(grep GPU "$TMP/derr")"; fi
+grep -q "7 records dropped" "$TMP/derr"
+check $? "gpu: records CUPTI dropped are reported" "$(grep GPU "$TMP/derr")"
 
 # os._exit skips atexit: what the flusher wrote (4 times a second) stays.
 $TS record -q -r 200 -o "$TMP/x.trace.json" -- "$PY" tests/python/gpu_launch.py "$FAKE" 300 exit \
 	>/dev/null 2>&1
-if python3 - "$TMP/x.trace.json" >"$TMP/xc" 2>&1 <<'EOT'
+python3 - "$TMP/x.trace.json" >"$TMP/xc" 2>&1 <<'EOT'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 x = [e for e in ev if e["ph"] == "X"]
@@ -165,8 +161,7 @@ api_end = max(e["ts"] + e["dur"] for e in x if e.get("cat") == "cuda_api")
 print("last launch %.2f s before the last CPU sample" % ((cpu_end - api_end) / 1e6))
 assert cpu_end - api_end <= 1.0e6, (cpu_end, api_end)
 EOT
-then ok "gpu: os._exit loses at most a second of records ($(cat "$TMP/xc"))"
-else not_ok "gpu: os._exit loses at most a second of records" "$(tail -2 "$TMP/xc")"; fi
+check $? "gpu: os._exit loses at most a second of records" "$(tail -2 "$TMP/xc")" "$(cat "$TMP/xc")"
 
 # The real libcupti, with no driver: the agent gives up in one line.
 REAL=$(ls /usr/local/cuda/lib*/libcupti.so.* /usr/local/cuda/extras/CUPTI/lib64/libcupti.so.* 2>/dev/null | head -1)
@@ -182,27 +177,26 @@ print("sum", sum(range(100000)))
 EOT
 	$TS record -q -o "$TMP/real.folded" -- "$PY" "$TMP/real.py" >"$TMP/rout" 2>"$TMP/rerr"
 	rc=$?
-	if [ $rc = 0 ] && grep -q "^sum 4999950000" "$TMP/rout" && [ "$(wc -l <"$TMP/rerr")" -le 1 ] &&
-	   ! grep -q '^\[gpu\]' "$TMP/real.folded"; then
-		ok "gpu: the real libcupti without a driver leaves the program alone ($(cut -c1-90 "$TMP/rerr"))"
-	else not_ok "gpu: the real libcupti without a driver leaves the program alone" "rc $rc $(cat "$TMP/rerr")"; fi
+	[ $rc = 0 ] && grep -q "^sum 4999950000" "$TMP/rout" && [ "$(wc -l <"$TMP/rerr")" -le 1 ] &&
+		! grep -q '^\[gpu\]' "$TMP/real.folded"
+	check $? "gpu: the real libcupti without a driver leaves the program alone" \
+		"rc $rc $(cat "$TMP/rerr")" "$(cut -c1-90 "$TMP/rerr")"
 fi
 
 # --gpu=off: the variables are not set; nothing is left behind either way.
 before=$(ls -d /tmp/trainsample-gpu-* "${XDG_RUNTIME_DIR:-/nonexistent}"/trainsample-gpu-* 2>/dev/null | wc -l)
 $TS record -q --gpu=off -o "$TMP/off.folded" -- "$PY" tests/python/gpu_launch.py "$FAKE" 3 >"$TMP/off" 2>&1
 after=$(ls -d /tmp/trainsample-gpu-* "${XDG_RUNTIME_DIR:-/nonexistent}"/trainsample-gpu-* 2>/dev/null | wc -l)
-if grep -q "^init 0" "$TMP/off" && ! grep -q '^\[gpu\]' "$TMP/off.folded" && [ "$before" = "$after" ]; then
-	ok "gpu: --gpu=off loads no agent; no record folder is left behind"
-else not_ok "gpu: --gpu=off loads no agent; no record folder is left behind" "$before $after $(cat "$TMP/off")"; fi
+grep -q "^init 0" "$TMP/off" && ! grep -q '^\[gpu\]' "$TMP/off.folded" && [ "$before" = "$after" ]
+check $? "gpu: --gpu=off loads no agent; no record folder is left behind" "$before $after $(cat "$TMP/off")"
 
 # trainsample env; a dormant agent that attach switches on, then off again.
 # The program waits on a fifo before its steps and before saying whether
 # CUPTI is still subscribed.
 env_line=$($TS env)
 agent=$(echo "$env_line" | sed -n "s/^export CUDA_INJECTION64_PATH='\(.*\)'$/\1/p")
-if [ -f "$agent" ]; then ok "gpu: env prints the variable that loads the agent"
-else not_ok "gpu: env prints the variable that loads the agent" "$env_line"; fi
+[ -f "$agent" ]
+check $? "gpu: env prints the variable that loads the agent" "$env_line"
 
 # dormant_run NAME PY [setpriv args]: starts the program dormant, attaches
 # for 2 s while it runs its steps; leaves NAME.out, NAME.attach, NAME.folded.
@@ -236,23 +230,24 @@ dormant_run() {
 }
 dormant_run dormant "$PY"
 blocked=$(python3 -c "import sys; m = int(open(sys.argv[1]).read(), 16); print(all(m >> (s - 1) & 1 for s in (1, 2, 10, 12, 14, 15, 17)))" "$TMP/dormant.sigblk" 2>/dev/null)
-if [ "$blocked" = True ]; then ok "gpu: the agent's thread blocks every signal the process may get"
-else not_ok "gpu: the agent's thread blocks every signal the process may get" "SigBlk $(cat "$TMP/dormant.sigblk" 2>/dev/null)"; fi
-if grep -q "^subscribed 0" "$TMP/dormant.out" && grep -q "^\[gpu\].*backward_kernel" "$TMP/dormant.folded" &&
-   grep -q "^attach exit 0" "$TMP/dormant.attach" &&
-   grep -q "trainsample: GPU: 120 launches" "$TMP/dormant.attach"; then
-	ok "gpu: attach switches a dormant agent on for its run and off at the end"
-else not_ok "gpu: attach switches a dormant agent on for its run and off at the end" "$(cat "$TMP/dormant.out" "$TMP/dormant.attach" | tail -4)"; fi
+[ "$blocked" = True ]
+check $? "gpu: the agent's thread blocks every signal the process may get" \
+	"SigBlk $(cat "$TMP/dormant.sigblk" 2>/dev/null)"
+grep -q "^subscribed 0" "$TMP/dormant.out" && grep -q "^\[gpu\].*backward_kernel" "$TMP/dormant.folded" &&
+	grep -q "^attach exit 0" "$TMP/dormant.attach" &&
+	grep -q "trainsample: GPU: 120 launches" "$TMP/dormant.attach"
+check $? "gpu: attach switches a dormant agent on for its run and off at the end" \
+	"$(cat "$TMP/dormant.out" "$TMP/dormant.attach" | tail -4)"
 
 if [ ! -x /usr/bin/python3.11 ] || ! command -v setpriv >/dev/null; then
 	skip "gpu: another user's agent cannot be switched" "needs /usr/bin/python3.11 and setpriv"
 else
 	dormant_run nobody /usr/bin/python3.11 setpriv --reuid=65534 --regid=65534 --clear-groups
-	if grep -q "only the process's own user may switch its GPU agent" "$TMP/nobody.attach" &&
-	   grep -q "^attach exit 0" "$TMP/nobody.attach" &&
-	   ! grep -q '^\[gpu\]' "$TMP/nobody.folded" && grep -q "^subscribed 0" "$TMP/nobody.out"; then
-		ok "gpu: another user's agent cannot be switched (one line), sampling goes on"
-	else not_ok "gpu: another user's agent cannot be switched (one line), sampling goes on" "attach said: $(cat "$TMP/nobody.attach"); the program: $(cat "$TMP/nobody.out")"; fi
+	grep -q "only the process's own user may switch its GPU agent" "$TMP/nobody.attach" &&
+		grep -q "^attach exit 0" "$TMP/nobody.attach" &&
+		! grep -q '^\[gpu\]' "$TMP/nobody.folded" && grep -q "^subscribed 0" "$TMP/nobody.out"
+	check $? "gpu: another user's agent cannot be switched (one line), sampling goes on" \
+		"attach said: $(cat "$TMP/nobody.attach"); the program: $(cat "$TMP/nobody.out")"
 fi
 
 # NVML (a fake libnvidia-ml: 37% busy, memory growing, 25 J a reading):
@@ -262,9 +257,9 @@ NVML=build/tests/fake/libnvidia-ml.so.1
 TRAINSAMPLE_NVML=$NVML $TS record -r 200 -o "$TMP/n.trace.json" -o "$TMP/n.tsprof" -- \
 	"$PY" tests/python/gpu_launch.py "$FAKE" 40 >/dev/null 2>"$TMP/nerr"
 $TS report -q "$TMP/n.tsprof" -o "$TMP/nr.trace.json"
-if grep -Eq "NVML device 0: utilization 37% on average, memory peak 10[0-9][0-9] MiB, [0-9.]+ J" "$TMP/nerr" &&
-   python3 tests/integration/trace_check.py "$TMP/n.trace.json" >/dev/null 2>&1 &&
-   python3 - "$TMP/n.trace.json" >"$TMP/nc" 2>&1 <<'EOT' && cmp -s "$TMP/n.trace.json" "$TMP/nr.trace.json"
+grep -Eq "NVML device 0: utilization 37% on average, memory peak 10[0-9][0-9] MiB, [0-9.]+ J" "$TMP/nerr" &&
+	python3 tests/integration/trace_check.py "$TMP/n.trace.json" >/dev/null 2>&1 &&
+	python3 - "$TMP/n.trace.json" >"$TMP/nc" 2>&1 <<'EOT' && cmp -s "$TMP/n.trace.json" "$TMP/nr.trace.json"
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 procs = {e["pid"]: e["args"]["name"] for e in ev if e["name"] == "process_name"}
@@ -278,14 +273,16 @@ m = [e["args"]["value"] for e in c if e["name"] == "memory used MiB"]
 assert m == sorted(m) and m[-1] > m[0], m
 print(len(c))
 EOT
-then ok "gpu: NVML counters in the trace and the summary, kept for report ($(cat "$TMP/nc") counter samples)"
-else not_ok "gpu: NVML counters in the trace and the summary, kept for report" "$(grep NVML "$TMP/nerr") $(tail -2 "$TMP/nc")"; fi
+check $? "gpu: NVML counters in the trace and the summary, kept for report" \
+	"$(grep NVML "$TMP/nerr") $(tail -2 "$TMP/nc")" "$(cat "$TMP/nc") counter samples"
 
 # Without NVML: nothing said about it.
 if ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
 	skip "gpu: no NVML, no word about it" "this machine has NVML"
-elif ! grep -q "NVML" "$TMP/err"; then ok "gpu: no NVML, no word about it"
-else not_ok "gpu: no NVML, no word about it" "$(grep NVML "$TMP/err")"; fi
+else
+	! grep -q "NVML" "$TMP/err"
+	check $? "gpu: no NVML, no word about it" "$(grep NVML "$TMP/err")"
+fi
 
 # trainsample killed while the agent collects: under attach the lease
 # breaks, under record the agent sees trainsample gone; either way it stops
@@ -308,9 +305,9 @@ echo go >&7
 exec 7>&-
 wait $kpid
 left=$(ls /tmp/trainsample-gpu-*/$kpid.gpu 2>/dev/null | wc -l)
-if [ "$gpu_files" = 1 ] && [ "$left" = 0 ] && grep -q "^subscribed 0" "$TMP/k.out"; then
-	ok "gpu: attach killed: the agent stops by itself and leaves no file; the program goes on"
-else not_ok "gpu: attach killed: the agent stops by itself and leaves no file; the program goes on" "files $gpu_files then $left; $(cat "$TMP/k.out")"; fi
+[ "$gpu_files" = 1 ] && [ "$left" = 0 ] && grep -q "^subscribed 0" "$TMP/k.out"
+check $? "gpu: attach killed: the agent stops by itself and leaves no file; the program goes on" \
+	"files $gpu_files then $left; $(cat "$TMP/k.out")"
 rm -rf /tmp/trainsample-gpu-* 2>/dev/null # what the killed trainsample left
 
 $TS record -q -o "$TMP/rk.folded" -- "$PY" tests/python/gpu_launch.py "$FAKE" 300 >"$TMP/rk.out" 2>&1 &
@@ -321,9 +318,9 @@ gpu_files=$(ls /tmp/trainsample-gpu-*/$prog.gpu "${XDG_RUNTIME_DIR:-/nonexistent
 { kill -9 $rpid; wait $rpid; } 2>/dev/null
 for i in $(seq 50); do kill -0 "$prog" 2>/dev/null || break; sleep 0.1; done
 left=$(ls /tmp/trainsample-gpu-*/$prog.gpu "${XDG_RUNTIME_DIR:-/nonexistent}"/trainsample-gpu-*/$prog.gpu 2>/dev/null | wc -l)
-if [ -n "$prog" ] && [ "$gpu_files" = 1 ] && [ "$left" = 0 ]; then
-	ok "gpu: record killed: the agent stops by itself and removes its file"
-else not_ok "gpu: record killed: the agent stops by itself and removes its file" "program $prog, files $gpu_files then $left"; fi
+[ -n "$prog" ] && [ "$gpu_files" = 1 ] && [ "$left" = 0 ]
+check $? "gpu: record killed: the agent stops by itself and removes its file" \
+	"program $prog, files $gpu_files then $left"
 rm -rf /tmp/trainsample-gpu-* 2>/dev/null
 
 # Two child processes using the GPU (data-parallel workers): an agent and
@@ -331,17 +328,17 @@ rm -rf /tmp/trainsample-gpu-* 2>/dev/null
 # its own streams (stream ids are a process's own).
 $TS record -r 200 -o "$TMP/kids.trace.json" -o "$TMP/kids.folded" -- \
 	"$PY" tests/python/gpu_children.py "$FAKE" 10 >/dev/null 2>"$TMP/kids.err"
-if grep -q "trainsample: GPU: 120 launches" "$TMP/kids.err" &&
-   python3 tests/integration/trace_check.py "$TMP/kids.trace.json" >/dev/null 2>&1 &&
-   python3 - "$TMP/kids.trace.json" >"$TMP/kc" 2>&1 <<'EOT'
+grep -q "trainsample: GPU: 120 launches" "$TMP/kids.err" &&
+	python3 tests/integration/trace_check.py "$TMP/kids.trace.json" >/dev/null 2>&1 &&
+	python3 - "$TMP/kids.trace.json" >"$TMP/kc" 2>&1 <<'EOT'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 gpus = [e["args"]["name"] for e in ev if e["name"] == "process_name" and e["args"]["name"].startswith("GPU 0")]
 assert len(gpus) == 2 and all("(pid " in g for g in gpus), gpus
 print("ok")
 EOT
-then ok "gpu: two processes on one GPU: both merged, each with its own streams"
-else not_ok "gpu: two processes on one GPU: both merged, each with its own streams" "$(cat "$TMP/kids.err" "$TMP/kc" | tail -3)"; fi
+check $? "gpu: two processes on one GPU: both merged, each with its own streams" \
+	"$(cat "$TMP/kids.err" "$TMP/kc" | tail -3)"
 
 # The agent reads launch stacks in-process with the layout module: every
 # CPython present, 3.8 to 3.13.
@@ -353,14 +350,14 @@ for minor in 8 9 10 11 12 13; do
 		continue
 	fi
 	$TS record -q -r 200 -o "$TMP/v$minor.folded" -- "$py" tests/python/gpu_launch.py "$FAKE" 10 >/dev/null 2>&1
-	if grep -q '^\[gpu\];<module> (gpu_launch.py:[0-9]*);backward (gpu_launch.py:[0-9]*);\[kernel\] backward_kernel 8$' "$TMP/v$minor.folded"; then
-		ok "gpu: launch stacks under Python 3.$minor"
-	else not_ok "gpu: launch stacks under Python 3.$minor" "$(grep '^\[gpu\]' "$TMP/v$minor.folded" | head -2)"; fi
+	grep -q '^\[gpu\];<module> (gpu_launch.py:[0-9]*);backward (gpu_launch.py:[0-9]*);\[kernel\] backward_kernel 8$' "$TMP/v$minor.folded"
+	check $? "gpu: launch stacks under Python 3.$minor" \
+		"$(grep '^\[gpu\]' "$TMP/v$minor.folded" | head -2)"
 done
 
 # A GPU flamegraph that is not an .svg is refused before anything runs.
 $TS record --gpu-flamegraph "$TMP/x.folded" -- "$PY" -c 'open("'"$TMP"'/ran", "w")' 2>"$TMP/gf.err"
 rc=$?
-if [ $rc = 2 ] && [ ! -e "$TMP/ran" ] && grep -q "a GPU flamegraph is an .svg" "$TMP/gf.err"; then
-	ok "gpu: --gpu-flamegraph with a name that is not .svg fails before the command runs"
-else not_ok "gpu: --gpu-flamegraph with a name that is not .svg fails before the command runs" "rc $rc $(cat "$TMP/gf.err")"; fi
+[ $rc = 2 ] && [ ! -e "$TMP/ran" ] && grep -q "a GPU flamegraph is an .svg" "$TMP/gf.err"
+check $? "gpu: --gpu-flamegraph with a name that is not .svg fails before the command runs" \
+	"rc $rc $(cat "$TMP/gf.err")"

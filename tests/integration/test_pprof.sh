@@ -7,11 +7,11 @@ PY=/usr/bin/python3.11
 
 $TS record -q -r 500 --stats -o "$TMP/t.pb.gz" -o "$TMP/t.tsprof" -- "$PY" examples/train.py 1.5 >/dev/null 2>"$TMP/stats"
 samples=$(sed -n 's/^ *samples *\([0-9]*\).*/\1/p' "$TMP/stats")
-if gzip -t "$TMP/t.pb.gz" 2>/dev/null; then ok "pprof: the file is gzip"
-else not_ok "pprof: the file is gzip"; fi
+gzip -t "$TMP/t.pb.gz" 2>/dev/null
+check $? "pprof: the file is gzip"
 $TS report -q "$TMP/t.tsprof" -o "$TMP/r.pb.gz"
-if cmp -s "$TMP/t.pb.gz" "$TMP/r.pb.gz"; then ok "pprof: report writes what record wrote"
-else not_ok "pprof: report writes what record wrote"; fi
+cmp -s "$TMP/t.pb.gz" "$TMP/r.pb.gz"
+check $? "pprof: report writes what record wrote"
 
 if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
 	skip "pprof: decoded by pprof-format" "no node/npm to install pprof-format"

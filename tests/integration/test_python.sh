@@ -32,11 +32,16 @@ shares() {
 	loop_lines=$(grep -n LOOP_HEAVY $P/shares.py | cut -d: -f1 | tr '\n' ' ')
 	inloop=$(line_share "$TMP/$label.folded" heavy "$loop_lines")
 	echo "$label: $total samples; heavy $sh% (truth $th%), light $sl% (truth $tl%), '$step' in $qual%, heavy at its loop's lines in $inloop%"
-	if at_least "$total" 3000; then ok "$label: at least 3000 samples"; else not_ok "$label: at least 3000 samples" "$total"; fi
-	if within "$sh" "$th" 3; then ok "$label: heavy's share within 3 points"; else not_ok "$label: heavy's share within 3 points" "$sh vs $th"; fi
-	if within "$sl" "$tl" 3; then ok "$label: light's share within 3 points"; else not_ok "$label: light's share within 3 points" "$sl vs $tl"; fi
-	if at_least "$qual" 90; then ok "$label: the method is named '${step% (}'"; else not_ok "$label: the method is named '${step% (}'" "$qual%"; fi
-	if at_least "$inloop" 95; then ok "$label: heavy's samples are at the lines of its loop"; else not_ok "$label: heavy's samples are at the lines of its loop" "$inloop%"; fi
+	at_least "$total" 3000
+	check $? "$label: at least 3000 samples" "$total"
+	within "$sh" "$th" 3
+	check $? "$label: heavy's share within 3 points" "$sh vs $th"
+	within "$sl" "$tl" 3
+	check $? "$label: light's share within 3 points" "$sl vs $tl"
+	at_least "$qual" 90
+	check $? "$label: the method is named '${step% (}'" "$qual%"
+	at_least "$inloop" 95
+	check $? "$label: heavy's samples are at the lines of its loop" "$inloop%"
 	# Files shortened to the script's folder by default, whole with
 	# --full-filenames; --function drops the lines.
 	$TS report -q "$TMP/$label.tsprof" --full-filenames -o "$TMP/$label.full.folded"
@@ -49,12 +54,9 @@ shares() {
 	fn=$(awk '/heavy \(shares\.py\)/ { n = $NF; all += n; if (n > top) top = n }
 		END { print (all && top >= 0.99 * all) ? 1 : 0 }' "$TMP/$label.fn.folded")
 	fnlines=$(grep -c "heavy (shares.py:" "$TMP/$label.fn.folded")
-	if [ "$short" -gt 0 ] && [ "$full" -gt 0 ] && [ "$fn" = 1 ] && [ "$fnlines" = 0 ]; then
-		ok "$label: short files by default, whole with --full-filenames, --function without lines"
-	else
-		not_ok "$label: short files by default, whole with --full-filenames, --function without lines" \
-			"short $short, full $full, function $fn/$fnlines"
-	fi
+	[ "$short" -gt 0 ] && [ "$full" -gt 0 ] && [ "$fn" = 1 ] && [ "$fnlines" = 0 ]
+	check $? "$label: short files by default, whole with --full-filenames, --function without lines" \
+		"short $short, full $full, function $fn/$fnlines"
 }
 
 launches() {
@@ -63,8 +65,8 @@ launches() {
 		$TS record -q -o "$TMP/l$i.folded" -- "$py" $P/short.py
 		[ "$(folded_with_prefix "$TMP/l$i.folded" "brief (")" -gt 0 ] || bad="$bad $i"
 	done
-	if [ -z "$bad" ]; then ok "$label: 20 launches in a row all have Python frames"
-	else not_ok "$label: 20 launches in a row all have Python frames" "none in launch$bad"; fi
+	[ -z "$bad" ]
+	check $? "$label: 20 launches in a row all have Python frames" "none in launch$bad"
 }
 
 # Starts threads.py under $1 for 4 s and waits until its threads run; $pid.
@@ -87,25 +89,29 @@ threads() {
 	roots_l=$(grep 'spin_loader (' "$TMP/th.folded" | cut -d';' -f1 | sort -u | wc -l)
 	roots_t=$(grep 'spin_trainer (' "$TMP/th.folded" | cut -d';' -f1 | sort -u | wc -l)
 	same=$(grep 'spin_loader (' "$TMP/th.folded" | cut -d';' -f1 | sort -u | grep -c -F "$(grep 'spin_trainer (' "$TMP/th.folded" | cut -d';' -f1 | head -1)")
-	if [ "$roots_l" = 1 ] && [ "$roots_t" = 1 ] && [ "$same" = 0 ]; then ok "$label: each busy thread has its own stack under -t"
-	else not_ok "$label: each busy thread has its own stack under -t" "$roots_l/$roots_t roots, shared $same"; fi
+	[ "$roots_l" = 1 ] && [ "$roots_t" = 1 ] && [ "$same" = 0 ]
+	check $? "$label: each busy thread has its own stack under -t" "$roots_l/$roots_t roots, shared $same"
 	named=$(grep 'spin_loader (' "$TMP/th.folded" | grep -c '^thread [0-9]* (loader);')
 	named_t=$(grep 'spin_trainer (' "$TMP/th.folded" | grep -c '^thread [0-9]* (trainer);')
-	if [ "$named" -gt 0 ] && [ "$named_t" -gt 0 ]; then ok "$label: threads carry their names from Python's threading"
-	else not_ok "$label: threads carry their names from Python's threading" "$(cut -d';' -f1 "$TMP/th.folded" | sort -u | tr '\n' '|')"; fi
+	[ "$named" -gt 0 ] && [ "$named_t" -gt 0 ]
+	check $? "$label: threads carry their names from Python's threading" \
+		"$(cut -d';' -f1 "$TMP/th.folded" | sort -u | tr '\n' '|')"
 	idle=$(grep 'sleeper (' "$TMP/th.folded" | grep -c ';\[idle: [a-z_0-9]*\] [0-9]*$')
-	if [ "$idle" -ge 1 ]; then ok "$label: the sleeping thread is idle, shown by default"
-	else not_ok "$label: the sleeping thread is idle, shown by default" "$(grep sleeper "$TMP/th.folded" | head -2)"; fi
-	if [ -s "$TMP/gil.folded" ] && ! grep -q 'sleeper (' "$TMP/gil.folded"; then ok "$label: -g keeps the GIL holder's samples, never the sleeper's"
-	else not_ok "$label: -g keeps the GIL holder's samples, never the sleeper's" "$(head -c 300 "$TMP/gil.folded")"; fi
+	[ "$idle" -ge 1 ]
+	check $? "$label: the sleeping thread is idle, shown by default" \
+		"$(grep sleeper "$TMP/th.folded" | head -2)"
+	[ -s "$TMP/gil.folded" ] && ! grep -q 'sleeper (' "$TMP/gil.folded"
+	check $? "$label: -g keeps the GIL holder's samples, never the sleeper's" \
+		"$(head -c 300 "$TMP/gil.folded")"
 	# Started 0.4 s in, after the other names were read; busy 0.5 s.
 	$TS record -q -t -r 200 -o "$TMP/late.folded" -- "$py" $P/late_thread.py 0.4 0.5
 	late=$(grep 'late_spin (' "$TMP/late.folded" | grep -c '^thread [0-9]* (late-worker);')
-	if [ "$late" -gt 0 ]; then ok "$label: a short thread started late carries its name too"
-	else not_ok "$label: a short thread started late carries its name too" "$(cut -d';' -f1 "$TMP/late.folded" | sort -u | tr '\n' '|')"; fi
+	[ "$late" -gt 0 ]
+	check $? "$label: a short thread started late carries its name too" \
+		"$(cut -d';' -f1 "$TMP/late.folded" | sort -u | tr '\n' '|')"
 	stops=$(sed -n 's/.*(\([0-9]*\) stops).*/\1/p' "$TMP/th.err")
-	if [ "$stops" = 0 ]; then ok "$label: attach reads Python stacks without stopping any thread"
-	else not_ok "$label: attach reads Python stacks without stopping any thread" "$stops stops"; fi
+	[ "$stops" = 0 ]
+	check $? "$label: attach reads Python stacks without stopping any thread" "$stops stops"
 }
 
 shapes() {
@@ -114,12 +120,13 @@ shapes() {
 	cp $P/shapes.py "$script"
 	$TS record -q -r 200 -o "$TMP/sh.folded" -- "$py" "$script" 0.6
 	deep=$(awk '{ n = gsub(/;recurse \(/, "&"); if (n > m) m = n } END { print m + 0 }' "$TMP/sh.folded")
-	if [ "$deep" = 500 ]; then ok "$label: a recursion 500 deep has exactly 500 frames"
-	else not_ok "$label: a recursion 500 deep has exactly 500 frames" "$deep"; fi
+	[ "$deep" = 500 ]
+	check $? "$label: a recursion 500 deep has exactly 500 frames" "$deep"
 	for f in "numbers (" "coroutine_work (" "función_ünïcode (fîlé_名.py:"; do
 		n=$(folded_with_prefix "$TMP/sh.folded" "$f")
-		if [ "$n" -gt 0 ]; then ok "$label: a stack through '$f'"
-		else not_ok "$label: a stack through '$f'" "none; leaves: $(sed 's/.*;//' "$TMP/sh.folded" | sort | uniq -c | sort -rn | head -8 | tr '\n' '|')"; fi
+		[ "$n" -gt 0 ]
+		check $? "$label: a stack through '$f'" \
+			"none; leaves: $(sed 's/.*;//' "$TMP/sh.folded" | sort | uniq -c | sort -rn | head -8 | tr '\n' '|')"
 	done
 }
 
@@ -144,8 +151,9 @@ native_merge() {
 	EOT
 	share=$(percent "$exact" "$all")
 	echo "$label --native: $all samples in the comparator, $share% in exact order"
-	if [ "$all" -gt 100 ] && at_least "$share" 99; then ok "$label: --native orders Python, qsort and the Python callback exactly ($share%)"
-	else not_ok "$label: --native orders Python, qsort and the Python callback exactly" "$share% of $all; $(grep 'compare (' "$TMP/q.folded" | head -1 | cut -c1-600)"; fi
+	[ "$all" -gt 100 ] && at_least "$share" 99
+	check $? "$label: --native orders Python, qsort and the Python callback exactly" \
+		"$share% of $all; $(grep 'compare (' "$TMP/q.folded" | head -1 | cut -c1-600)" "$share%"
 }
 
 # dump: every thread once, innermost last, nothing left stopped.
@@ -160,15 +168,12 @@ dump() {
 	# The last frame of the block with the sleeper, if its thread is idle.
 	last=$(awk 'function flush() { if (idle && l ~ /sleeper/) print l; l = "" }
 		/^Thread / { flush(); idle = /\(idle: / } /^    / { l = $0 } END { flush() }' "$TMP/d.txt")
-	if grep -q '^Process [0-9]*: Python 3\.' "$TMP/d.txt" && grep -q '^    spin_loader (threads.py:' "$TMP/d.txt" &&
-	   grep -q '^Thread [0-9]* "sleeper" (idle: ' "$TMP/d.txt" && grep -q '^Thread [0-9]* "MainThread" ' "$TMP/d.txt" &&
-	   [ "$last" = "    sleeper (threads.py:24)" ] && [ "$state" != t ] && [ "$tracer" = 0 ]; then
-		ok "$label: dump prints each thread, the sleeper idle with its frame last, and leaves it running"
-	else
-		not_ok "$label: dump prints each thread, the sleeper idle with its frame last, and leaves it running" \
-			"state $state, tracer $tracer, last '$last': $(head -c 400 "$TMP/d.txt")"
-	fi
-	if python3 - "$TMP/d.json" >"$TMP/d.check" 2>&1 <<-'EOT'
+	grep -q '^Process [0-9]*: Python 3\.' "$TMP/d.txt" && grep -q '^    spin_loader (threads.py:' "$TMP/d.txt" &&
+		grep -q '^Thread [0-9]* "sleeper" (idle: ' "$TMP/d.txt" && grep -q '^Thread [0-9]* "MainThread" ' "$TMP/d.txt" &&
+		[ "$last" = "    sleeper (threads.py:24)" ] && [ "$state" != t ] && [ "$tracer" = 0 ]
+	check $? "$label: dump prints each thread, the sleeper idle with its frame last, and leaves it running" \
+		"state $state, tracer $tracer, last '$last': $(head -c 400 "$TMP/d.txt")"
+	python3 - "$TMP/d.json" >"$TMP/d.check" 2>&1 <<-'EOT'
 	import json, sys
 	d = json.load(open(sys.argv[1]))
 	sleeper = [t for t in d["threads"] if any(f["name"] == "sleeper" for f in t["frames"])]
@@ -179,8 +184,8 @@ dump() {
 	assert kinds[0] == "native" and "python" in kinds, kinds
 	assert sleeper[0]["frames"][kinds.index("python")]["file"].endswith("threading.py")
 	EOT
-	then ok "$label: dump --native --json gives each thread's merged frames"
-	else not_ok "$label: dump --native --json gives each thread's merged frames" "$(tail -c 600 "$TMP/d.check")"; fi
+	check $? "$label: dump --native --json gives each thread's merged frames" \
+		"$(tail -c 600 "$TMP/d.check")"
 }
 
 python_interpreters >"$TMP/pythons"
@@ -203,9 +208,9 @@ done <"$TMP/pythons"
 
 # A program without Python is profiled natively, with one line saying so.
 $TS record -o "$TMP/c.folded" -- build/tests/targets/busy_threads 2 0.5 >/dev/null 2>"$TMP/c.err"
-if grep -q "^trainsample: no Python interpreter in process [0-9]*: native stacks only$" "$TMP/c.err" &&
-   [ "$(folded_total "$TMP/c.folded")" -gt 0 ]; then ok "a native program: profiled natively, one line says there is no Python"
-else not_ok "a native program: profiled natively, one line says there is no Python" "$(cat "$TMP/c.err")"; fi
+grep -q "^trainsample: no Python interpreter in process [0-9]*: native stacks only$" "$TMP/c.err" &&
+	[ "$(folded_total "$TMP/c.folded")" -gt 0 ]
+check $? "a native program: profiled natively, one line says there is no Python" "$(cat "$TMP/c.err")"
 
 # Versions before 3.8 are refused in one line and profiled natively.
 root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
@@ -213,9 +218,9 @@ old=$(ls -d "$root"/versions/3.7.*/bin/python3.7 2>/dev/null | tail -1)
 if [ -n "$old" ]; then
 	$TS record -o "$TMP/old.folded" -- "$old" $P/short.py 2>"$TMP/old.err"
 	native=$(folded_with_prefix "$TMP/old.folded" "_PyEval_EvalFrameDefault")
-	if grep -q "Python 3.7 (.*) in process [0-9]* is not supported (3.8 to 3.13 are): native stacks only" "$TMP/old.err" &&
-	   [ "$native" -gt 0 ]; then ok "Python 3.7 is refused in one line and profiled natively"
-	else not_ok "Python 3.7 is refused in one line and profiled natively" "$(cat "$TMP/old.err")"; fi
+	grep -q "Python 3.7 (.*) in process [0-9]* is not supported (3.8 to 3.13 are): native stacks only" "$TMP/old.err" &&
+		[ "$native" -gt 0 ]
+	check $? "Python 3.7 is refused in one line and profiled natively" "$(cat "$TMP/old.err")"
 else
 	skip "Python 3.7 is refused in one line and profiled natively" "no pyenv 3.7 here"
 fi

@@ -9,24 +9,24 @@ loader=$(sed -n 's/^thread \([0-9]*\) (loader);.*/\1/p' "$TMP/t.folded" | head -
 
 $TS report -q -t "$TMP/t.tsprof" --thread loader -o "$TMP/l.folded"
 others=$(grep -vc '^thread [0-9]* (loader);' "$TMP/l.folded")
-if [ -s "$TMP/l.folded" ] && [ "$others" = 0 ] && grep -q 'spin_loader (' "$TMP/l.folded"; then ok "report --thread NAME keeps that thread alone"
-else not_ok "report --thread NAME keeps that thread alone" "$others other lines"; fi
+[ -s "$TMP/l.folded" ] && [ "$others" = 0 ] && grep -q 'spin_loader (' "$TMP/l.folded"
+check $? "report --thread NAME keeps that thread alone" "$others other lines"
 
 $TS report -q -t "$TMP/t.tsprof" --tid "${loader:-1}" -o "$TMP/tid.folded"
-if [ -n "$loader" ] && cmp -s "$TMP/tid.folded" "$TMP/l.folded"; then ok "report --tid TID is the same thread"
-else not_ok "report --tid TID is the same thread" "tid ${loader:-none}"; fi
+[ -n "$loader" ] && cmp -s "$TMP/tid.folded" "$TMP/l.folded"
+check $? "report --tid TID is the same thread" "tid ${loader:-none}"
 
 $TS report -q "$TMP/t.tsprof" --pid 1 -o "$TMP/none.folded"
-if [ ! -s "$TMP/none.folded" ]; then ok "report --pid of another process keeps nothing"
-else not_ok "report --pid of another process keeps nothing"; fi
+[ ! -s "$TMP/none.folded" ]
+check $? "report --pid of another process keeps nothing"
 
 all=$(folded_total "$TMP/t.folded")
 $TS report -q "$TMP/t.tsprof" -t --from 0.5 --to 1.0 -o "$TMP/w.folded"
 part=$(folded_total "$TMP/w.folded")
 share=$(percent "$part" "$all")
 # Half a second of a run of about two: a fifth to a third of the samples.
-if at_least "$share" 15 && below "$share" 35; then ok "report --from 0.5 --to 1.0 keeps that half second ($share%)"
-else not_ok "report --from 0.5 --to 1.0 keeps that half second" "$share% of the samples"; fi
+at_least "$share" 15 && below "$share" 35
+check $? "report --from 0.5 --to 1.0 keeps that half second" "$share% of the samples" "$share%"
 
 if $TS record -q --from 1 -o "$TMP/x.folded" -- true 2>"$TMP/err"; then not_ok "record refuses --from"
 elif grep -q "options of report" "$TMP/err"; then ok "record refuses --from, saying it belongs to report"
@@ -50,5 +50,5 @@ for i in $(seq 1 25); do
 		bad="$bad cut@$cut:unclear"
 	fi
 done
-if [ -z "$bad" ]; then ok "a recording cut at 25 random offsets renders up to the cut or fails in a line"
-else not_ok "a recording cut at 25 random offsets renders up to the cut or fails in a line" "$bad"; fi
+[ -z "$bad" ]
+check $? "a recording cut at 25 random offsets renders up to the cut or fails in a line" "$bad"

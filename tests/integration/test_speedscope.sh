@@ -9,7 +9,7 @@ PY=/usr/bin/python3.11
 
 $TS record -q -r 500 -o "$TMP/t.speedscope.json" -o "$TMP/t.tsprof" -- "$PY" examples/train.py 1.5 >/dev/null
 $TS record -q -r 500 -o "$TMP/c.speedscope.json" -- build/tests/nofp/cxx_leaf >/dev/null
-if python3 - "$TMP/t.speedscope.json" >"$TMP/check" 2>&1 <<'EOT'
+python3 - "$TMP/t.speedscope.json" >"$TMP/check" 2>&1 <<'EOT'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 frames = d["shared"]["frames"]
@@ -28,12 +28,12 @@ assert d["activeProfileIndex"] == totals.index(max(totals)), (d["activeProfileIn
 fwd = [f for f in frames if f["name"] == "forward"]
 assert fwd and all(f["file"] == "train.py" and f["line"] > 0 for f in fwd), fwd
 EOT
-then ok "speedscope: a profile per named thread, samples and weights agree, frames with file and line"
-else not_ok "speedscope: a profile per named thread, samples and weights agree, frames with file and line" "$(tail -3 "$TMP/check")"; fi
+check $? "speedscope: a profile per named thread, samples and weights agree, frames with file and line" \
+	"$(tail -3 "$TMP/check")"
 
 $TS report -q "$TMP/t.tsprof" -o "$TMP/r.speedscope.json"
-if cmp -s "$TMP/t.speedscope.json" "$TMP/r.speedscope.json"; then ok "speedscope: report writes what record wrote"
-else not_ok "speedscope: report writes what record wrote"; fi
+cmp -s "$TMP/t.speedscope.json" "$TMP/r.speedscope.json"
+check $? "speedscope: report writes what record wrote"
 
 if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
 	skip "speedscope: files validate against speedscope's schema" "no node/npm to install ajv and speedscope"

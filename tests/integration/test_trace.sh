@@ -9,11 +9,11 @@ PY=/usr/bin/python3.11
 # Four phases of 0.6 s: load, train, load, train.
 $TS record -q -r 200 -o "$TMP/p.trace.json" -o "$TMP/p.tsprof" -o "$TMP/p.folded" -- \
 	"$PY" tests/python/phases.py 0.6 >/dev/null
-if python3 tests/integration/trace_check.py "$TMP/p.trace.json" >"$TMP/check" 2>&1; then
-	ok "trace: slices nest per track, in time order, every track named ($(cat "$TMP/check"))"
-else not_ok "trace: slices nest per track, in time order, every track named" "$(tail -2 "$TMP/check")"; fi
+python3 tests/integration/trace_check.py "$TMP/p.trace.json" >"$TMP/check" 2>&1
+check $? "trace: slices nest per track, in time order, every track named" \
+	"$(tail -2 "$TMP/check")" "$(cat "$TMP/check")"
 
-if python3 - "$TMP/p.trace.json" >"$TMP/phases" 2>&1 <<'EOT'
+python3 - "$TMP/p.trace.json" >"$TMP/phases" 2>&1 <<'EOT'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 main = [e for e in ev if e["ph"] == "X" and e["tid"] == e["pid"]]
@@ -26,11 +26,11 @@ assert seq == ["load", "train", "load", "train"], seq
 assert all(0.45 <= d <= 0.75 for d in durs), durs
 assert all(e["cat"] == "python" and e["args"]["file"].endswith("phases.py") for e in calls)
 EOT
-then ok "trace: the main thread's slices are load, train, load, train, 0.6 s each ($(tail -1 "$TMP/phases"))"
-else not_ok "trace: the main thread's slices are load, train, load, train, 0.6 s each" "$(tail -2 "$TMP/phases")"; fi
+check $? "trace: the main thread's slices are load, train, load, train, 0.6 s each" \
+	"$(tail -2 "$TMP/phases")" "$(tail -1 "$TMP/phases")"
 
 # Outermost slices cover as much time as the samples stand for (200 Hz).
-if python3 - "$TMP/p.trace.json" "$TMP/p.folded" >"$TMP/cover" 2>&1 <<'EOT'
+python3 - "$TMP/p.trace.json" "$TMP/p.folded" >"$TMP/cover" 2>&1 <<'EOT'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 tracks = {}
@@ -49,19 +49,19 @@ want = samples * 5000.0
 print("covered %.0f us, samples say %.0f us" % (covered, want))
 assert abs(covered - want) <= 0.05 * want, (covered, want)
 EOT
-then ok "trace: the outermost slices cover the samples' time ($(tail -1 "$TMP/cover"))"
-else not_ok "trace: the outermost slices cover the samples' time" "$(tail -2 "$TMP/cover")"; fi
+check $? "trace: the outermost slices cover the samples' time" \
+	"$(tail -2 "$TMP/cover")" "$(tail -1 "$TMP/cover")"
 
 $TS report -q "$TMP/p.tsprof" -o "$TMP/r.trace.json"
-if cmp -s "$TMP/p.trace.json" "$TMP/r.trace.json"; then ok "trace: report writes what record wrote"
-else not_ok "trace: report writes what record wrote"; fi
+cmp -s "$TMP/p.trace.json" "$TMP/r.trace.json"
+check $? "trace: report writes what record wrote"
 
 # Threads and filters: one track per named thread; --thread keeps one.
 $TS record -q -r 200 -o "$TMP/t.tsprof" -- "$PY" tests/python/threads.py 1.5 >/dev/null
 $TS report -q "$TMP/t.tsprof" -o "$TMP/t.trace.json"
 $TS report -q "$TMP/t.tsprof" --thread loader -o "$TMP/l.trace.json"
-if python3 tests/integration/trace_check.py "$TMP/t.trace.json" >/dev/null 2>&1 &&
-   python3 - "$TMP/t.trace.json" "$TMP/l.trace.json" >"$TMP/threads" 2>&1 <<'EOT'
+python3 tests/integration/trace_check.py "$TMP/t.trace.json" >/dev/null 2>&1 &&
+	python3 - "$TMP/t.trace.json" "$TMP/l.trace.json" >"$TMP/threads" 2>&1 <<'EOT'
 import json, sys
 def names(path):
     ev = json.load(open(path))["traceEvents"]
@@ -77,17 +77,15 @@ assert busy == {"loader"}, busy
 assert "spin_trainer" not in fns, fns
 print(sorted(busy))
 EOT
-then ok "trace: a track per named thread; --thread keeps one"
-else not_ok "trace: a track per named thread; --thread keeps one" "$(tail -2 "$TMP/threads")"; fi
+check $? "trace: a track per named thread; --thread keeps one" "$(tail -2 "$TMP/threads")"
 
 # A native target.
 $TS record -q -r 500 -o "$TMP/c.trace.json" -- "$T/cpu_shares" 1 >/dev/null
-if python3 tests/integration/trace_check.py "$TMP/c.trace.json" >"$TMP/c" 2>&1 &&
-   grep -q '"name":"hot_a","cat":"native"' "$TMP/c.trace.json"; then
-	ok "trace: a native target's timeline ($(cat "$TMP/c"))"
-else not_ok "trace: a native target's timeline" "$(tail -2 "$TMP/c")"; fi
+python3 tests/integration/trace_check.py "$TMP/c.trace.json" >"$TMP/c" 2>&1 &&
+	grep -q '"name":"hot_a","cat":"native"' "$TMP/c.trace.json"
+check $? "trace: a native target's timeline" "$(tail -2 "$TMP/c")" "$(cat "$TMP/c")"
 
 # -f names the format when the file's name does not.
 $TS report -q "$TMP/p.tsprof" -f trace -o "$TMP/x.json"
-if python3 tests/integration/trace_check.py "$TMP/x.json" >/dev/null 2>&1; then ok "trace: -f trace names the format"
-else not_ok "trace: -f trace names the format"; fi
+python3 tests/integration/trace_check.py "$TMP/x.json" >/dev/null 2>&1
+check $? "trace: -f trace names the format"

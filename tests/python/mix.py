@@ -1,5 +1,7 @@
 # Two functions sharing the main thread in a given proportion, in slices
-# of 10 ms: two runs with different proportions make a known difference.
+# of 10 ms of CPU time: two runs with different proportions make a known
+# difference. (CPU time, not wall time: on a busy machine a wall-clock slice
+# loses an unknown part of itself to other processes.)
 # argv: seconds, share of heavy() (0..1).
 import sys
 import time
@@ -8,9 +10,9 @@ seconds, share = float(sys.argv[1]), float(sys.argv[2])
 
 
 def spin(t):
-    end = time.monotonic() + t
+    end = time.thread_time() + t
     x = 0
-    while time.monotonic() < end:
+    while time.thread_time() < end:
         x += 1
 
 
