@@ -86,8 +86,8 @@ for e in $exts; do
 	$TS report -q "$TMP/a.tsprof" -o "$TMP/e$e" || bad="$bad -o:$e"
 	echo "$help" | grep -qF -- "$e" || bad="$bad help:$e"
 done
-if [ -n "$names" ] && [ -n "$exts" ] && [ -z "$bad" ]; then ok "the listed formats and extensions work and --help names them"
-else not_ok "the listed formats and extensions work and --help names them" "names '$names', extensions '$exts':$bad"; fi
+[ -n "$names" ] && [ -n "$exts" ] && [ -z "$bad" ]
+check $? "the listed formats and extensions work and --help names them" "names '$names', extensions '$exts':$bad"
 
 # Damaged recordings: what is intact is rendered, with a warning. A 2.5 s
 # recording is flushed in several chunks; the cut lands in the last ones.

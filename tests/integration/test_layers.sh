@@ -33,13 +33,11 @@ for dir in common symbolize/python symbolize formats cuda/agent cuda sampler cli
 		done
 	done
 done
-if [ -z "$bad" ] && [ "$files" -gt 50 ]; then
-	ok "layers: $files sources include only what their folder may use"
-else
-	not_ok "layers: $files sources include only what their folder may use" "${bad# }"
-fi
+[ -z "$bad" ] && [ "$files" -gt 50 ]
+check $? "layers: every source includes only what its folder may use" "$files sources;${bad# }" "$files sources"
 
 # No folder but cli/ includes the sampler's header.
 users=$(grep -l '#include "sampler/' $(git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]') 2>/dev/null |
 	grep -v '^sampler/\|^cli/\|^tests/' | tr '\n' ' ')
-if [ -z "$users" ]; then ok "layers: only cli/ uses sampler/"; else not_ok "layers: only cli/ uses sampler/" "$users"; fi
+[ -z "$users" ]
+check $? "layers: only cli/ uses sampler/" "$users"
