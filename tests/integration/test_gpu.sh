@@ -298,6 +298,8 @@ $TS attach $kpid -d 30 -o "$TMP/k.folded" >/dev/null 2>&1 &
 apid=$!
 sleep 1
 gpu_files=$(ls /tmp/trainsample-gpu-*/$kpid.gpu 2>/dev/null | wc -l)
+# Only this run's folder is removed at the end: other runs may be using theirs.
+kdir=$(dirname "$(ls /tmp/trainsample-gpu-*/$kpid.gpu 2>/dev/null | head -1)")
 { kill -9 $apid; wait $apid; } 2>/dev/null
 echo go >&7
 sleep 0.5
@@ -308,20 +310,21 @@ left=$(ls /tmp/trainsample-gpu-*/$kpid.gpu 2>/dev/null | wc -l)
 [ "$gpu_files" = 1 ] && [ "$left" = 0 ] && grep -q "^subscribed 0" "$TMP/k.out"
 check $? "gpu: attach killed: the agent stops by itself and leaves no file; the program goes on" \
 	"files $gpu_files then $left; $(cat "$TMP/k.out")"
-rm -rf /tmp/trainsample-gpu-* 2>/dev/null # what the killed trainsample left
+case "$kdir" in /tmp/trainsample-gpu-*) rm -rf "$kdir" ;; esac # what the killed trainsample left
 
 $TS record -q -o "$TMP/rk.folded" -- "$PY" tests/python/gpu_launch.py "$FAKE" 300 >"$TMP/rk.out" 2>&1 &
 rpid=$!
 sleep 1.5
 prog=$(pgrep -P $rpid -f gpu_launch.py)
 gpu_files=$(ls /tmp/trainsample-gpu-*/$prog.gpu "${XDG_RUNTIME_DIR:-/nonexistent}"/trainsample-gpu-*/$prog.gpu 2>/dev/null | wc -l)
+rdir=$(dirname "$(ls /tmp/trainsample-gpu-*/$prog.gpu "${XDG_RUNTIME_DIR:-/nonexistent}"/trainsample-gpu-*/$prog.gpu 2>/dev/null | head -1)")
 { kill -9 $rpid; wait $rpid; } 2>/dev/null
 for i in $(seq 50); do kill -0 "$prog" 2>/dev/null || break; sleep 0.1; done
 left=$(ls /tmp/trainsample-gpu-*/$prog.gpu "${XDG_RUNTIME_DIR:-/nonexistent}"/trainsample-gpu-*/$prog.gpu 2>/dev/null | wc -l)
 [ -n "$prog" ] && [ "$gpu_files" = 1 ] && [ "$left" = 0 ]
 check $? "gpu: record killed: the agent stops by itself and removes its file" \
 	"program $prog, files $gpu_files then $left"
-rm -rf /tmp/trainsample-gpu-* 2>/dev/null
+case "$rdir" in */trainsample-gpu-*) rm -rf "$rdir" ;; esac
 
 # Two child processes using the GPU (data-parallel workers): an agent and
 # a record file each, all merged; on the shared device each process gets
