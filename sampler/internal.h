@@ -185,7 +185,8 @@ struct sampler {
 /* sampler.c */
 int sampler_new(struct sampler **out, struct profile *p,
 		const struct sampler_options *o, char *err, size_t errlen);
-/* Opens the symbolizer; on failure detaches what was seized. */
+/* Opens the symbolizer and the Python reader; on failure the caller frees
+ * the sampler, which lets go of what was seized. */
 int sampler_open_symbols(struct sampler *s, char *err, size_t errlen);
 
 /* threads.c */

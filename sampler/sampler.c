@@ -103,8 +103,6 @@ int sampler_open_symbols(struct sampler *s, char *err, size_t errlen)
 		if (ret < 0)
 			snprintf(err, errlen, "out of memory");
 	}
-	if (ret < 0)
-		detach_threads(s);
 	return ret;
 }
 

@@ -40,12 +40,13 @@ child_exec(char *const argv[], int go_fd, int err_fd, const struct sampler *s)
 	_exit(e == ENOENT ? 127 : 126);
 }
 
-/* Waits for the child's exec; an exec failure arrives through err_fd. */
+/* Waits for the child's exec and opens its symbols there; an exec failure
+ * arrives through err_fd. */
 static int await_exec(struct sampler *s, char *const argv[], int err_fd,
 		      char *err, size_t errlen)
 {
 	for (;;) {
-		int status, e = 0;
+		int status, e = 0, ret;
 		pid_t r = waitpid(s->pid, &status, __WALL);
 
 		if (r < 0 && errno == EINTR)
@@ -75,8 +76,12 @@ static int await_exec(struct sampler *s, char *const argv[], int err_fd,
 				s->exited = s->exit_reaped = true;
 				return -ENOEXEC;
 			}
+			/* Its symbols are opened while it is held here: a
+			 * command quicker than that would be gone, its maps
+			 * with it, before they could be read. */
+			ret = sampler_open_symbols(s, err, errlen);
 			ptrace(PTRACE_CONT, s->pid, NULL, NULL);
-			return 0;
+			return ret;
 		}
 		stops_handle(s, r, status);
 	}
@@ -139,8 +144,6 @@ int sampler_spawn(struct sampler **out, char *const argv[], struct profile *p,
 	close(go[1]);
 	ret = await_exec(s, argv, ep[0], err, errlen);
 	close(ep[0]);
-	if (ret == 0)
-		ret = sampler_open_symbols(s, err, errlen);
 	if (ret < 0) {
 		sampler_free(s);
 		return ret;
