@@ -42,6 +42,7 @@ struct cli_options {
 	bool native_lines;
 	bool native;          /* Python and native frames merged */
 	bool gil_only;        /* -g: only samples of the GIL holder */
+	bool nonblocking;     /* --nonblocking: never stop the GIL holder */
 	bool by_function;     /* --function */
 	bool full_filenames;
 	bool inverted;        /* --inverted: an icicle flamegraph */

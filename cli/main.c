@@ -142,6 +142,8 @@ void usage(FILE *f)
 "      --native          Python targets: native frames too, each evaluator frame\n"
 "                        replaced by the Python frames it ran (stops running threads)\n"
 "  -g, --gil             only samples of the thread holding Python's GIL\n"
+"  --nonblocking         Python: never stop a thread, not even the GIL holder for\n"
+"                        its walk; its stacks may then be torn (counted in --stats)\n"
 "      --function        Python frames by function, without line numbers\n"
 "      --full-filenames  Python files with their whole path (default: below\n"
 "                        site-packages/, the standard library or the script's folder)\n"

@@ -30,6 +30,7 @@ enum {
 	OPT_LINES,
 	OPT_GPU,
 	OPT_GPU_FLAMEGRAPH,
+	OPT_NONBLOCKING,
 };
 
 static const struct option long_options[] = {
@@ -61,6 +62,7 @@ static const struct option long_options[] = {
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "gpu", optional_argument, NULL, OPT_GPU },
 	{ "gpu-flamegraph", required_argument, NULL, OPT_GPU_FLAMEGRAPH },
+	{ "nonblocking", no_argument, NULL, OPT_NONBLOCKING },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -217,6 +219,9 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return 0;
 	case OPT_NATIVE:
 		o->native = true;
+		return 0;
+	case OPT_NONBLOCKING:
+		o->nonblocking = true;
 		return 0;
 	case 'q':
 		o->quiet = true;

@@ -105,7 +105,9 @@ static void print_stats(const struct sampler_stats *st)
 		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %.1f us (%" PRIu64 " stacks)\n"
 		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on, %" PRIu64 " resumes held for them\n"
 		"  trainsample cpu  %.3f s (%.1f%% of one core)\n"
-		"  python           %s\n",
+		"  python           %s\n"
+		"  python walks     %" PRIu64 " of the GIL holder while stopped; %" PRIu64 " redone and %"
+		PRIu64 " dropped as torn (the thread moved while read)\n",
 		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
 		st->dropped,
 		st->threads_seen, st->threads_live, st->errors,
@@ -115,7 +117,8 @@ static void print_stats(const struct sampler_stats *st)
 		st->syscalls_restarted,
 		st->signals_forwarded, st->signal_holds, (double)st->cpu_ns / 1e9,
 		secs > 0 ? 100.0 * (double)st->cpu_ns / 1e9 / secs : 0.0,
-		st->python[0] ? st->python : "none (native stacks)");
+		st->python[0] ? st->python : "none (native stacks)",
+		st->py_holder_walks, st->py_walks_retried, st->py_walks_torn);
 }
 
 static char *join_args(char **argv)
@@ -307,6 +310,7 @@ static int prepare(struct run *r, bool attach, struct sampler_options *so,
 		.python = true,
 		.native = o->native,
 		.gil_only = o->gil_only,
+		.nonblocking = o->nonblocking,
 		.native_lines = o->native_lines,
 		.trace_stops = getenv("TRAINSAMPLE_TRACE_STOPS") != NULL,
 		.quiet = o->quiet,

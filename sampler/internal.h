@@ -28,6 +28,7 @@ struct thread {
 			       * kind, is the one we asked for */
 	bool counted;         /* ... and this tick waits for it */
 	bool want_copy;       /* copy registers and stack at that stop */
+	bool want_py_walk;    /* ... or, Python-only, walk its Python frames */
 	bool pause_pending;   /* copied: record the pause once resumed */
 	bool detaching;       /* detach at its next stop */
 	bool gone;            /* exited or detached; removed after the pass */
@@ -118,6 +119,11 @@ struct pysample {
 	struct py_walk_scratch scratch;
 	struct py_thread *threads;
 	struct py_raw_frame *frames;
+	/* The GIL holder's frames, walked while it was stopped this tick. */
+	struct py_raw_frame *held;
+	int nheld;
+	enum py_walk_end held_end;
+	pid_t held_tid;       /* 0: none this tick */
 	pid_t *tids;          /* per entry of threads: its OS tid, 0 unknown */
 	int nthreads;         /* entries of the last read */
 	bool script_dir_set;
@@ -247,9 +253,12 @@ void pysample_search(struct sampler *s, uint64_t now);
 /* Says, once, when no Python was ever found: the profile is native. */
 void pysample_finish(struct sampler *s);
 
-/* pysample_tick.c: a tick that reads Python stacks without stopping anyone */
+/* pysample_tick.c: a tick that reads Python stacks, stopping at most the
+ * GIL holder */
 bool pysample_ready(const struct sampler *s);
 void pysample_tick(struct sampler *s);
+/* At the stop tick_interrupt asked for: the thread's Python frames. */
+void pysample_walk_stopped(struct sampler *s, struct thread *t);
 /* The profile frame of one Python frame; -ENOENT: none (not code). */
 int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw, bool outermost,
 		 uint32_t *frame);
@@ -272,6 +281,10 @@ int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64
 /* tick.c */
 void tick_sample(struct sampler *s, uint64_t now);
 void tick_copy_stopped(struct sampler *s, struct thread *t);
+/* Interrupts a running thread: at its stop its stack is copied, or with
+ * py_walk its Python frames walked; tick_collect_traps waits for them. */
+void tick_interrupt(struct sampler *s, struct thread *t, bool py_walk);
+void tick_collect_traps(struct sampler *s);
 /* Samples a blocked thread without stopping it; false if it runs. */
 bool tick_sample_blocked(struct sampler *s, struct thread *t);
 

@@ -42,8 +42,10 @@ int pysample_new(struct sampler *s)
 		return -ENOMEM;
 	py->threads = calloc(PY_MAX_THREADS, sizeof(*py->threads));
 	py->frames = calloc(PY_MAX_DEPTH, sizeof(*py->frames));
+	py->held = calloc(PY_MAX_DEPTH, sizeof(*py->held));
 	py->tids = calloc(PY_MAX_THREADS, sizeof(*py->tids));
-	ret = py->threads && py->frames && py->tids ? py_code_cache_new(&py->codes) : -ENOMEM;
+	ret = py->threads && py->frames && py->held && py->tids ?
+	      py_code_cache_new(&py->codes) : -ENOMEM;
 	if (!ret)
 		ret = py_walk_scratch_init(&py->scratch);
 	if (ret < 0) {
@@ -64,6 +66,7 @@ void pysample_free(struct pysample *py)
 	py_walk_scratch_free(&py->scratch);
 	free(py->threads);
 	free(py->frames);
+	free(py->held);
 	free(py->tids);
 	free(py);
 }

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * A tick of a Python target, Python stacks only: no thread is stopped. A
- * thread that does not hold the GIL cannot change its Python frames, so
- * they are read as they are; the holder's chain is read and its head read
- * again, and the walk repeated (a few times) when it called or returned
- * meanwhile. Blocked threads with Python frames give idle samples ending
- * in the syscall they wait in; threads without Python frames are left out
- * (blocked ones are kept, natively and unstopped, with --idle).
+ * A tick of a Python target, Python stacks only. Under the GIL only the
+ * thread that holds it can change Python frames: when that thread is
+ * running it is stopped for the length of its walk (one stop per tick, the
+ * engine's usual interrupt), so its stack is one that happened; every
+ * other thread is read as it runs on. A thread that takes the GIL after
+ * the thread list was read (or every running one, with --nonblocking) has
+ * its chain read, its head read again, and the walk redone when it called
+ * or returned meanwhile; a walk still moving after a few tries is dropped
+ * and counted, never kept torn. Blocked threads with Python frames give
+ * idle samples ending in the syscall they wait in; threads without Python
+ * frames are left out (blocked ones are kept, natively and unstopped, with
+ * --idle).
  */
 #include <errno.h>
 #include <string.h>
@@ -149,10 +154,9 @@ int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw,
 }
 
 /* Frames innermost first to a stack id; *nframes the Python frames in it. */
-static int python_stack(struct sampler *s, pid_t tid, int n, enum py_walk_end end,
-			uint32_t *stack, int *nframes, uint32_t *flags)
+static int python_stack(struct sampler *s, pid_t tid, const struct py_raw_frame *frames, int n,
+			enum py_walk_end end, uint32_t *stack, int *nframes, uint32_t *flags)
 {
-	struct pysample *py = s->py;
 	const char *marker = walk_marker(end);
 	uint32_t id = 0, frame;
 	int ret;
@@ -167,7 +171,7 @@ static int python_stack(struct sampler *s, pid_t tid, int n, enum py_walk_end en
 			return ret;
 	}
 	for (int i = n - 1; i >= 0; i--) {
-		ret = pysample_frame(s, tid, &py->frames[i], !*nframes, &frame);
+		ret = pysample_frame(s, tid, &frames[i], !*nframes, &frame);
 		if (ret == -ENOENT)
 			continue;
 		if (!ret)
@@ -180,38 +184,63 @@ static int python_stack(struct sampler *s, pid_t tid, int n, enum py_walk_end en
 	return 0;
 }
 
+void pysample_walk_stopped(struct sampler *s, struct thread *t)
+{
+	struct pysample *py = s->py;
+	const struct py_thread *pt = pysample_thread_of(py, py->nthreads, t->tid);
+
+	if (!pt)
+		return;
+	py->nheld = py_frames_read(&py->target, pt->tstate, &py->scratch, py->held,
+				   PY_MAX_DEPTH, &py->held_end);
+	py->held_tid = t->tid;
+	s->st.py_holder_walks++;
+}
+
 /*
- * The thread's frames. A running thread may be the GIL holder (the GIL
- * moves between the thread list's read and this one): its walk is
- * repeated while its head moved meanwhile or the walk met memory that
- * was being rewritten (a C-stack frame of a call just returning).
+ * The thread's frames into *frames. The GIL holder's were walked while it
+ * was stopped. Another running thread may have taken the GIL since the
+ * thread list was read: its walk is repeated while its head moved
+ * meanwhile or the walk met memory being rewritten (a C-stack frame of a
+ * call just returning). -EAGAIN: it never held still.
  */
-static int read_frames(struct sampler *s, const struct py_thread *pt, bool running,
-		       enum py_walk_end *end)
+static int read_frames(struct sampler *s, struct thread *t, const struct py_thread *pt,
+		       bool running, const struct py_raw_frame **frames, enum py_walk_end *end)
 {
 	struct pysample *py = s->py;
 	int n = 0;
 
+	if (t->tid == py->held_tid) {
+		*frames = py->held;
+		*end = py->held_end;
+		return py->nheld;
+	}
+	*frames = py->frames;
 	for (int i = 0; i < HOLDER_TRIES; i++) {
 		uint64_t before = 0, after = 0;
 
+		if (i)
+			s->st.py_walks_retried++;
 		if (running)
 			py_frame_head(&py->target, pt->tstate, &before);
 		n = py_frames_read(&py->target, pt->tstate, &py->scratch, py->frames,
 				   PY_MAX_DEPTH, end);
 		if (!running)
-			break;
+			return n;
 		py_frame_head(&py->target, pt->tstate, &after);
-		if (before == after && *end != PY_WALK_ERROR)
-			break;
+		/* Still, but unreadable every time: an [error] sample. */
+		if (before == after && (*end != PY_WALK_ERROR || i == HOLDER_TRIES - 1))
+			return n;
 	}
-	return n;
+	s->st.py_walks_torn++;
+	return -EAGAIN;
 }
 
 static void sample_thread(struct sampler *s, struct thread *t, const struct py_thread *pt,
 			  char state)
 {
 	bool running = state == 'R';
+	const struct py_raw_frame *frames;
 	uint32_t stack, flags = 0;
 	enum py_walk_end end;
 	struct blocked_state b;
@@ -234,8 +263,10 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 		}
 		t->py_idle_runtime = runtime;
 	}
-	n = read_frames(s, pt, running, &end);
-	if (python_stack(s, t->tid, n, end, &stack, &nframes, &flags) < 0) {
+	n = read_frames(s, t, pt, running, &frames, &end);
+	if (n == -EAGAIN)
+		return; /* dropped, counted: a torn stack is never kept */
+	if (python_stack(s, t->tid, frames, n, end, &stack, &nframes, &flags) < 0) {
 		s->st.errors++;
 		return;
 	}
@@ -323,6 +354,30 @@ void pysample_names_refresh(struct sampler *s, int n)
 	py_thread_names(&py->target, py->threads[0].interp, &py->names_cache, name_one, s);
 }
 
+/*
+ * The GIL holder, when it runs, is stopped and its frames walked at the
+ * stop (pysample_walk_stopped). While it is stopped no other thread can
+ * take the GIL it holds, so nothing that the walk reads changes under it.
+ */
+static void walk_holder_stopped(struct sampler *s, int n)
+{
+	struct pysample *py = s->py;
+
+	for (int i = 0; i < n; i++) {
+		struct thread *t;
+
+		if (!py->threads[i].gil || !py->tids[i])
+			continue;
+		t = thread_find(s, py->tids[i]);
+		if (!t || t->gone || t->listening || t->interrupt_sent || t->detaching ||
+		    thread_state(s, t) != 'R')
+			return;
+		tick_interrupt(s, t, true);
+		tick_collect_traps(s);
+		return;
+	}
+}
+
 void pysample_tick(struct sampler *s)
 {
 	struct pysample *py = s->py;
@@ -334,6 +389,9 @@ void pysample_tick(struct sampler *s)
 	}
 	pysample_map_tids(s, n);
 	py->nthreads = n;
+	py->held_tid = 0;
+	if (!s->opt.nonblocking)
+		walk_holder_stopped(s, n);
 	pysample_names_refresh(s, n);
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct thread *t = s->threads[i];
@@ -342,7 +400,8 @@ void pysample_tick(struct sampler *s)
 
 		if (t->gone || t->listening || t->interrupt_sent || t->detaching)
 			continue;
-		c = thread_state(s, t);
+		/* The holder is sampled as it was at its stop: running. */
+		c = t->tid == py->held_tid ? 'R' : thread_state(s, t);
 		if (c != 'R' && c != 'S' && c != 'D')
 			continue;
 		pt = pysample_thread_of(py, n, t->tid);

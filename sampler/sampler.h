@@ -36,6 +36,8 @@ struct sampler_options {
 	bool python;          /* look for a CPython and sample its stacks */
 	bool native;          /* with Python: native frames too, merged */
 	bool gil_only;        /* Python: only the GIL holder's samples */
+	bool nonblocking;     /* Python: never stop the GIL holder for its walk
+			       * (its stack may then be torn; counted) */
 	bool native_lines;    /* source file:line of native frames, from DWARF */
 	bool trace_stops;     /* log every ptrace stop to stderr (debugging) */
 	bool quiet;           /* no notices on stderr */
@@ -66,6 +68,9 @@ struct sampler_stats {
 	uint64_t syscalls_restarted; /* EINTR undone after an interrupt */
 	uint64_t signals_forwarded;  /* signal-delivery stops re-injected */
 	uint64_t signal_holds;     /* resumes held for another thread's signal */
+	uint64_t py_holder_walks;  /* GIL holder's walks made while it was stopped */
+	uint64_t py_walks_retried; /* walks of a running thread redone: it moved */
+	uint64_t py_walks_torn;    /* ... and given up on: the sample is dropped */
 	uint64_t cpu_ns;           /* trainsample's own CPU time */
 	char python[96];           /* "Python 3.11 (libpython3.11.so.1.0)"; "" none */
 };

@@ -186,16 +186,20 @@ static void consume_interrupt(struct sampler *s, struct thread *t, bool running)
 	/* A group stop is job control's, and so is any EINTR it caused
 	 * (signal(7): stop signals make some calls fail, untraced too). */
 	if (!running) {
-		t->want_copy = false;
+		t->want_copy = t->want_py_walk = false;
 		return;
 	}
-	if (t->want_copy) {
+	if (t->want_copy && t->want_py_walk) {
+		undo_eintr_now(s, t->tid, false);
+		pysample_walk_stopped(s, t);
+		t->pause_pending = true;
+	} else if (t->want_copy) {
 		tick_copy_stopped(s, t);
 		t->pause_pending = true;
 	} else {
 		undo_eintr_now(s, t->tid, false);
 	}
-	t->want_copy = false;
+	t->want_copy = t->want_py_walk = false;
 }
 
 static void resume_after(struct sampler *s, struct thread *t, int sig)

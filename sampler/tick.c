@@ -78,11 +78,11 @@ void tick_copy_stopped(struct sampler *s, struct thread *t)
 	queue_commit(s);
 }
 
-static void interrupt(struct sampler *s, struct thread *t)
+void tick_interrupt(struct sampler *s, struct thread *t, bool py_walk)
 {
 	/* No room for its copy: unwinding is behind; the sample is dropped
 	 * and the thread never stopped. */
-	if (!queue_prepare(s, (size_t)s->pending_traps + 1)) {
+	if (!py_walk && !queue_prepare(s, (size_t)s->pending_traps + 1)) {
 		s->st.dropped++;
 		return;
 	}
@@ -96,6 +96,7 @@ static void interrupt(struct sampler *s, struct thread *t)
 	t->interrupt_sent = true;
 	t->counted = true;
 	t->want_copy = true;
+	t->want_py_walk = py_walk;
 	s->pending_traps++;
 	if (t->cpu == s->our_cpu)
 		s->trap_on_our_cpu = true;
@@ -143,7 +144,7 @@ static void spin_for_traps(struct sampler *s, uint64_t since)
 		stops_wait(s, 0);
 }
 
-static void collect_traps(struct sampler *s)
+void tick_collect_traps(struct sampler *s)
 {
 	uint64_t since = monotonic_ns();
 
@@ -157,7 +158,7 @@ static void collect_traps(struct sampler *s)
 	}
 	/* Whatever is still outstanding is handled as ours when it stops. */
 	for (size_t i = 0; i < s->nthreads; i++)
-		s->threads[i]->counted = s->threads[i]->want_copy = false;
+		s->threads[i]->counted = s->threads[i]->want_copy = s->threads[i]->want_py_walk = false;
 	s->pending_traps = 0;
 }
 
@@ -241,12 +242,12 @@ void tick_sample(struct sampler *s, uint64_t now)
 			continue;
 		c = thread_state(s, t);
 		if (c == 'R')
-			interrupt(s, t);
+			tick_interrupt(s, t, false);
 		else if ((c == 'S' || c == 'D') && (s->opt.idle ||
 						    (s->opt.idle_python && pysample_ready(s))))
 			s->blocked[nblocked++] = t;
 	}
-	collect_traps(s);
+	tick_collect_traps(s);
 
 	/* Everyone runs again; now the threads that never stopped. */
 	for (size_t i = 0; i < nblocked; i++) {
@@ -258,9 +259,9 @@ void tick_sample(struct sampler *s, uint64_t now)
 	s->trap_on_our_cpu = false;
 	for (size_t i = 0; i < nlate; i++)
 		if (!s->blocked[i]->gone && thread_state(s, s->blocked[i]) == 'R')
-			interrupt(s, s->blocked[i]);
+			tick_interrupt(s, s->blocked[i], false);
 	if (nlate)
-		collect_traps(s);
+		tick_collect_traps(s);
 
 	threads_sweep(s);
 }
