@@ -147,7 +147,12 @@ static void print_text(const struct profile *p, const struct rows *rows, pid_t p
 {
 	const char *script = profile_meta(p, "python_script_dir");
 
-	printf("Process %d: %s\n", (int)pid, st->python[0] ? st->python : "no Python interpreter (native stacks)");
+	if (st->python[0])
+		printf("Process %d: %s\n", (int)pid, st->python);
+	else if (st->python_refused[0])
+		printf("Process %d: no Python stacks: %s (native stacks)\n", (int)pid, st->python_refused);
+	else
+		printf("Process %d: no Python interpreter (native stacks)\n", (int)pid);
 	for (size_t i = 0; i < rows->n; i++) {
 		const struct thread_row *r = &rows->r[i];
 		const char *name = profile_thread_name(p, (uint32_t)pid, r->tid);

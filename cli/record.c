@@ -93,6 +93,14 @@ static void set_end_meta(struct run *r, const struct sampler_stats *st, const ch
 static void print_stats(const struct sampler_stats *st)
 {
 	double secs = (double)st->elapsed_ns / 1e9;
+	char python[256];
+
+	if (st->python[0])
+		snprintf(python, sizeof(python), "%s", st->python);
+	else if (st->python_refused[0])
+		snprintf(python, sizeof(python), "none (native stacks): %s", st->python_refused);
+	else
+		snprintf(python, sizeof(python), "none (native stacks): no interpreter seen");
 
 	fprintf(stderr,
 		"trainsample: stats\n"
@@ -117,7 +125,7 @@ static void print_stats(const struct sampler_stats *st)
 		st->syscalls_restarted,
 		st->signals_forwarded, st->signal_holds, (double)st->cpu_ns / 1e9,
 		secs > 0 ? 100.0 * (double)st->cpu_ns / 1e9 / secs : 0.0,
-		st->python[0] ? st->python : "none (native stacks)",
+		python,
 		st->py_holder_walks, st->py_walks_retried, st->py_walks_torn);
 }
 

@@ -112,8 +112,11 @@ struct pysample {
 	uint64_t last_search_ns;
 	uint64_t image_ns;    /* when this process image was first seen */
 	uint64_t tried[32];   /* inodes without a runtime, this image */
+	uint8_t tried_times[32]; /* ... and how often: given up on at two */
 	int ntried;
 	int misfits;          /* layout checks that failed so far */
+	uint64_t first_misfit_ns;
+	char refused[192];    /* why the interpreter was refused; "" if not */
 	uint32_t tid_offset;  /* <= 3.10: of the tid in glibc's struct pthread */
 	struct py_code_cache *codes;
 	struct py_walk_scratch scratch;

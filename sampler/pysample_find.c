@@ -27,6 +27,7 @@
 #define SEARCH_EARLY_NS 10000000ull
 #define SEARCH_LATE_NS 250000000ull
 #define SEARCH_EARLY_FOR_NS 2000000000ull
+#define MISFIT_FOR_NS 1000000000ull
 
 static ssize_t read_target(void *ctx, uint64_t addr, void *buf, size_t len)
 {
@@ -106,19 +107,34 @@ static bool is_candidate(const char *path, const char *exe)
 	return !strncmp(base_name(path), "libpython3", 10) || !strcmp(path, exe);
 }
 
+/* A file looked at twice (10 ms apart or more) without a runtime has none:
+ * once could be a library caught while the loader maps it. */
 static bool tried_before(struct pysample *py, uint64_t inode)
 {
 	for (int i = 0; i < py->ntried; i++)
 		if (py->tried[i] == inode)
-			return true;
-	if (py->ntried < (int)(sizeof(py->tried) / sizeof(py->tried[0])))
-		py->tried[py->ntried++] = inode;
+			return py->tried_times[i] >= 2;
 	return false;
 }
 
+static void tried_again(struct pysample *py, uint64_t inode)
+{
+	for (int i = 0; i < py->ntried; i++)
+		if (py->tried[i] == inode) {
+			py->tried_times[i]++;
+			return;
+		}
+	if (py->ntried < (int)(sizeof(py->tried) / sizeof(py->tried[0]))) {
+		py->tried[py->ntried] = inode;
+		py->tried_times[py->ntried++] = 1;
+	}
+}
+
+/* Said once, and kept for --stats and dump, which -q does not silence. */
 static void refuse(struct sampler *s, const char *why)
 {
 	s->py->state = PY_REFUSED;
+	snprintf(s->py->refused, sizeof(s->py->refused), "%.*s", (int)sizeof(s->py->refused) - 1, why);
 	sampler_notice(s, "%s: native stacks only", why);
 }
 
@@ -211,8 +227,10 @@ static int find_runtime(struct sampler *s)
 
 		if (m->pgoff || !is_candidate(m->path, exe) || tried_before(py, m->inode))
 			continue;
-		if (sym_process_symbol(s->sym, m, "_PyRuntime", &rt) < 0)
+		if (sym_process_symbol(s->sym, m, "_PyRuntime", &rt) < 0) {
+			tried_again(py, m->inode);
 			continue;
+		}
 		if (choose_layout(s, m, rt) < 0)
 			return -ENOTSUP;
 		if (!sym_process_symbol(s->sym, m, "PyCode_Type", &sym))
@@ -254,6 +272,7 @@ void pysample_search(struct sampler *s, uint64_t now)
 		py->state = PY_SEARCHING;
 		py->ntried = 0;
 		py->misfits = 0;
+		py->refused[0] = 0;
 		py->tid_offset = 0;
 	}
 	if (py->state == PY_READY || py->state == PY_REFUSED)
@@ -272,8 +291,12 @@ void pysample_search(struct sampler *s, uint64_t now)
 	if (ret == -EAGAIN)
 		return;
 	/* A thread state read while the interpreter still builds it can look
-	 * wrong once: refuse only a misfit seen three times. */
-	if (ret < 0 && ++py->misfits < 3)
+	 * wrong for a while (longer on a loaded machine): refuse only a
+	 * misfit seen three times over a second. Meanwhile the process is
+	 * sampled natively, as before an interpreter is found. */
+	if (ret < 0 && !py->misfits++)
+		py->first_misfit_ns = now;
+	if (ret < 0 && (py->misfits < 3 || now - py->first_misfit_ns < MISFIT_FOR_NS))
 		return;
 	if (ret < 0) {
 		refuse(s, err);

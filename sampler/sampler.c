@@ -189,6 +189,8 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	st->threads_live = live;
 	if (s->py && s->py->ever_ready)
 		snprintf(st->python, sizeof(st->python), "%s", s->py->what);
+	if (s->py && !s->py->ever_ready)
+		snprintf(st->python_refused, sizeof(st->python_refused), "%s", s->py->refused);
 	st->elapsed_ns = (s->end_ns ? s->end_ns : monotonic_ns()) - s->start_ns;
 	if (!s->start_ns)
 		st->elapsed_ns = 0;
