@@ -57,6 +57,24 @@ shares() {
 	[ "$short" -gt 0 ] && [ "$full" -gt 0 ] && [ "$fn" = 1 ] && [ "$fnlines" = 0 ]
 	check $? "$label: short files by default, whole with --full-filenames, --function without lines" \
 		"short $short, full $full, function $fn/$fnlines"
+	# Again while a CPU-bound process loads the machine: a sampler that
+	# drops or redoes walks more often in one function than another is
+	# biased, and load makes walks slower.
+	"$py" -c 'while 1: pass' &
+	hog=$!
+	reap_later $hog
+	$TS record -q -r 1000 -o "$TMP/$label.load.folded" -- "$py" $P/shares.py 3.3 "$TMP/$label.load.truth"
+	kill $hog 2>/dev/null
+	wait $hog 2>/dev/null
+	total=$(folded_total "$TMP/$label.load.folded")
+	read -r h_ns l_ns t_ns <"$TMP/$label.load.truth"
+	sh=$(percent "$(folded_with_prefix "$TMP/$label.load.folded" "heavy (")" "$total")
+	sl=$(percent "$(folded_with_prefix "$TMP/$label.load.folded" "light (")" "$total")
+	th=$(percent "$h_ns" "$t_ns")
+	tl=$(percent "$l_ns" "$t_ns")
+	[ "$total" -gt 1000 ] && within "$sh" "$th" 3 && within "$sl" "$tl" 3
+	check $? "$label: under load, heavy's and light's shares within 3 points" \
+		"$total samples, heavy $sh vs $th, light $sl vs $tl" "heavy $sh vs $th, light $sl vs $tl"
 }
 
 # The interpreter is found in every launch, however briefly it runs (a
