@@ -11,14 +11,16 @@ build/bench/overhead build/trainsample "$pairs" \
 	"nofp-spin=build/bench/spin_nofp:240" \
 	"nofp-chain=build/bench/chain:240" || exit 1
 
-# Python: a CPU-bound call tree, Python stacks only and with --native, and
-# the same busy thread in a process of 100 threads.
+# Python: a CPU-bound call tree, Python stacks only (by default the GIL
+# holder is stopped for its walk; --nonblocking stops nothing), with
+# --native, and the same busy thread in a process of 100 threads.
 PY=/usr/bin/python3.11
 [ -x "$PY" ] || PY=$(command -v python3)
 echo
 echo "Python targets ($PY, bench/pyspin.py):"
 build/bench/overhead build/trainsample "$pairs" \
 	"py-spin=$PY bench/pyspin.py:3000" \
+	"py-spin+--nonblocking=$PY bench/pyspin.py:3000" \
 	"py-native+--native=$PY bench/pyspin.py:3000" \
 	"py-100thr=$PY bench/pyspin.py 100:3000" | tail -n +10 || exit 1
 
