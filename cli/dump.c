@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * trainsample dump --pid PID [--native] [--json]: every thread's stack,
- * once, innermost frame last like a Python traceback. One tick of the
- * sampler: blocked threads are read without stopping them, and without
- * --native no thread is stopped at all.
+ * trainsample dump --pid PID [--native] [--nonblocking] [--json]: every
+ * thread's stack, once, innermost frame last like a Python traceback. One
+ * tick of the sampler: blocked threads are read without stopping them;
+ * without --native only a running GIL holder is stopped, for its walk, and
+ * with --nonblocking not even that one.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -18,6 +19,7 @@
 struct dump_options {
 	pid_t pid;
 	bool native;
+	bool nonblocking;
 	bool json;
 };
 
@@ -27,6 +29,7 @@ static int parse(int argc, char **argv, struct dump_options *o)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "native", no_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "nonblocking", no_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -49,11 +52,14 @@ static int parse(int argc, char **argv, struct dump_options *o)
 		case 'j':
 			o->json = true;
 			break;
+		case 'b':
+			o->nonblocking = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
 		default:
-			cli_error("dump takes --pid PID [--native] [--json]");
+			cli_error("dump takes --pid PID [--native] [--nonblocking] [--json]");
 			return -1;
 		}
 	}
@@ -249,6 +255,7 @@ int cmd_dump(int argc, char **argv)
 		return 1;
 	}
 	so.native = o.native;
+	so.nonblocking = o.nonblocking;
 	p = profile_new();
 	if (!p) {
 		cli_error("out of memory");

@@ -229,6 +229,7 @@ dump() {
 	start_threads_script "$py"
 	$TS dump --pid $pid >"$TMP/d.txt" 2>&1
 	$TS dump --pid $pid --native --json >"$TMP/d.json" 2>&1
+	$TS dump --pid $pid --nonblocking >"$TMP/dn.txt" 2>&1
 	state=$(proc_state $pid) tracer=$(tracer_of $pid)
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
@@ -253,6 +254,9 @@ dump() {
 	EOT
 	check $? "$label: dump --native --json gives each thread's merged frames" \
 		"$(tail -c 600 "$TMP/d.check")"
+	grep -q '^    spin_loader (threads.py:' "$TMP/dn.txt" && grep -q '^Thread [0-9]* "sleeper" (idle: ' "$TMP/dn.txt"
+	check $? "$label: dump --nonblocking prints the threads' Python frames too" \
+		"$(head -c 600 "$TMP/dn.txt")"
 }
 
 python_interpreters >"$TMP/pythons"
