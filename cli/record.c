@@ -115,7 +115,7 @@ static void print_stats(const struct sampler_stats *st)
 		"  trainsample cpu  %.3f s (%.1f%% of one core)\n"
 		"  python           %s\n"
 		"  python walks     %" PRIu64 " of the GIL holder while stopped; %" PRIu64 " redone and %"
-		PRIu64 " dropped as torn (the thread moved while read)\n",
+		PRIu64  " given up as torn (the thread moved while read)\n",
 		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
 		st->dropped,
 		st->threads_seen, st->threads_live, st->errors,

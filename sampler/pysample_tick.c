@@ -7,8 +7,9 @@
  * other thread is read as it runs on. A thread that takes the GIL after
  * the thread list was read (or every running one, with --nonblocking) has
  * its chain read, its head read again, and the walk redone when it called
- * or returned meanwhile; a walk still moving after a few tries is dropped
- * and counted, never kept torn. Blocked threads with Python frames give
+ * or returned meanwhile; a walk still moving after a few tries is given up
+ * and counted: its sample is "[error: the stack moved while read]", never
+ * a torn stack. Blocked threads with Python frames give
  * idle samples ending in the syscall they wait in; threads without Python
  * frames are left out (blocked ones are kept, natively and unstopped, with
  * --idle).
@@ -202,7 +203,7 @@ void pysample_walk_stopped(struct sampler *s, struct thread *t)
  * was stopped. Another running thread may have taken the GIL since the
  * thread list was read: its walk is repeated while its head moved
  * meanwhile or the walk met memory being rewritten (a C-stack frame of a
- * call just returning). -EAGAIN: it never held still.
+ * call just returning). -EAGAIN: it never held still (counted).
  */
 static int read_frames(struct sampler *s, struct thread *t, const struct py_thread *pt,
 		       bool running, const struct py_raw_frame **frames, enum py_walk_end *end)
@@ -264,8 +265,16 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 		t->py_idle_runtime = runtime;
 	}
 	n = read_frames(s, t, pt, running, &frames, &end);
-	if (n == -EAGAIN)
-		return; /* dropped, counted: a torn stack is never kept */
+	if (n == -EAGAIN) {
+		/* A torn stack is never kept: the sample says what happened, so
+		 * the thread's time stays its own and dump still lists it. */
+		if (stacks_marker(s, "[error: the stack moved while read]", 0, &stack) == 0) {
+			stacks_name_thread(s, t);
+			stacks_add_sample(s, t->tid, stack, SAMPLE_TRUNCATED | (pt->gil ? SAMPLE_GIL : 0),
+					  s->tick_now, s->tick_weight);
+		}
+		return;
+	}
 	if (python_stack(s, t->tid, frames, n, end, &stack, &nframes, &flags) < 0) {
 		s->st.errors++;
 		return;

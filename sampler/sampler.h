@@ -70,7 +70,7 @@ struct sampler_stats {
 	uint64_t signal_holds;     /* resumes held for another thread's signal */
 	uint64_t py_holder_walks;  /* GIL holder's walks made while it was stopped */
 	uint64_t py_walks_retried; /* walks of a running thread redone: it moved */
-	uint64_t py_walks_torn;    /* ... and given up on: the sample is dropped */
+	uint64_t py_walks_torn;    /* ... and given up on: an [error] sample */
 	uint64_t cpu_ns;           /* trainsample's own CPU time */
 	char python[96];           /* "Python 3.11 (libpython3.11.so.1.0)"; "" none */
 	char python_refused[192];  /* why an interpreter seen was refused; "" */
