@@ -48,6 +48,7 @@ CUPTI_INC  := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h $(CUDA_HOME)/e
 AGENT      := $(if $(CUPTI_INC),$(BUILD)/libtrainsample_cuda.so)
 AGENT_SRCS := $(wildcard cuda/agent/*.c) $(PYREAD_SRCS) $(COMMON_SRCS)
 
+.DEFAULT_GOAL := all
 include tests/tests.mk
 
 .PHONY: all deps test check demo run-demo bench run-bench install clean fuzz gpu-check

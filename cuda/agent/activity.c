@@ -120,12 +120,20 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 	(void)size;
 	/* CUPTI is not called with the lock held, and the lock is taken per
-	 * record: launching threads never wait for a whole buffer. */
+	 * record: launching threads never wait for a whole buffer. This is
+	 * CUPTI's thread or a flushing one, never a launching one: it may
+	 * write the stage itself rather than drop (a final flush hands over
+	 * the whole run's tail at once). */
 	while (valid && agent.cupti.activity_get_next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
+		bool full;
+
 		pthread_mutex_lock(&agent.lock);
 		if (convert(rec, &r))
 			agent_stage(&r);
+		full = agent.nstaged >= agent.capstaged / 4 * 3;
 		pthread_mutex_unlock(&agent.lock);
+		if (full)
+			agent_flush();
 	}
 	if (agent.cupti.activity_get_num_dropped(ctx, stream, &dropped) != CUPTI_SUCCESS)
 		dropped = 0;

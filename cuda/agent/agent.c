@@ -28,6 +28,7 @@ struct agent_state agent = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.write_lock = PTHREAD_MUTEX_INITIALIZER,
 	.control_lock = PTHREAD_MUTEX_INITIALIZER,
+	.flush_now = PTHREAD_COND_INITIALIZER,
 };
 
 #define FLUSH_PERIOD_MS 250
@@ -58,14 +59,30 @@ static bool sampler_gone(void)
 	return agent.sampler_pidfd >= 0 && poll(&p, 1, 0) == 1;
 }
 
+/* A period, or less: a half-full stage or a stop wakes the flusher early,
+ * so a burst of launches is written rather than dropped. */
+static void flusher_wait(void)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += FLUSH_PERIOD_MS * 1000000L;
+	if (until.tv_nsec >= 1000000000L)
+		until.tv_sec++, until.tv_nsec -= 1000000000L;
+	pthread_mutex_lock(&agent.lock);
+	while (!agent.stop_flusher && agent.nstaged < agent.capstaged / 2 &&
+	       pthread_cond_timedwait(&agent.flush_now, &agent.lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&agent.lock);
+}
+
 static void *flusher_main(void *arg)
 {
-	struct timespec ts = { 0, FLUSH_PERIOD_MS * 1000000L };
-	unsigned n = 0;
+	uint64_t activity_ns = monotonic_ns();
 
 	(void)arg;
 	while (!agent.stop_flusher) {
-		nanosleep(&ts, NULL);
+		flusher_wait();
 		if (agent.stop_flusher)
 			break;
 		if (agent.collecting && sampler_gone()) {
@@ -74,8 +91,11 @@ static void *flusher_main(void *arg)
 			agent_out_unlink();
 			continue;
 		}
-		if (agent.collecting && ++n % ACTIVITY_FLUSH_EVERY == 0)
+		if (agent.collecting &&
+		    monotonic_ns() - activity_ns >= ACTIVITY_FLUSH_EVERY * FLUSH_PERIOD_MS * 1000000ull) {
 			agent_activity_flush();
+			activity_ns = monotonic_ns();
+		}
 		agent_flush();
 	}
 	agent.flusher_done = true;
@@ -105,18 +125,47 @@ void agent_collect_stop(void)
 	pthread_mutex_unlock(&agent.control_lock);
 }
 
+/*
+ * Registered at InitializeInjection and again at the first launch seen
+ * (agent_exit_hook); whichever runs first does the work. A program with
+ * the CUDA runtime linked in statically registers its teardown at its
+ * first call, after cuInit loaded the agent: exit handlers run last
+ * registered first, so the first registration alone would call CUPTI
+ * after the teardown, which crashes the process on a real GPU and loses
+ * its last records. Reached with no launch seen (no second registration,
+ * nothing in CUPTI's buffers), it calls no CUPTI: it only closes the file.
+ */
 static void at_exit(void)
 {
 	struct timespec tick = { 0, 10000000 };
 
+	if (atomic_exchange(&agent.exit_done, true))
+		return;
 	agent.exiting = true;
-	agent_collect_stop();
+	if (agent.exit_hooked) {
+		agent_collect_stop();
+	} else if (agent.collecting) {
+		pthread_mutex_lock(&agent.control_lock);
+		agent.collecting = false;
+		agent_status(GPU_STATUS_STOPPED, NULL);
+		agent_out_close();
+		pthread_mutex_unlock(&agent.control_lock);
+	}
 	agent_control_stop();
 	/* The flusher must be out of CUPTI before the process tears it down:
 	 * a bounded wait, the process's exit is not held up for long. */
+	pthread_mutex_lock(&agent.lock);
 	agent.stop_flusher = true;
+	pthread_cond_broadcast(&agent.flush_now);
+	pthread_mutex_unlock(&agent.lock);
 	for (int i = 0; agent.flusher_started && !agent.flusher_done && i < 50; i++)
 		nanosleep(&tick, NULL);
+}
+
+void agent_exit_hook(void)
+{
+	if (!agent.exit_hooked && !atomic_exchange(&agent.exit_hooked, true))
+		atexit(at_exit);
 }
 
 /* A forked child has none of the parent's CUDA state: it stays inert. Its
@@ -125,6 +174,7 @@ static void in_child(void)
 {
 	agent.collecting = false;
 	agent.flusher_started = false;
+	agent.forks++;
 	if (agent.control_fd >= 0)
 		close(agent.control_fd); /* the parent's; its path stays the parent's */
 	agent.control_fd = -1;
@@ -137,6 +187,7 @@ static void in_child(void)
 	pthread_mutex_init(&agent.lock, NULL);
 	pthread_mutex_init(&agent.write_lock, NULL);
 	pthread_mutex_init(&agent.control_lock, NULL);
+	pthread_cond_init(&agent.flush_now, NULL);
 }
 
 static int collect_start_locked(const char *dir, pid_t sampler, char *why, size_t len)

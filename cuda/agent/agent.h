@@ -108,9 +108,15 @@ struct agent_state {
 	struct agent_maps maps;
 	uint32_t thread_names[64][2];  /* (tid, string id) of threads without Python */
 
+	uint32_t definitions;          /* bumped when ids are forgotten: caches of them go stale */
+	pthread_cond_t flush_now;      /* with lock: the stage is half full, or stop */
+
 	pthread_t flusher;
 	atomic_bool flusher_started;
 	atomic_bool stop_flusher, flusher_done, exiting;
+	atomic_bool exit_hooked;       /* at_exit registered again after the runtime's teardown */
+	atomic_bool exit_done;
+	atomic_uint forks;             /* cached tids are the parent's after a fork */
 	pthread_mutex_t control_lock;  /* start and stop, one at a time */
 	atomic_uint generation;        /* of collecting: launches across a restart are dropped */
 	int sampler_pidfd;             /* record: trainsample, to notice it gone; -1 */
@@ -127,11 +133,16 @@ struct agent_state {
 
 extern struct agent_state agent;
 
-/* One thread's outermost launch API call in progress. */
+/* One thread's outermost launch API call in progress, and what it looked
+ * up last time: its tid, and the API name's string id (CUPTI passes the
+ * same name pointer for a callback id every time). */
 struct agent_thread {
 	int depth;
 	uint32_t generation;
 	struct gpu_rec_launch launch;
+	uint32_t tid, tid_forks;
+	const char *api_name;
+	uint32_t api_id, api_definitions;
 };
 
 extern _Thread_local struct agent_thread agent_thread;
@@ -140,6 +151,10 @@ extern _Thread_local struct agent_thread agent_thread;
  * stop if it dies; 0 none), and stopping. */
 int agent_collect_start(const char *dir, pid_t sampler, char *why, size_t len);
 void agent_collect_stop(void);
+/* Registers the exit handler once more from a launch callback, when the
+ * CUDA runtime has registered its own teardown: exit handlers run last
+ * registered first, and CUPTI must be flushed before that teardown. */
+void agent_exit_hook(void);
 /* A thread of the agent's own: every signal blocked. */
 int agent_thread_start(pthread_t *t, void *(*fn)(void *), const char *name);
 

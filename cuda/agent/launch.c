@@ -65,7 +65,11 @@ static void begin(struct agent_thread *t, const CUpti_CallbackData *cb)
 {
 	memset(&t->launch, 0, sizeof(t->launch));
 	t->launch.start_ns = monotonic_ns();
-	t->launch.tid = (uint32_t)syscall(SYS_gettid);
+	if (!t->tid || t->tid_forks != agent.forks) {
+		t->tid = (uint32_t)syscall(SYS_gettid);
+		t->tid_forks = agent.forks;
+	}
+	t->launch.tid = t->tid;
 	t->launch.ids[0] = cb->correlationId;
 	t->launch.nids = 1;
 	t->launch.graph = is_graph_launch(cb->functionName);
@@ -73,8 +77,14 @@ static void begin(struct agent_thread *t, const CUpti_CallbackData *cb)
 	t->launch.stack = agent_python_stack();
 	if (!t->launch.stack)
 		t->launch.thread_name = thread_name(t->launch.tid);
-	t->launch.api = agent_string(cb->functionName ? cb->functionName : "?");
+	if (t->api_name != cb->functionName || t->api_definitions != agent.definitions || !t->api_id) {
+		t->api_name = cb->functionName;
+		t->api_id = agent_string(cb->functionName ? cb->functionName : "?");
+		t->api_definitions = agent.definitions;
+	}
+	t->launch.api = t->api_id;
 	pthread_mutex_unlock(&agent.lock);
+	agent_exit_hook();
 }
 
 static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,

@@ -39,6 +39,7 @@ static void forget_definitions(void)
 	 * which must not come to mean something else. */
 	intern_free(&agent.strings);
 	intern_free(&agent.stacks);
+	agent.definitions++;
 	memset(agent.thread_names, 0, sizeof(agent.thread_names));
 	agent.definitions_lost = false;
 	if (agent.py.codes) {
@@ -153,6 +154,8 @@ void agent_stage(const struct gpu_record *r)
 		return;
 	}
 	agent.staged[agent.nstaged++] = *r;
+	if (agent.nstaged == agent.capstaged / 2)
+		pthread_cond_signal(&agent.flush_now);
 }
 
 void agent_flush(void)

@@ -25,6 +25,10 @@ if grep -q 'status started' "$OUT/raw-va.txt" && grep -q '^  device 0: .*cc [0-9
 	ok "raw records: a device record, every kernel and copy carries one of its launch's ids"
 else not_ok "raw records: a device record, every kernel and copy carries one of its launch's ids"; fi
 
+# The agent's cost without trainsample's sampling: the loop under the agent alone.
+raw_run cost "$OUT/kernel_loop" 20000 >"$OUT/loop.agent" 2>&1
+echo "# agent alone: $(cat "$OUT/loop.agent")"
+
 # 6. Kernels on the samples' clock: each between the CLOCK_MONOTONIC marks
 # taken just before its launch and just after its sync.
 raw_run marks "$OUT/marks" 200 >"$OUT/marks.txt" 2>&1
@@ -68,7 +72,7 @@ else not_ok "attach, dormant agent: Python launch stacks" "$(grep gpu "$OUT/atta
 
 # 8. NVML beside nvidia-smi over the same busy seconds.
 smi=$OUT/smi.csv
-nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used,power.draw,total_energy_consumption \
+nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used,power.draw,memory.reserved \
 	--format=csv,noheader,nounits -lms 100 >"$smi" 2>&1 &
 smipid=$!
 $TS record --gpu=on -o "$OUT/busy.trace.json" -o "$OUT/busy.folded" -- "$OUT/busy" 4 2048 \
@@ -82,25 +86,28 @@ rows = []
 for line in open(sys.argv[1]):
     f = [x.strip() for x in line.split(",")]
     try:
-        rows.append((float(f[1]), float(f[2]), float(f[3]), float(f[4]) if f[4] not in ("[N/A]", "N/A") else None))
+        rows.append((float(f[1]), float(f[2]), float(f[3]), f[4]))
     except (ValueError, IndexError):
-        pass
+        print("nvidia-smi said: %s" % line.strip())
 busy = [r for r in rows if r[0] > 0]
-print("nvidia-smi: %d rows, %d busy; utilization %.0f%% on average while busy; memory peak %.0f MiB; power %.0f..%.0f W"
+smi_power = sum(r[2] for r in busy) / max(1, len(busy))
+print("nvidia-smi: %d rows, %d busy; utilization %.0f%% on average while busy; memory.used peak %.0f MiB "
+      "(reserved %s MiB); power %.0f W on average while busy"
       % (len(rows), len(busy), sum(r[0] for r in busy) / max(1, len(busy)), max(r[1] for r in rows),
-         min(r[2] for r in rows), max(r[2] for r in rows)))
-if rows[0][3] is not None:
-    print("nvidia-smi energy over its rows: %.1f J" % ((rows[-1][3] - rows[0][3]) / (1000.0 if rows[-1][3] > 1e6 else 1.0)))
-m = re.search(r"NVML device 0: utilization (\d+)% on average, memory peak (\d+) MiB(?:, ([\d.]+) J)?", open(sys.argv[2]).read())
+         rows[-1][3], smi_power))
+err = open(sys.argv[2]).read()
+m = re.search(r"NVML device 0: utilization (\d+)% on average, memory peak (\d+) MiB(?:, ([\d.]+) J)?", err)
 assert m, "no NVML line in the summary"
-print("trainsample: utilization %s%%, memory peak %s MiB, energy %s J" % m.groups())
+wall = float(re.search(r"busy [\d.]+% of ([\d.]+) s", err).group(1))
+print("trainsample: utilization %s%%, memory peak %s MiB, energy %s J over %.2f s = %.0f W"
+      % (m.group(1), m.group(2), m.group(3), wall, float(m.group(3) or 0) / wall))
 ev = json.load(open(sys.argv[3]))["traceEvents"]
-names = sorted({e["name"] for e in ev if e["ph"] == "C"})
-print("counter tracks: %s" % names)
+print("counter tracks: %s" % sorted({e["name"] for e in ev if e["ph"] == "C"}))
 peak = float(m.group(2))
 assert abs(peak - max(r[1] for r in rows)) < max(300, 0.1 * peak), "memory peaks differ"
 assert peak > 2048, "the 2048 MiB held are not in the peak"
 assert int(m.group(1)) > 50, "a busy GPU reported idle"
+assert m.group(3) and abs(float(m.group(3)) / wall - smi_power) < 0.4 * smi_power, "energy and power differ"
 EOT
 then ok "NVML: utilization, memory and energy beside nvidia-smi"
 else not_ok "NVML beside nvidia-smi" "$(tail -1 "$OUT/nvml.check")"; fi

@@ -12,6 +12,13 @@
  * with a nested driver call as CUDA's runtime does, and queues the
  * activity record the GPU would produce, carrying the runtime call's
  * correlation id. The "GPU" runs each stream's work back to back.
+ *
+ * Like a program with the CUDA runtime linked in statically (nvcc's
+ * default), fake_cuda_init registers the runtime's teardown with atexit
+ * after InitializeInjection returns: at exit it runs before any handler
+ * the agent registered in InitializeInjection, destroys the context
+ * (records still in CUPTI's buffers are lost) and any CUPTI call after it
+ * aborts, as it crashes on a real GPU.
  *   FAKE_CUPTI_TAKEN=NAME  cuptiSubscribe fails: NAME holds CUPTI
  *   FAKE_CUPTI_DROPPED=N   the first buffer reports N records dropped
  */
@@ -45,7 +52,16 @@ static struct {
 	uint64_t stream_free[64];
 	bool dropped_reported;
 	bool device_reported;
+	bool torn_down;
 } fake = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void after_teardown(const char *what)
+{
+	if (!fake.torn_down)
+		return;
+	fprintf(stderr, "fake_cupti: %s called after the CUDA runtime's teardown\n", what);
+	abort();
+}
 
 static uint64_t realtime_ns(void)
 {
@@ -109,6 +125,7 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc 
 
 EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
 {
+	after_teardown(__func__);
 	(void)s;
 	fake.subscribed = false;
 	fake.callback = NULL;
@@ -166,6 +183,7 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 {
+	after_teardown(__func__);
 	fake.kinds &= ~(1ull << kind);
 	return CUPTI_SUCCESS;
 }
@@ -211,6 +229,7 @@ EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUp
 
 EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *dropped)
 {
+	after_teardown(__func__);
 	const char *n = getenv("FAKE_CUPTI_DROPPED");
 
 	(void)ctx, (void)stream;
@@ -239,6 +258,7 @@ static void complete_buffer(void)
 
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
+	after_teardown(__func__);
 	(void)flag;
 	pthread_mutex_lock(&fake.lock);
 	complete_buffer();
@@ -337,16 +357,30 @@ static void device_record(void)
 }
 
 /* cuInit's part: the driver loads the injection library. 1 when loaded. */
+static void runtime_teardown(void)
+{
+	pthread_mutex_lock(&fake.lock);
+	fake.torn_down = true;
+	free(fake.buffer); /* the context's records go with it */
+	fake.buffer = NULL;
+	fake.used = fake.size = 0;
+	pthread_mutex_unlock(&fake.lock);
+}
+
 EXPORT int fake_cuda_init(void)
 {
 	const char *path = getenv("CUDA_INJECTION64_PATH");
-	int (*init)(void);
+	int (*init)(void), ret;
 	void *h;
 
 	if (!path || !(h = dlopen(path, RTLD_NOW)))
 		return 0;
 	*(void **)&init = dlsym(h, "InitializeInjection");
-	return init ? init() : 0;
+	if (!init)
+		return 0;
+	ret = init();
+	atexit(runtime_teardown);
+	return ret;
 }
 
 static void kernel_on(uint32_t correlation, const char *name, int device, int stream,

@@ -144,6 +144,35 @@ rc=$?
 check $? "gpu: CUPTI held by another tool: one line naming it, no GPU data, the program runs" \
 	"rc $rc $(cat "$TMP/terr")"
 
+# Exit handlers: the fake's runtime teardown (registered after the agent
+# loaded, as a statically linked CUDA runtime's is) runs before the
+# agent's first one and aborts on any later CUPTI call. A program that
+# exits right after its launches keeps every record and exits 0; one that
+# launches nothing too.
+cat >"$TMP/short.py" <<'EOT'
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.fake_cuda_launch.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_int]
+print("init", lib.fake_cuda_init())
+for _ in range(int(sys.argv[2])):
+    lib.fake_cuda_launch(b"short_kernel", 0, 7, 1000, 1)
+EOT
+$TS record -q -o "$TMP/short.trace.json" -- "$PY" "$TMP/short.py" "$FAKE" 20 >/dev/null 2>"$TMP/serr"
+rc=$?
+[ $rc = 0 ] && [ "$(grep -o '"name":"short_kernel"' "$TMP/short.trace.json" | wc -l)" = 20 ]
+check $? "gpu: a program that exits right after its launches exits 0 with all its kernels" \
+	"rc $rc, $(grep -o '"name":"short_kernel"' "$TMP/short.trace.json" | wc -l) kernels $(cat "$TMP/serr")"
+$TS record -q --gpu=on -o "$TMP/none.folded" -- "$PY" "$TMP/short.py" "$FAKE" 0 >/dev/null 2>"$TMP/serr"
+check $? "gpu: a CUDA program that launches nothing exits 0" "$(cat "$TMP/serr")"
+
+# A burst well over the agent's stage (32768 records, written four times
+# a second) within a quarter second: the flusher is woken early, nothing
+# is dropped.
+$TS record -o "$TMP/burst.trace.json" -- "$PY" "$TMP/short.py" "$FAKE" 40000 >/dev/null 2>"$TMP/berr"
+n=$(grep -o '"name":"short_kernel"' "$TMP/burst.trace.json" | wc -l)
+[ "$n" = 40000 ] && grep -q "40000 launches.* 0 records dropped" "$TMP/berr"
+check $? "gpu: a burst of 40000 launches, every one recorded" "$n kernels; $(grep GPU "$TMP/berr")"
+
 FAKE_CUPTI_DROPPED=7 $TS record -o "$TMP/d.folded" -- "$PY" tests/python/gpu_launch.py "$FAKE" 5 \
 	>/dev/null 2>"$TMP/derr"
 grep -q "7 records dropped" "$TMP/derr"
