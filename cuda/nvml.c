@@ -29,6 +29,13 @@ struct nvml_utilization {
 struct nvml_memory {
 	unsigned long long total, free, used;
 };
+/* The first form's `used` counts memory the driver reserves (480 MiB on an
+ * H100 with driver 580): nvidia-smi reports the second form's. */
+struct nvml_memory_v2 {
+	unsigned int version;
+	unsigned long long total, reserved, free, used;
+};
+#define NVML_MEMORY_V2 ((unsigned int)sizeof(struct nvml_memory_v2) | (2u << 24))
 
 struct nvml_api {
 	nvml_return (*init)(void);
@@ -38,6 +45,7 @@ struct nvml_api {
 	nvml_return (*uuid)(nvml_device d, char *uuid, unsigned int len);
 	nvml_return (*utilization)(nvml_device d, struct nvml_utilization *u);
 	nvml_return (*memory)(nvml_device d, struct nvml_memory *m);
+	nvml_return (*memory_v2)(nvml_device d, struct nvml_memory_v2 *m);
 	nvml_return (*power)(nvml_device d, unsigned int *milliwatts);
 	nvml_return (*energy)(nvml_device d, unsigned long long *millijoules);
 };
@@ -70,10 +78,27 @@ static bool look_up(struct nvml_sampler *n)
 	*(void **)&n->api.uuid = dlsym(h, "nvmlDeviceGetUUID");
 	*(void **)&n->api.utilization = dlsym(h, "nvmlDeviceGetUtilizationRates");
 	*(void **)&n->api.memory = dlsym(h, "nvmlDeviceGetMemoryInfo");
+	*(void **)&n->api.memory_v2 = dlsym(h, "nvmlDeviceGetMemoryInfo_v2");
 	*(void **)&n->api.power = dlsym(h, "nvmlDeviceGetPowerUsage");
 	*(void **)&n->api.energy = dlsym(h, "nvmlDeviceGetTotalEnergyConsumption");
 	return n->api.init && n->api.shutdown && n->api.count && n->api.handle && n->api.uuid &&
 	       n->api.utilization && n->api.memory;
+}
+
+/* Memory in use as nvidia-smi counts it, where the driver has the form. */
+static nvml_return memory_used(struct nvml_sampler *n, nvml_device d, unsigned long long *used)
+{
+	struct nvml_memory_v2 m2 = { .version = NVML_MEMORY_V2 };
+	struct nvml_memory m;
+	nvml_return ret;
+
+	if (n->api.memory_v2 && n->api.memory_v2(d, &m2) == NVML_SUCCESS) {
+		*used = m2.used;
+		return NVML_SUCCESS;
+	}
+	ret = n->api.memory(d, &m);
+	*used = m.used;
+	return ret;
 }
 
 int nvml_open(struct nvml_sampler **out, struct profile *p)
@@ -149,18 +174,17 @@ void nvml_sample(struct nvml_sampler *n, uint64_t now_ns)
 		struct nvml_gpu *g = &n->gpus[i];
 		unsigned int device = cuda_number(n, i), mw;
 		struct nvml_utilization u;
-		struct nvml_memory m;
-		unsigned long long mj;
+		unsigned long long mj, used;
 
 		if (n->api.utilization(g->handle, &u) == NVML_SUCCESS) {
 			counter(n, device, "utilization %", now_ns, u.gpu);
 			g->samples++;
 			g->utilization_sum += u.gpu;
 		}
-		if (n->api.memory(g->handle, &m) == NVML_SUCCESS) {
-			counter(n, device, "memory used MiB", now_ns, (double)m.used / (1 << 20));
-			if (m.used > g->memory_peak)
-				g->memory_peak = m.used;
+		if (memory_used(n, g->handle, &used) == NVML_SUCCESS) {
+			counter(n, device, "memory used MiB", now_ns, (double)used / (1 << 20));
+			if (used > g->memory_peak)
+				g->memory_peak = used;
 		}
 		if (n->api.power && n->api.power(g->handle, &mw) == NVML_SUCCESS)
 			counter(n, device, "power W", now_ns, mw / 1000.0);

@@ -35,7 +35,7 @@ if [ -n "$DEST" ]; then
 	cp /tmp/gpu-machine.log "$DEST/gpu-machine.log"
 	# One trace, the GPU flamegraphs, the summaries, the checks' texts.
 	tar -czf "$DEST/gpu-check.tar.gz" -C build/gpu-check \
-		--exclude='loop*.json' --exclude='attach-loop.trace.json' --exclude='raw-*' \
+		--exclude='loop*.json' --exclude='attach-*.trace.json' --exclude='raw-*' \
 		$(cd build/gpu-check && ls | grep -vxE 'vector_add|kernel_loop|graph|marks|busy|libpylaunch.so')
 	tar -czf "$DEST/raw.tar.gz" -C build/gpu-check $(cd build/gpu-check && ls -d raw-* 2>/dev/null)
 	ls -la "$DEST"

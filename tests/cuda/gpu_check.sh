@@ -66,7 +66,7 @@ assert any(n.startswith("scale(") for n in names) and any(n.startswith("shift(")
 assert flows >= 40000
 EOT
 then ok "kernel_loop: every kernel on its stream with its arrow ($(cat "$OUT/loop.check"))"
-else not_ok "kernel_loop: every kernel on its stream with its arrow" "$(tail -2 "$OUT/loop.check" "$OUT/loop.err")"; fi
+else not_ok "kernel_loop: every kernel on its stream with its arrow" "$(tail -n 2 "$OUT/loop.check" "$OUT/loop.err")"; fi
 echo "# alone:      $(cat "$OUT/loop.alone")"
 echo "# --gpu=off:  $(cat "$OUT/loop.off")"
 echo "# --gpu=on:   $(head -1 "$OUT/loop.on")"
@@ -86,7 +86,7 @@ print("%d graph kernels, %d graph launches" % (len(k), len(api)))
 assert len(k) == 300 and len(api) == 100, (len(k), len(api))
 EOT
 then ok "graph: its kernels arrive, each tied to a graph launch ($(cat "$OUT/graph.check"))"
-else not_ok "graph: its kernels arrive, each tied to a graph launch" "$(tail -2 "$OUT/graph.check" "$OUT/graph.err")"; fi
+else not_ok "graph: its kernels arrive, each tied to a graph launch" "$(tail -n 2 "$OUT/graph.check" "$OUT/graph.err")"; fi
 
 # 4. Kernels launched from Python functions land on their lines.
 $TS record -q --gpu=on -o "$OUT/py.folded" -o "$OUT/py-gpu.svg" -o "$OUT/py.trace.json" -- \

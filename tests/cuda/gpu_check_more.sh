@@ -25,16 +25,28 @@ if grep -q 'status started' "$OUT/raw-va.txt" && grep -q '^  device 0: .*cc [0-9
 	ok "raw records: a device record, every kernel and copy carries one of its launch's ids"
 else not_ok "raw records: a device record, every kernel and copy carries one of its launch's ids"; fi
 
-# The agent's cost without trainsample's sampling: the loop under the agent alone.
-raw_run cost "$OUT/kernel_loop" 20000 >"$OUT/loop.agent" 2>&1
-echo "# agent alone: $(cat "$OUT/loop.agent")"
+# What a launch costs over 400 000 of them (a short run also pays for
+# loading symbols once): the loop alone, under the agent alone, under record.
+"$OUT/kernel_loop" 200000 >"$OUT/cost.alone" 2>&1
+raw_run cost "$OUT/kernel_loop" 200000 >"$OUT/cost.agent" 2>&1
+rm -rf "$OUT/raw-cost"
+$TS record -q --gpu=on --stats -o "$OUT/cost.folded" -- "$OUT/kernel_loop" 200000 >"$OUT/cost.record" \
+	2>"$OUT/cost.stats"
+echo "# alone:             $(cat "$OUT/cost.alone")"
+echo "# agent, no sampler: $(cat "$OUT/cost.agent")"
+echo "# record --gpu=on:   $(cat "$OUT/cost.record")"
+grep -E 'target pause|ticks' "$OUT/cost.stats" | sed 's/^/# /'
+awk '/per second/ { gsub(/[()]/, ""); r[FILENAME] = $(NF - 2) }
+	END { for (f in r) if (f ~ /alone/) a = r[f]; else if (f ~ /agent/) g = r[f]; else o = r[f]
+	      if (a && g && o) printf "# per launch: the agent %.2f us, under record %.2f us\n",
+	             1e6 / g - 1e6 / a, 1e6 / o - 1e6 / a }' "$OUT/cost.alone" "$OUT/cost.agent" "$OUT/cost.record"
 
 # 6. Kernels on the samples' clock: each between the CLOCK_MONOTONIC marks
 # taken just before its launch and just after its sync.
 raw_run marks "$OUT/marks" 200 >"$OUT/marks.txt" 2>&1
 if python3 tests/cuda/gpu_records.py marks "$OUT"/raw-marks/*.gpu "$OUT/marks.txt" >"$OUT/marks.check" 2>&1; then
 	ok "clock: every kernel starts after the mark before its launch and ends before the one after its sync"
-else not_ok "clock: every kernel lies between its marks" "$(tail -2 "$OUT/marks.check")"; fi
+else not_ok "clock: every kernel lies between its marks" "$(tail -n 2 "$OUT/marks.check")"; fi
 sed 's/^/# /' "$OUT/marks.check"
 
 # 7. attach to processes carrying the agent dormant (trainsample env).
@@ -59,16 +71,16 @@ print("%d kernels, %d arrows in 2 s attached" % (len(k), flows))
 assert len(k) > 1000 and flows > 1000
 EOT
 then ok "attach, dormant agent: kernel_loop's kernels with arrows ($(cat "$OUT/attach-loop.check"))"
-else not_ok "attach, dormant agent: kernel_loop's kernels" "$(tail -2 "$OUT/attach-loop.check" "$OUT/attach-loop.err")"; fi
+else not_ok "attach, dormant agent: kernel_loop's kernels" "$(tail -n 2 "$OUT/attach-loop.check" "$OUT/attach-loop.err")"; fi
 attach_run graph 2 "$OUT/graph" 100000000
 if grep -q '^\[gpu\];.*\[kernel\] node_a' "$OUT/attach-graph.folded" && grep -q '\[kernel\] node_c' "$OUT/attach-graph.folded"; then
 	ok "attach, dormant agent: a graph's kernels"
-else not_ok "attach, dormant agent: a graph's kernels" "$(tail -2 "$OUT/attach-graph.err")"; fi
+else not_ok "attach, dormant agent: a graph's kernels" "$(tail -n 2 "$OUT/attach-graph.err")"; fi
 attach_run py 2 "$PY" tests/cuda/pylaunch.py "$OUT/libpylaunch.so" 100000000
 if grep -q '^\[gpu\];<module> (pylaunch.py:[0-9]*);forward (pylaunch.py:[0-9]*);\[kernel\] py_forward_kernel' "$OUT/attach-py.folded" &&
    grep -q 'backward (pylaunch.py:' "$OUT/attach-py-gpu.svg"; then
 	ok "attach, dormant agent: Python launch stacks"
-else not_ok "attach, dormant agent: Python launch stacks" "$(grep gpu "$OUT/attach-py.folded" | head -2) $(tail -2 "$OUT/attach-py.err")"; fi
+else not_ok "attach, dormant agent: Python launch stacks" "$(grep gpu "$OUT/attach-py.folded" | head -2) $(tail -n 2 "$OUT/attach-py.err")"; fi
 
 # 8. NVML beside nvidia-smi over the same busy seconds.
 smi=$OUT/smi.csv
@@ -110,7 +122,7 @@ assert int(m.group(1)) > 50, "a busy GPU reported idle"
 assert m.group(3) and abs(float(m.group(3)) / wall - smi_power) < 0.4 * smi_power, "energy and power differ"
 EOT
 then ok "NVML: utilization, memory and energy beside nvidia-smi"
-else not_ok "NVML beside nvidia-smi" "$(tail -1 "$OUT/nvml.check")"; fi
+else not_ok "NVML beside nvidia-smi" "$(tail -n 1 "$OUT/nvml.check")"; fi
 sed 's/^/# /' "$OUT/nvml.check"
 
 # 9. A PyTorch training loop (where torch sees the GPU).
@@ -135,7 +147,7 @@ print("GPU time %d, on torch_step.py lines %d (%.0f%%)" % (gpu, own, 100.0 * own
 assert gpu > 0 and own > 0.3 * gpu
 EOT
 	then ok "torch: kernels on the training loop's lines ($(cat "$OUT/torch.check"))"
-	else not_ok "torch: kernels on the training loop's lines" "$(tail -1 "$OUT/torch.check")"; fi
+	else not_ok "torch: kernels on the training loop's lines" "$(tail -n 1 "$OUT/torch.check")"; fi
 else
 	echo "ok - torch # SKIP no torch with CUDA for $PY"
 fi

@@ -107,7 +107,7 @@ def summary(path):
 def marks(path, marks_path):
     s, r = summary(path)
     ms = [tuple(map(int, l.split()[1:3])) for l in open(marks_path) if l.startswith("mark ")]
-    ks = sorted((a for a in r["kernel"] if s.get(a["name"], "").startswith("marked")), key=lambda a: a["start"])
+    ks = sorted((a for a in r["kernel"] if "marked" in s.get(a["name"], "")), key=lambda a: a["start"])
     ls = sorted((l for l in r["launch"] if "Launch" in s.get(l["api"], "")), key=lambda l: l["start"])
     assert len(ks) == len(ms), "%d kernels for %d marks" % (len(ks), len(ms))
     lead, tail, bad = [], [], []

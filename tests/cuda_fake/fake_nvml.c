@@ -3,6 +3,9 @@
  * A fake libnvidia-ml.so.1 for machines without a driver: one device, the
  * fake CUPTI's (same UUID), whose utilization reads 37%, whose memory in
  * use grows by 1 MiB and whose energy counter by 25 J at every reading.
+ * As driver 580 on an H100 does, the first form of the memory call counts
+ * 480 MiB the driver reserves as used; the second (what nvidia-smi shows)
+ * does not.
  * Only the calls trainsample makes, with NVML's documented signatures.
  */
 #include <stdio.h>
@@ -58,8 +61,26 @@ EXPORT int nvmlDeviceGetMemoryInfo(void *d, struct memory *m)
 	(void)d;
 	readings++;
 	m->total = 80ull << 30;
-	m->used = (1000 + readings) << 20;
+	m->used = (1000 + 480 + readings) << 20;
 	m->free = m->total - m->used;
+	return 0;
+}
+
+struct memory_v2 {
+	unsigned int version;
+	unsigned long long total, reserved, free, used;
+};
+
+EXPORT int nvmlDeviceGetMemoryInfo_v2(void *d, struct memory_v2 *m)
+{
+	(void)d;
+	if (m->version != ((unsigned int)sizeof(*m) | (2u << 24)))
+		return 3; /* NVML_ERROR_INVALID_ARGUMENT: as the driver checks it */
+	readings++;
+	m->total = 80ull << 30;
+	m->reserved = 480ull << 20;
+	m->used = (1000 + readings) << 20;
+	m->free = m->total - m->reserved - m->used;
 	return 0;
 }
 
