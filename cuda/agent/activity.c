@@ -42,7 +42,7 @@ static void kernel_record(const CUpti_ActivityKernel10 *k, struct gpu_record *r)
 }
 
 /* One CUPTI record as an agent record (lock held); false to skip it. */
-static bool convert(const CUpti_Activity *rec, struct gpu_record *r)
+static bool convert_any(const CUpti_Activity *rec, struct gpu_record *r)
 {
 	memset(r, 0, sizeof(*r));
 	switch (rec->kind) {
@@ -109,6 +109,24 @@ static bool convert(const CUpti_Activity *rec, struct gpu_record *r)
 	default:
 		return false;
 	}
+}
+
+/* A forced flush (a stop, an exit) hands over work the GPU had not
+ * finished as records without timestamps: lost, and counted as such. */
+static bool timed(const struct gpu_record *r)
+{
+	if (r->u.activity.start_ns && r->u.activity.end_ns >= r->u.activity.start_ns)
+		return true;
+	agent.dropped++;
+	return false;
+}
+
+/* The same, with the incomplete ones skipped and counted. */
+static bool convert(const CUpti_Activity *rec, struct gpu_record *r)
+{
+	if (!convert_any(rec, r))
+		return false;
+	return r->type == GPU_REC_DEVICE || timed(r);
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,

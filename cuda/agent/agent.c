@@ -107,7 +107,10 @@ static void collect_stop_locked(void)
 	if (!agent.collecting)
 		return;
 	agent.collecting = false;
-	/* Forced: nothing may stay in CUPTI's buffers once the file closes. */
+	/* Forced: nothing may stay in CUPTI's buffers once the file closes.
+	 * An unforced flush first lets CUPTI complete what it can: a forced
+	 * one hands unfinished records over without their times. */
+	agent.cupti.activity_flush_all(0);
 	agent.cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	agent_activity_stop();
 	agent_launch_stop();

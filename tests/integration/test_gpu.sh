@@ -155,7 +155,7 @@ lib = ctypes.CDLL(sys.argv[1])
 lib.fake_cuda_launch.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_int]
 print("init", lib.fake_cuda_init())
 for _ in range(int(sys.argv[2])):
-    lib.fake_cuda_launch(b"short_kernel", 0, 7, 1000, 1)
+    lib.fake_cuda_launch(b"short_kernel", 0, 7, int(sys.argv[3]) if len(sys.argv) > 3 else 1000, 1)
 EOT
 $TS record -q -o "$TMP/short.trace.json" -- "$PY" "$TMP/short.py" "$FAKE" 20 >/dev/null 2>"$TMP/serr"
 rc=$?
@@ -164,6 +164,16 @@ check $? "gpu: a program that exits right after its launches exits 0 with all it
 	"rc $rc, $(grep -o '"name":"short_kernel"' "$TMP/short.trace.json" | wc -l) kernels $(cat "$TMP/serr")"
 $TS record -q --gpu=on -o "$TMP/none.folded" -- "$PY" "$TMP/short.py" "$FAKE" 0 >/dev/null 2>"$TMP/serr"
 check $? "gpu: a CUDA program that launches nothing exits 0" "$(cat "$TMP/serr")"
+
+# Kernels still running when the program exits come from CUPTI's forced
+# flush without times: counted as dropped, never drawn at time zero.
+$TS record -o "$TMP/unfinished.trace.json" -- "$PY" "$TMP/short.py" "$FAKE" 3 5000000000 \
+	>/dev/null 2>"$TMP/uerr"
+rc=$?
+[ $rc = 0 ] && ! grep -q '"name":"short_kernel"' "$TMP/unfinished.trace.json" &&
+	grep -q "3 launches.* 3 records dropped" "$TMP/uerr"
+check $? "gpu: kernels unfinished at exit are counted as dropped, not drawn at time zero" \
+	"rc $rc $(grep GPU "$TMP/uerr")"
 
 # A burst well over the agent's stage (32768 records, written four times
 # a second) within a quarter second: the flusher is woken early, nothing
