@@ -16,6 +16,33 @@
 
 #define GPU_PID_BASE 0x70000000u /* a process per device (and process using it) */
 #define API_TID_BASE 0x40000000u /* beside each thread: its CUDA API calls */
+#define SYNC_TID_BASE 0x20000000u /* beside each stream: waits for it */
+
+/* A stream's track holds its work; a wait for the stream (a host-side
+ * interval that spans the work it waits for) has a track of its own, else
+ * it would hide that work: slices on a track nest. A wait for the whole
+ * context (stream UINT32_MAX) has the "synchronization" track. */
+static uint32_t track_of(const struct gpu_activity *a)
+{
+	if (a->kind == GPU_ACTIVITY_SYNC && a->stream != UINT32_MAX)
+		return SYNC_TID_BASE + (a->stream & (SYNC_TID_BASE - 1));
+	return a->stream;
+}
+
+static int by_track(const void *x, const void *y)
+{
+	const struct gpu_activity *a = *(const struct gpu_activity *const *)x;
+	const struct gpu_activity *b = *(const struct gpu_activity *const *)y;
+	uint32_t ta = track_of(a), tb = track_of(b);
+
+	if (a->device != b->device)
+		return a->device < b->device ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
 
 static bool keeps(const struct tr *t, const struct gpu_activity *a)
 {
@@ -101,7 +128,7 @@ int trace_gpu_collect(struct tr *t)
 	if (ret < 0)
 		return ret;
 	if (t->ngpu)
-		qsort(t->gpu, t->ngpu, sizeof(*t->gpu), gpu_activity_by_stream);
+		qsort(t->gpu, t->ngpu, sizeof(*t->gpu), by_track);
 	/* Sorted by device, then pid: a device is shared when its pid
 	 * changes before the device does. Syncs carry no device of their own. */
 	for (size_t i = 0, first = SIZE_MAX; i < t->ngpu; i++) {
@@ -136,14 +163,16 @@ static void write_names(struct tr *t, FILE *out)
 			if (pid != gpu_pid(t, a->device, 0))
 				snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " (pid %u)", a->pid);
 			trace_write_name(t, out, "process_name", pid, 0, buf);
-		} else if (prev->stream == a->stream) {
+		} else if (track_of(prev) == track_of(a)) {
 			continue;
 		}
 		if (a->stream == UINT32_MAX)
 			snprintf(buf, sizeof(buf), "synchronization");
+		else if (a->kind == GPU_ACTIVITY_SYNC)
+			snprintf(buf, sizeof(buf), "stream %u waits", a->stream);
 		else
 			snprintf(buf, sizeof(buf), "stream %u", a->stream);
-		trace_write_name(t, out, "thread_name", pid, a->stream, buf);
+		trace_write_name(t, out, "thread_name", pid, track_of(a), buf);
 	}
 }
 
@@ -157,7 +186,7 @@ static void write_activity(struct tr *t, FILE *out, const struct gpu_activity *a
 	gpu_activity_label(t->p, a, false, name, sizeof(name));
 	trace_begin_event(t, out);
 	fprintf(out, "\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", gpu_pid(t, a->device, a->pid),
-		a->stream);
+		track_of(a));
 	trace_put_us(out, start - t->t0);
 	fputs(",\"dur\":", out);
 	trace_put_us(out, a->end_ns - start);
@@ -222,7 +251,7 @@ static void write_flows(struct tr *t, FILE *out)
 		fputs(",\"name\":\"launch\",\"cat\":\"launch\"}", out);
 		trace_begin_event(t, out);
 		fprintf(out, "\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"ts\":", i + 1,
-			gpu_pid(t, a->device, a->pid), a->stream);
+			gpu_pid(t, a->device, a->pid), track_of(a));
 		trace_put_us(out, a->start_ns - t->t0);
 		fputs(",\"name\":\"launch\",\"cat\":\"launch\"}", out);
 	}
@@ -280,7 +309,7 @@ void trace_gpu_write(struct tr *t, FILE *out)
 		uint64_t start = a->start_ns;
 
 		if (!prev || gpu_pid(t, prev->device, prev->pid) != gpu_pid(t, a->device, a->pid) ||
-		    prev->stream != a->stream)
+		    track_of(prev) != track_of(a))
 			track_end = 0;
 		if (start < track_end)
 			start = track_end;

@@ -504,29 +504,50 @@ EXPORT void fake_cuda_memcpy(int device, int stream, long long bytes, int copy_k
 }
 
 /* cudaDeviceSynchronize: waits for every stream, a sync record. */
-EXPORT void fake_cuda_synchronize(void)
+/* A wait for one stream (0..63) or, stream -1, for the whole context: its
+ * record spans the wait, so a stream's covers the work it waited for, as
+ * a real one does. Returns when that work is done. */
+static void synchronize(int stream)
 {
-	uint32_t id = api_call(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
-			       CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize);
+	uint32_t id = stream < 0 ? api_call(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+					    CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize)
+				 : api_call(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+					    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize);
 	CUpti_ActivitySynchronization2 *s;
 	uint64_t last = 0, t;
 
 	pthread_mutex_lock(&fake.lock);
 	for (int i = 0; i < 64; i++)
-		if (fake.stream_free[i] > last)
+		if ((stream < 0 || i == stream) && fake.stream_free[i] > last)
 			last = fake.stream_free[i];
 	t = now();
 	s = record_slot(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
 	if (s) {
 		s->kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-		s->type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+		s->type = stream < 0 ? CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
+				     : CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
 		s->start = t;
 		s->end = last > t ? last : t;
 		s->correlationId = id;
 		s->contextId = 1;
-		s->streamId = (uint32_t)-1;
+		s->streamId = stream < 0 ? (uint32_t)-1 : (uint32_t)stream;
 	}
 	pthread_mutex_unlock(&fake.lock);
+	while (now() < last) {
+		struct timespec ts = { 0, 200000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+EXPORT void fake_cuda_synchronize(void)
+{
+	synchronize(-1);
+}
+
+EXPORT void fake_cuda_stream_synchronize(int stream)
+{
+	synchronize(stream & 63);
 }
 
 /* What the agent asked for, for the tests: enabled kinds as a bit mask,

@@ -156,6 +156,8 @@ lib.fake_cuda_launch.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ct
 print("init", lib.fake_cuda_init())
 for _ in range(int(sys.argv[2])):
     lib.fake_cuda_launch(b"short_kernel", 0, 7, int(sys.argv[3]) if len(sys.argv) > 3 else 1000, 1)
+if sys.argv[4:] == ["sync"]:
+    lib.fake_cuda_stream_synchronize(7)
 EOT
 $TS record -q -o "$TMP/short.trace.json" -- "$PY" "$TMP/short.py" "$FAKE" 20 >/dev/null 2>"$TMP/serr"
 rc=$?
@@ -164,6 +166,25 @@ check $? "gpu: a program that exits right after its launches exits 0 with all it
 	"rc $rc, $(grep -o '"name":"short_kernel"' "$TMP/short.trace.json" | wc -l) kernels $(cat "$TMP/serr")"
 $TS record -q --gpu=on -o "$TMP/none.folded" -- "$PY" "$TMP/short.py" "$FAKE" 0 >/dev/null 2>"$TMP/serr"
 check $? "gpu: a CUDA program that launches nothing exits 0" "$(cat "$TMP/serr")"
+
+# A wait for a stream spans the kernels it waits for (as on a GPU, where
+# cudaStreamSynchronize's record covered the last graph's kernels and hid
+# them): the wait has a track of its own, every kernel stays on the stream's.
+$TS record -q -o "$TMP/wait.trace.json" -- "$PY" "$TMP/short.py" "$FAKE" 20 1000000 sync \
+	>/dev/null 2>"$TMP/werr"
+python3 tests/integration/trace_check.py "$TMP/wait.trace.json" >"$TMP/wcheck" 2>&1 &&
+python3 - "$TMP/wait.trace.json" >>"$TMP/wcheck" 2>&1 <<'EOT'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+k = [e for e in ev if e["ph"] == "X" and e.get("cat") == "kernel"]
+w = [e for e in ev if e["ph"] == "X" and e.get("cat") == "sync"]
+assert len(k) == 20 and {names[(e["pid"], e["tid"])] for e in k} == {"stream 7"}, (len(k), k[:1])
+assert len(w) == 1 and names[(w[0]["pid"], w[0]["tid"])] == "stream 7 waits", w
+assert w[0]["ts"] < k[-1]["ts"] + k[-1]["dur"] <= w[0]["ts"] + w[0]["dur"] + 1, (w, k[-1])
+EOT
+check $? "gpu: a stream's wait has its own track and hides none of the kernels it spans" \
+	"$(tail -n 3 "$TMP/wcheck") $(cat "$TMP/werr")"
 
 # Kernels still running when the program exits come from CUPTI's forced
 # flush without times: counted as dropped, never drawn at time zero.
