@@ -61,6 +61,11 @@ attach_run() { # NAME SECONDS COMMAND...: attach for SECONDS after a second
 	kill "$apid" 2>/dev/null
 	wait "$apid" 2>/dev/null
 }
+attach_run va 2 "$OUT/vector_add" 100000000
+if grep -q '^\[gpu\];.*\[kernel\] vector_add(' "$OUT/attach-va.folded" &&
+   grep -q '\[memcpy HtoD\]' "$OUT/attach-va.folded" && grep -q '\[memcpy DtoH\]' "$OUT/attach-va.folded"; then
+	ok "attach, dormant agent: vector_add's kernels and copies"
+else not_ok "attach, dormant agent: vector_add's kernels and copies" "$(tail -n 2 "$OUT/attach-va.err")"; fi
 attach_run loop 2 "$OUT/kernel_loop" 100000000
 if python3 - "$OUT/attach-loop.trace.json" >"$OUT/attach-loop.check" 2>&1 <<'EOT'
 import json, sys
