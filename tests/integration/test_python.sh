@@ -84,7 +84,9 @@ launches() {
 	label=$1 py=$2 bad=""
 	for i in $(seq 200); do
 		$TS record -q -r 1000 --stats -o "$TMP/l.folded" -- "$py" $P/short.py 2>"$TMP/l.err"
-		[ "$(folded_with_prefix "$TMP/l.folded" "brief (")" -gt 0 ] ||
+		# Any Python frame: on a crowded machine the 50 ms of
+		# brief() can pass while trainsample waits for a CPU.
+		grep -q '\.py:[0-9]*)' "$TMP/l.folded" ||
 			bad="$bad $i ($(sed -n 's/^  python  *//p' "$TMP/l.err"))"
 	done
 	[ -z "$bad" ]
