@@ -16,7 +16,7 @@ struct output {
 	const char *path;  /* "-" is stdout */
 	const struct output_writer *writer; /* its format's row (outputs_resolve) */
 	FILE *file;        /* opened before sampling, so a bad path fails early */
-	bool created;      /* opened by this run (removed again if it never starts) */
+	char *staged;      /* written here, renamed onto path when complete */
 	bool gpu;          /* the GPU variant (--gpu-flamegraph, or named gpu.svg) */
 };
 
@@ -81,6 +81,9 @@ int recording_read(const struct cli_options *o, const char *path, struct profile
 int outputs_open(struct cli_options *o);
 /* Writes and closes them; one line each unless quiet. */
 int outputs_write(struct cli_options *o, const struct profile *p);
+/* After a writer's `ret`: closes the file and puts it in place, or removes
+ * it; says why on failure. */
+int outputs_finish(struct output *out, int ret, char *err, size_t errlen);
 /* The writers' options from the command line's. */
 void outputs_render_options(const struct cli_options *o, struct render_options *fo);
 /* What the outputs need kept as samples come: the timeline (a trace), the

@@ -43,12 +43,7 @@ static int write_flamegraphs(struct cli_options *o, const struct profile *before
 
 		job.file = out->file;
 		ret = out->writer->write(&job, err, sizeof(err));
-
-		if (fclose(out->file) != 0 && !ret)
-			ret = -1;
-		out->file = NULL;
-		if (ret < 0) {
-			cli_error("writing %s: %s", out->path, err[0] ? err : "cannot write");
+		if (outputs_finish(out, ret, err, sizeof(err)) < 0) {
 			failed = 1;
 			continue;
 		}

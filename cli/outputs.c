@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /* Output files: names, formats, writing them from the profile. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "cli/cli.h"
+#include "common/common.h"
 
 static char *default_name(const char *stem, const char *ext)
 {
@@ -164,17 +167,36 @@ int outputs_resolve(struct cli_options *o, const char *stem, bool recording)
 
 int outputs_open(struct cli_options *o)
 {
+	char err[PATH_MAX + 128];
+	int fd, ret;
+
 	for (int i = 0; i < o->noutputs; i++) {
 		struct output *out = &o->outputs[i];
 
 		if (out->writer->streams)
 			continue;
-		out->file = strcmp(out->path, "-") ? fopen(out->path, "we") : stdout;
-		if (!out->file) {
-			cli_error("cannot write %s: %s", out->path, strerror(errno));
-			return -errno;
+		if (!strcmp(out->path, "-")) {
+			out->file = stdout;
+			continue;
 		}
-		out->created = out->file != stdout;
+		out->staged = malloc(PATH_MAX);
+		if (!out->staged) {
+			cli_error("cannot write %s: %s", out->path, strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		fd = file_stage_open(out->path, out->staged, PATH_MAX, err, sizeof(err));
+		if (fd < 0) {
+			cli_error("%s", err);
+			return fd;
+		}
+		out->file = fdopen(fd, "w");
+		if (!out->file) {
+			ret = -errno;
+			close(fd);
+			file_stage_discard(out->staged);
+			cli_error("cannot write %s: %s", out->path, strerror(-ret));
+			return ret;
+		}
 	}
 	return 0;
 }
@@ -220,19 +242,29 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 		fo.gpu = out->gpu; /* only where the format has the variant (outputs_resolve) */
 		job.file = out->file;
 		ret = out->writer->write(&job, err, sizeof(err));
-		if (fflush(out->file) != 0 && !ret)
-			ret = -errno;
-		if (out->file != stdout && fclose(out->file) != 0 && !ret)
-			ret = -errno;
-		out->file = NULL;
-		if (ret < 0) {
-			cli_error("writing %s: %s", out->path, err[0] ? err : strerror(-ret));
+		if (outputs_finish(out, ret, err, sizeof(err)) < 0) {
 			failed = 1;
 			continue;
 		}
 		outputs_announce(out, p, o->quiet);
 	}
 	return failed ? -EIO : 0;
+}
+
+int outputs_finish(struct output *out, int ret, char *err, size_t errlen)
+{
+	if (fflush(out->file) != 0 && !ret)
+		ret = -errno;
+	if (out->file != stdout && fclose(out->file) != 0 && !ret)
+		ret = -errno;
+	out->file = NULL;
+	if (!ret && out->staged)
+		ret = file_stage_publish(out->staged, out->path, err, errlen);
+	else if (out->staged)
+		file_stage_discard(out->staged);
+	if (ret < 0)
+		cli_error("writing %s: %s", out->path, err[0] ? err : strerror(-ret));
+	return ret;
 }
 
 int outputs_keep_timeline(const struct cli_options *o, struct profile *p)
@@ -254,6 +286,11 @@ void outputs_free(struct cli_options *o)
 	for (int i = 0; i < o->noutputs; i++) {
 		if (o->outputs[i].file && o->outputs[i].file != stdout)
 			fclose(o->outputs[i].file);
+		if (o->outputs[i].staged) {
+			file_stage_discard(o->outputs[i].staged); /* never finished */
+			free(o->outputs[i].staged);
+			o->outputs[i].staged = NULL;
+		}
 		if (o->owned_paths & (1u << i))
 			free((char *)o->outputs[i].path);
 	}

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/common.h"
 #include "formats/formats.h"
 #include "sampler/sampler.h"
 
@@ -182,8 +183,8 @@ static void discard_outputs(struct cli_options *o)
 			fclose(out->file);
 			out->file = NULL;
 		}
-		if (out->created)
-			unlink(out->path);
+		if (out->staged)
+			file_stage_discard(out->staged);
 	}
 }
 
@@ -200,7 +201,6 @@ static int open_writer(struct run *r)
 			cli_error("%s", err);
 			return -1;
 		}
-		out->created = true;
 	}
 	return 0;
 }
@@ -402,8 +402,10 @@ int cmd_record(int argc, char **argv, bool attach)
 	 * that never sampled are removed again. */
 	sampler_free(r.sampler);
 	gpu_run_free(r.gpu);
-	if (r.writer)
+	if (r.writer && sampled)
 		tsprof_writer_close(r.writer);
+	else if (r.writer)
+		tsprof_writer_discard(r.writer);
 	if (!sampled)
 		discard_outputs(&o);
 	outputs_free(&o);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * common/ — the few stateless helpers every folder needs: the caller's
- * error buffer, the monotonic clock, array growth, number parsing. It
+ * error buffer, the monotonic clock, array growth, number parsing, output
+ * files put in place whole. It
  * depends on nothing else in the tree, so the GPU agent compiles it too.
  */
 #ifndef TRAINSAMPLE_COMMON_H
@@ -63,6 +64,20 @@ int array_reserve(void **items, size_t *cap, size_t need, size_t size, size_t le
 		       ((size_t)(cap) - old_) * sizeof(*(items)));	\
 	zret_;								\
 })
+
+/*
+ * An output file made beside `path` as `.NAME.XXXXXX` (staged[] holds its
+ * name; len at least PATH_MAX) and renamed onto `path` when complete, so
+ * no reader sees half of it and no link at `path` is followed, except one
+ * of this user's or root's (/dev/stdout). A device or pipe is written in
+ * place (staged[0] stays 0). Returns the fd, or -errno with err set.
+ */
+int file_stage_open(const char *path, char *staged, size_t len, char *err, size_t errlen);
+/* Renames the finished file into place (nothing when written in place);
+ * on failure removes it. 0 or -errno with err set. */
+int file_stage_publish(char *staged, const char *path, char *err, size_t errlen);
+/* Removes a staged file that will not be finished. */
+void file_stage_discard(char *staged);
 
 /* A process or thread id written in decimal: 0, or -EINVAL for anything
  * else (trailing text, 0 or less, implausibly large). */

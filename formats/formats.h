@@ -296,6 +296,8 @@ int tsprof_writer_tick(struct tsprof_writer *w, uint64_t now_ns);
 /* Flushes, writes the end chunk, detaches from the profile and frees w,
  * whatever the result. */
 int tsprof_writer_close(struct tsprof_writer *w);
+/* Closes and removes what w wrote (a run that never started), frees w. */
+void tsprof_writer_discard(struct tsprof_writer *w);
 
 struct tsprof_read_info {
 	uint64_t chunks;      /* valid chunks read */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -278,6 +279,7 @@ int tsprof_read_window(const char *path, struct profile *into, uint64_t from_ns,
 		.to_ns = to_ns,
 	};
 	struct tsprof_read_info unused;
+	struct stat st;
 	int ret;
 
 	if (!path || !into)
@@ -290,11 +292,18 @@ int tsprof_read_window(const char *path, struct profile *into, uint64_t from_ns,
 	if (!info)
 		info = &unused;
 	memset(info, 0, sizeof(*info));
-	cr.fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Non-blocking first: a FIFO with no writer would hang the open. */
+	cr.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (cr.fd < 0) {
 		ret = -errno;
 		return errbuf_set(err, errlen, ret, "cannot open %s: %s", path,
 				  strerror(-ret));
+	}
+	if (fstat(cr.fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    fcntl(cr.fd, F_SETFL, fcntl(cr.fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		close(cr.fd);
+		return errbuf_set(err, errlen, -EINVAL, "%s is not a regular file: a recording "
+				  "is a .tsprof file", path);
 	}
 	ret = read_header(cr.fd, path, err, errlen);
 	if (!ret) {

@@ -5,6 +5,7 @@
  * buffer in between, so a killed recorder loses only what was pending.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,9 @@ struct tsprof_writer {
 	uint64_t prev_time_ns; /* the last sample's time, for deltas */
 	uint64_t prev_gpu_ns;  /* the last GPU activity's start */
 	uint64_t prev_counter_ns;
+	char *path;
+	char staged[PATH_MAX]; /* until the header is written (common/file.c) */
+	bool published;
 };
 
 static int write_all(int fd, const uint8_t *data, size_t len)
@@ -373,17 +377,34 @@ static int write_file_header(int fd)
 
 static void writer_free(struct tsprof_writer *w)
 {
+	free(w->path);
 	free(w->buf);
 	free(w->zbuf);
 	free(w);
 }
 
-static int writer_start(struct tsprof_writer *w, const char *path)
+static int writer_start(struct tsprof_writer *w, const char *path, char *err, size_t errlen)
 {
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int ret;
+
+	w->path = strdup(path);
+	if (!w->path)
+		return errbuf_set(err, errlen, -ENOMEM, "tsprof writer: out of memory");
+	w->fd = file_stage_open(path, w->staged, sizeof(w->staged), err, errlen);
 	if (w->fd < 0)
-		return -errno;
-	return write_file_header(w->fd);
+		return w->fd;
+	ret = write_file_header(w->fd);
+	if (ret < 0)
+		return errbuf_set(err, errlen, ret, "cannot write %s: %s", path, strerror(-ret));
+	/* A journal, not a rendering: in place from its header on, so a run
+	 * that is killed keeps all but its last second. */
+	ret = file_stage_publish(w->staged, path, err, errlen);
+	if (ret < 0) {
+		close(w->fd);
+		w->fd = -1;
+	}
+	w->published = !ret;
+	return ret;
 }
 
 int tsprof_writer_open(struct tsprof_writer **out, const char *path,
@@ -411,19 +432,34 @@ int tsprof_writer_open(struct tsprof_writer **out, const char *path,
 		return errbuf_set(err, errlen, ret,
 				  "%s: the profile already has a writer", path);
 	}
-	ret = writer_start(w, path);
-	if (!ret)
+	ret = writer_start(w, path, err, errlen);
+	if (!ret) {
 		ret = emit_existing(w);
+		if (ret)
+			errbuf_set(err, errlen, ret, "cannot write %s: %s", path, strerror(-ret));
+	}
 	if (ret) {
 		profile_detach(p);
 		if (w->fd >= 0)
 			close(w->fd);
+		file_stage_discard(w->staged);
+		if (w->published)
+			unlink(path);
 		writer_free(w);
-		return errbuf_set(err, errlen, ret, "cannot write %s: %s",
-				  path, strerror(-ret));
+		return ret;
 	}
 	*out = w;
 	return 0;
+}
+
+void tsprof_writer_discard(struct tsprof_writer *w)
+{
+	if (!w)
+		return;
+	close(w->fd);
+	unlink(w->path);
+	profile_detach(w->profile);
+	writer_free(w);
 }
 
 int tsprof_writer_close(struct tsprof_writer *w)

@@ -44,11 +44,15 @@ rc=$?
 [ $rc -eq 143 ]
 check $? "record gives 128+N for a command killed by signal N" "got $rc"
 
-$TS record -o "$TMP/x.folded" -- /no/such/command 2>"$TMP/err"
+# An output of an earlier run at the same name is kept as it was.
+echo earlier >"$TMP/x.folded"
+$TS record -o "$TMP/x.folded" -o "$TMP/new.folded" -- /no/such/command 2>"$TMP/err"
 rc=$?
 [ $rc -eq 127 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "cannot run '/no/such/command'" "$TMP/err" \
-	&& [ ! -e "$TMP/x.folded" ]
-check $? "a command that does not exist: one line, exit 127, no output left" "exit $rc: $(cat "$TMP/err")"
+	&& [ ! -e "$TMP/new.folded" ] && [ "$(cat "$TMP/x.folded")" = earlier ] &&
+	[ -z "$(ls -A "$TMP" | grep '^\.')" ]
+check $? "a command that does not exist: one line, exit 127, no output left, an earlier one kept" \
+	"exit $rc: $(cat "$TMP/err")"
 
 $TS record -o /nonexistent/dir/x.folded -- sh -c "touch $TMP/ran" 2>"$TMP/err"
 rc=$?
@@ -228,3 +232,46 @@ $TS record -o "$TMP/twice.folded" -o "$TMP/twice.folded" -- sh -c "touch $TMP/ra
 rc=$?
 [ $rc -eq 2 ] && [ ! -e "$TMP/ran2" ] && grep -q "named as an output twice" "$TMP/err"
 check $? "one file named as two outputs is refused before the command runs" "exit $rc"
+
+# Outputs are written beside their name and renamed into place: no reader
+# sees half a file, a link another user planted at the name is refused
+# (its target untouched), a dangling link creates nothing, nothing is left
+# behind. (The targets here are files of this test, never system files.)
+mkdir -p "$TMP/links" && chmod 1777 "$TMP/links"
+echo precious >"$TMP/precious"
+ln -s "$TMP/precious" "$TMP/links/planted.svg"
+other=$(id -u nobody 2>/dev/null || echo 65534)
+chown -h "$other" "$TMP/links/planted.svg" 2>/dev/null
+$TS record -q -o "$TMP/links/planted.svg" -- /bin/true 2>"$TMP/err"
+rc=$?
+[ "$(id -u)" != 0 ] || { [ $rc != 0 ] && [ "$(cat "$TMP/precious")" = precious ] &&
+	grep -q "link owned by another user" "$TMP/err"; }
+check $? "an output at another user's link is refused, its target untouched" "exit $rc $(cat "$TMP/err")"
+ln -s "$TMP/links/nowhere.svg" "$TMP/links/dangling.svg"
+$TS record -q -o "$TMP/links/dangling.svg" -- /bin/true 2>"$TMP/err"
+rc=$?
+[ $rc != 0 ] && [ ! -e "$TMP/links/nowhere.svg" ] && grep -q "link to nothing" "$TMP/err"
+check $? "a dangling link at an output's name creates nothing" "exit $rc $(cat "$TMP/err")"
+$TS record -q -d 2 -o "$TMP/links/late.svg" -o "$TMP/links/late.tsprof" -- "$T/cpu_shares" 4 \
+	>/dev/null 2>"$TMP/err" &
+rpid=$!
+sleep 1
+mid=$(ls -A "$TMP/links" | tr '\n' ' ')
+wait $rpid
+end=$(ls -A "$TMP/links" | tr '\n' ' ')
+# The .tsprof, a journal that outlives a kill -9, is in place from the start.
+case "$mid" in *"late.svg "*) false ;; *".late.svg."*"late.tsprof "*) true ;; *) false ;; esac &&
+	[ "$end" = "dangling.svg late.svg late.tsprof planted.svg " ] && $TS report -q "$TMP/links/late.tsprof" -o "$TMP/late.folded"
+check $? "rendered outputs appear whole at the end, written beside their names meanwhile" \
+	"during: $mid; after: $end"
+$TS record -q -o "$TMP/links/never.svg" -o "$TMP/links/never.tsprof" -- /nonexistent/cmd 2>/dev/null
+[ "$(ls -A "$TMP/links" | tr '\n' ' ')" = "dangling.svg late.svg late.tsprof planted.svg " ]
+check $? "a run that never starts leaves no file, staged or not" "$(ls -A "$TMP/links")"
+$TS record -q -f folded -o /dev/null -- /bin/true && $TS report -q "$TMP/links/late.tsprof" -f folded -o - >/dev/null &&
+	[ -c /dev/null ]
+check $? "devices and stdout are written in place (-o /dev/null, -o -)"
+mkfifo "$TMP/fifo.tsprof"
+timeout 20 $TS report "$TMP/fifo.tsprof" -o "$TMP/f.svg" 2>"$TMP/err"
+rc=$?
+[ $rc != 0 ] && [ $rc != 124 ] && grep -q "not a regular file" "$TMP/err" && [ ! -e "$TMP/f.svg" ]
+check $? "report of a FIFO says it is not a recording, at once" "exit $rc $(cat "$TMP/err")"
