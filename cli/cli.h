@@ -84,6 +84,15 @@ int outputs_write(struct cli_options *o, const struct profile *p);
 /* After a writer's `ret`: closes the file and puts it in place, or removes
  * it; says why on failure. */
 int outputs_finish(struct output *out, int ret, char *err, size_t errlen);
+
+/* gpu_socket.c: a connection to PID's dormant agent (user uid), checked to
+ * be the process's own; -errno, with why set when something was there but
+ * is not trusted. socket_path gets the socket's name. */
+int gpu_agent_open(pid_t pid, unsigned uid, char *socket_path, size_t len, char *why,
+		   size_t whylen);
+/* One line to the agent, one printable line back ("ok" or "error: WHY"),
+ * within one deadline of a few seconds. 0 on "ok", else -1. */
+int gpu_agent_say(int fd, const char *command, char *answer, size_t len);
 /* The writers' options from the command line's. */
 void outputs_render_options(const struct cli_options *o, struct render_options *fo);
 /* What the outputs need kept as samples come: the timeline (a trace), the

@@ -76,64 +76,22 @@ static int process_uid(pid_t pid, unsigned *uid)
 	return ret;
 }
 
-/* A connection to the agent's socket, with deadlines: a stopped or busy
- * process cannot hang trainsample. */
-static int agent_connect(const char *socket_path, int seconds)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct timeval t = { .tv_sec = seconds };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof(t));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &t, sizeof(t));
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path);
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-		int ret = -errno;
-
-		close(fd);
-		return ret;
-	}
-	return fd;
-}
-
-/* One line to the agent, one line back ("ok" or "error: WHY"). */
-static int agent_say(int fd, const char *command, char *answer, size_t len)
-{
-	size_t got = 0;
-	ssize_t n = 0;
-
-	/* MSG_NOSIGNAL: the agent may answer and close before reading (a
-	 * refusal); its answer is still read. */
-	int sent = send(fd, command, strlen(command), MSG_NOSIGNAL) < 0 ? -errno : 0;
-
-	while (got + 1 < len && (n = read(fd, answer + got, len - 1 - got)) > 0) {
-		got += (size_t)n;
-		if (memchr(answer, '\n', got))
-			break;
-	}
-	answer[got] = 0;
-	answer[strcspn(answer, "\n")] = 0;
-	if (!got && sent < 0)
-		snprintf(answer, len, "error: %s", strerror(-sent));
-	else if (!got)
-		snprintf(answer, len, "no answer (%s)", n < 0 ? strerror(errno) : "closed");
-	return strcmp(answer, "ok") ? -1 : 0;
-}
-
 /* attach: a process started with the agent (trainsample env) has it
  * dormant; its socket switches it on for this recording. */
 static void attach_agent(const struct cli_options *o, struct profile *p, struct gpu_run *g)
 {
-	char command[PATH_MAX + 16], answer[400];
+	char command[PATH_MAX + 16], answer[400], why[PATH_MAX + 128];
 	unsigned uid;
 	int fd;
 
 	if (process_uid(o->pid, &uid) < 0)
 		return;
-	snprintf(g->socket, sizeof(g->socket), "/tmp/trainsample-%u/%d.sock", uid, (int)o->pid);
-	fd = access(g->socket, F_OK) < 0 ? -ENOENT : agent_connect(g->socket, 5);
+	why[0] = 0;
+	fd = gpu_agent_open(o->pid, uid, g->socket, sizeof(g->socket), why, sizeof(why));
+	if (fd < 0 && why[0]) {
+		cli_warn("the GPU agent of PID %d is not trusted: %s; no GPU data", (int)o->pid, why);
+		return;
+	}
 	if (fd < 0) {
 		if (o->gpu == CLI_GPU_ON)
 			cli_warn("PID %d has no GPU agent waiting (start it with eval \"$(trainsample env)\" "
@@ -147,7 +105,7 @@ static void attach_agent(const struct cli_options *o, struct profile *p, struct 
 		return;
 	}
 	snprintf(command, sizeof(command), "start %s\n", g->dir);
-	if (agent_say(fd, command, answer, sizeof(answer)) < 0) {
+	if (gpu_agent_say(fd, command, answer, sizeof(answer)) < 0) {
 		cli_warn("the GPU agent of PID %d did not start: %s; no GPU data", (int)o->pid, answer);
 		gpu_merge_free(g->merge);
 		g->merge = NULL;
@@ -231,7 +189,7 @@ void gpu_run_finish(struct gpu_run *g, bool quiet, uint64_t wall_ns)
 	if (!g)
 		return;
 	/* attach: the agent goes dormant again, its last records written. */
-	if (g->lease >= 0 && agent_say(g->lease, "stop\n", answer, sizeof(answer)) < 0)
+	if (g->lease >= 0 && gpu_agent_say(g->lease, "stop\n", answer, sizeof(answer)) < 0)
 		cli_warn("the GPU agent did not say it stopped: %s", answer);
 	if (g->lease >= 0)
 		close(g->lease);

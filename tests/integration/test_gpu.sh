@@ -244,11 +244,17 @@ EOT
 fi
 
 # --gpu=off: the variables are not set; nothing is left behind either way.
-before=$(ls -d /tmp/trainsample-gpu-* "${XDG_RUNTIME_DIR:-/nonexistent}"/trainsample-gpu-* 2>/dev/null | wc -l)
-$TS record -q --gpu=off -o "$TMP/off.folded" -- "$PY" tests/python/gpu_launch.py "$FAKE" 3 >"$TMP/off" 2>&1
-after=$(ls -d /tmp/trainsample-gpu-* "${XDG_RUNTIME_DIR:-/nonexistent}"/trainsample-gpu-* 2>/dev/null | wc -l)
-grep -q "^init 0" "$TMP/off" && ! grep -q '^\[gpu\]' "$TMP/off.folded" && [ "$before" = "$after" ]
-check $? "gpu: --gpu=off loads no agent; no record folder is left behind" "$before $after $(cat "$TMP/off")"
+# The record folder goes to XDG_RUNTIME_DIR when set: a folder of this
+# test's own, so other runs on the machine do not count.
+mkdir -p "$TMP/xdg" && chmod 700 "$TMP/xdg"
+XDG_RUNTIME_DIR=$TMP/xdg $TS record -q --gpu=off -o "$TMP/off.folded" -- \
+	"$PY" tests/python/gpu_launch.py "$FAKE" 3 >"$TMP/off" 2>&1
+XDG_RUNTIME_DIR=$TMP/xdg $TS record -q -o "$TMP/on.folded" -- \
+	"$PY" tests/python/gpu_launch.py "$FAKE" 3 >"$TMP/on" 2>&1
+grep -q "^init 0" "$TMP/off" && ! grep -q '^\[gpu\]' "$TMP/off.folded" && grep -q "^init 1" "$TMP/on" &&
+	grep -q '^\[gpu\]' "$TMP/on.folded" && [ -z "$(ls -A "$TMP/xdg")" ]
+check $? "gpu: --gpu=off loads no agent; no record folder is left behind" \
+	"$(ls -A "$TMP/xdg") $(cat "$TMP/off")"
 
 # trainsample env; a dormant agent that attach switches on, then off again.
 # The program waits on a fifo before its steps and before saying whether
@@ -424,3 +430,80 @@ rc=$?
 [ $rc = 2 ] && [ ! -e "$TMP/ran" ] && grep -q "a GPU flamegraph is an .svg" "$TMP/gf.err"
 check $? "gpu: --gpu-flamegraph with a name that is not .svg fails before the command runs" \
 	"rc $rc $(cat "$TMP/gf.err")"
+
+# attach trusts no socket it finds (run as root against processes of
+# `nobody`, whose folder /tmp/trainsample-65534 no other test uses): a
+# folder that is a link or open to all, a socket another process holds,
+# an agent that trickles or sends control sequences.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	NB="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+	NDIR=/tmp/trainsample-$(id -u nobody)
+	rm -rf "$NDIR"
+	$NB sleep 30 &
+	spid=$!
+	mkdir -p "$TMP/elsewhere"
+	ln -s "$TMP/elsewhere" "$NDIR"
+	$TS attach "$spid" -q --gpu=on -d 0.2 -o "$TMP/n1.folded" 2>"$TMP/n1.err"
+	grep -q "not trusted: $NDIR is a link" "$TMP/n1.err"
+	check $? "gpu: attach refuses an agent folder that is a link" "$(cat "$TMP/n1.err")"
+	rm -f "$NDIR" && mkdir -m 0777 "$NDIR" && chown nobody "$NDIR" && chmod 0777 "$NDIR"
+	$TS attach "$spid" -q --gpu=on -d 0.2 -o "$TMP/n2.folded" 2>"$TMP/n2.err"
+	grep -q "not trusted: $NDIR is not uid [0-9]*'s private folder (owner [0-9]*, mode 777)" "$TMP/n2.err"
+	check $? "gpu: attach refuses an agent folder open to all" "$(cat "$TMP/n2.err")"
+	chmod 0700 "$NDIR"
+	cat >"$TMP/agentish.py" <<'EOT'
+# Listens where PID's agent would (argv[1]: the socket) and answers badly:
+# "trickle" sends control sequences, then a byte every 2 s.
+import os, socket, sys, time
+path = sys.argv[1]
+s = socket.socket(socket.AF_UNIX)
+s.bind(path)
+s.listen(1)
+open(sys.argv[2], "w").close()
+c, _ = s.accept()
+c.sendall(b"error: \x1b[2J\x1b[31mred")
+for _ in range(20):
+    time.sleep(2)
+    c.sendall(b".")
+EOT
+	chmod 644 "$TMP/agentish.py" && chmod 755 "$TMP"
+	$NB /usr/bin/python3 "$TMP/agentish.py" "$NDIR/$spid.sock" "$NDIR/ready" &
+	fpid=$!
+	for _ in $(seq 100); do [ -e "$NDIR/ready" ] && break; sleep 0.05; done
+	$TS attach "$spid" -q --gpu=on -d 0.2 -o "$TMP/n3.folded" 2>"$TMP/n3.err"
+	grep -q "not trusted: $NDIR/$spid.sock is held by process $fpid, not by $spid's own agent" "$TMP/n3.err"
+	check $? "gpu: attach refuses a socket held by another process" "$(cat "$TMP/n3.err")"
+	kill $fpid $spid 2>/dev/null
+	wait $fpid $spid 2>/dev/null
+	rm -f "$NDIR"/*
+	# The target itself answers, slowly and with escapes: one deadline, text only.
+	cat >"$TMP/self.sh" <<EOT
+exec /usr/bin/python3 "$TMP/agentish.py" "$NDIR/\$\$.sock" "$NDIR/ready"
+EOT
+	$NB sh "$TMP/self.sh" &
+	tpid=$!
+	for _ in $(seq 100); do [ -e "$NDIR/ready" ] && break; sleep 0.05; done
+	t0=$(date +%s)
+	$TS attach "$tpid" -q --gpu=on -d 0.2 -o "$TMP/n4.folded" 2>"$TMP/n4.err"
+	t1=$(date +%s)
+	kill $tpid 2>/dev/null
+	wait $tpid 2>/dev/null
+	[ $((t1 - t0)) -le 12 ] && ! grep -q "$(printf '\033')" "$TMP/n4.err" &&
+		grep -q "did not start: error: ?\[2J?\[31mred" "$TMP/n4.err"
+	check $? "gpu: an agent that trickles is given up within one deadline, its escapes not printed" \
+		"$((t1 - t0)) s: $(cat -v "$TMP/n4.err")"
+	# A socket of a process that is gone is removed by the next attach.
+	: >"$NDIR/ready"
+	python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" "$NDIR/999999.sock" 2>/dev/null
+	chown -h nobody "$NDIR/999999.sock" 2>/dev/null
+	$NB sleep 5 &
+	spid=$!
+	$TS attach "$spid" -q -d 0.2 -f folded -o /dev/null 2>/dev/null
+	kill $spid 2>/dev/null
+	wait $spid 2>/dev/null
+	[ ! -e "$NDIR/999999.sock" ]
+	check $? "gpu: attach removes the sockets of processes that are gone" "$(ls -la "$NDIR")"
+	rm -rf "$NDIR"
+else
+	skip "gpu: attach's checks of the agent's socket" "needs root, setpriv and a nobody user"
+fi
