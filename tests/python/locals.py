@@ -51,7 +51,8 @@ def known(ready):
 
     def inner():
         seen = captured
-        open(ready, "w").close()
+        with open(ready, "w") as f:
+            f.write("ready")
         while True:
             time.sleep(60)
 
