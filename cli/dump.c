@@ -16,7 +16,6 @@
 #include "cli/cli.h"
 #include "common/common.h"
 #include "sampler/sampler.h"
-#include "symbolize/python/python.h"
 
 struct dump_options {
 	pid_t pid;
@@ -158,42 +157,48 @@ static void state_of(const struct profile *p, uint32_t stack, char *buf, size_t 
 /* --locals: under a Python frame, its variables (index: the thread's
  * Python frames before it); a frame whose variables could not be read
  * says so. */
-static void print_locals_text(const struct sampler *s, uint32_t tid, uint32_t index)
+static void local_text(void *ctx, const char *name, const char *type, const char *value)
 {
-	const struct py_local *v;
-	int n = sampler_frame_locals(s, (pid_t)tid, index, &v);
-
-	if (n < 0) {
-		printf("        <locals unreadable>\n");
-		return;
-	}
-	for (int i = 0; i < n; i++)
-		printf("        %s = %s\n", v[i].name, v[i].value);
+	(void)ctx;
+	(void)type;
+	printf("        %s = %s\n", name, value);
 }
 
+static void print_locals_text(const struct sampler *s, uint32_t tid, uint32_t index)
+{
+	if (sampler_frame_locals(s, (pid_t)tid, index, local_text, NULL) < 0)
+		printf("        <locals unreadable>\n");
+}
+
+static void local_json(void *ctx, const char *name, const char *type, const char *value)
+{
+	int *n = ctx;
+
+	printf("%s{\"name\": ", (*n)++ ? ", " : "");
+	json_put_string(stdout, name);
+	printf(", \"type\": ");
+	if (type)
+		json_put_string(stdout, type);
+	else
+		printf("null");
+	printf(", \"value\": ");
+	json_put_string(stdout, value);
+	printf("}");
+}
+
+/* "locals": [...], or null when they could not be read: the array is
+ * opened only once they were. */
 static void print_locals_json(const struct sampler *s, uint32_t tid, uint32_t index)
 {
-	const struct py_local *v;
-	int n = sampler_frame_locals(s, (pid_t)tid, index, &v);
+	int n = 0;
 
 	printf(", \"locals\": ");
-	if (n < 0) {
+	if (sampler_frame_locals(s, (pid_t)tid, index, NULL, NULL) < 0) {
 		printf("null");
 		return;
 	}
 	printf("[");
-	for (int i = 0; i < n; i++) {
-		printf("%s{\"name\": ", i ? ", " : "");
-		json_put_string(stdout, v[i].name);
-		printf(", \"type\": ");
-		if (v[i].type[0])
-			json_put_string(stdout, v[i].type);
-		else
-			printf("null");
-		printf(", \"value\": ");
-		json_put_string(stdout, v[i].value);
-		printf("}");
-	}
+	sampler_frame_locals(s, (pid_t)tid, index, local_json, &n);
 	printf("]");
 }
 

@@ -58,10 +58,12 @@ void pysample_locals_use(struct sampler *s, pid_t tid, const struct py_raw_frame
 {
 	struct pysample *py = s->py;
 
-	if (!raw->locals || raw->locals >= py->nlocals ||
-	    ARRAY_RESERVE(py->locals_uses, py->locals_uses_cap, py->nlocals_uses + 1, 64) < 0)
+	/* Every Python frame takes its place, with a record or without one
+	 * (0: none was read), so the ones after it keep theirs. */
+	if (ARRAY_RESERVE(py->locals_uses, py->locals_uses_cap, py->nlocals_uses + 1, 64) < 0)
 		return;
-	py->locals_uses[py->nlocals_uses++] = (struct locals_use){ tid, raw->locals };
+	py->locals_uses[py->nlocals_uses++] =
+		(struct locals_use){ tid, raw->locals < py->nlocals ? raw->locals : 0 };
 }
 
 void pysample_locals_free(struct pysample *py)
@@ -73,7 +75,9 @@ void pysample_locals_free(struct pysample *py)
 }
 
 int sampler_frame_locals(const struct sampler *s, pid_t tid, uint32_t index,
-			 const struct py_local **vars)
+			 void (*fn)(void *ctx, const char *name, const char *type,
+				    const char *value),
+			 void *ctx)
 {
 	const struct pysample *py = s->py;
 
@@ -84,8 +88,12 @@ int sampler_frame_locals(const struct sampler *s, pid_t tid, uint32_t index,
 
 		if (py->locals_uses[i].tid != tid || index--)
 			continue;
+		if (!py->locals_uses[i].record)
+			return -ENOENT;
 		r = &py->locals[py->locals_uses[i].record];
-		*vars = r->vars;
+		for (int k = 0; fn && k < r->n; k++)
+			fn(ctx, r->vars[k].name, r->vars[k].type[0] ? r->vars[k].type : NULL,
+			   r->vars[k].value);
 		return r->n;
 	}
 	return -ENOENT;

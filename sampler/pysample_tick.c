@@ -152,7 +152,7 @@ int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw,
 	if (tid == s->pid && outermost)
 		note_script_dir(s, c);
 	ret = intern_python(s, c, py_code_line(&py->target, c, raw->instr), frame);
-	if (!ret && raw->locals)
+	if (!ret && s->opt.locals)
 		pysample_locals_use(s, tid, raw);
 	return ret;
 }

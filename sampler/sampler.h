@@ -116,15 +116,18 @@ pid_t sampler_pid(const struct sampler *s);
 void sampler_free(struct sampler *s);
 
 /*
- * With the locals option, after sampler_sample_once: the variables of the
- * index-th Python frame (outermost first, as its sample's stack lists
- * them) of thread tid. Their count (*vars borrowed until sampler_free),
- * -ENOENT when none were read for it, or the negative errno of a read
- * that failed (its code's names or its slots).
+ * With the locals option, after sampler_sample_once: fn gets each
+ * variable of the index-th Python frame (outermost first, as its sample's
+ * stack lists them) of thread tid, in the code's order: its name, its
+ * type's name (NULL when unreadable) and its rendering (see struct
+ * py_local; fn may be NULL, to ask only whether they were read).
+ * Returns how many, -ENOENT when none were read for that
+ * frame, or the negative errno of a read that failed.
  */
-struct py_local;
 int sampler_frame_locals(const struct sampler *s, pid_t tid, uint32_t index,
-			 const struct py_local **vars);
+			 void (*fn)(void *ctx, const char *name, const char *type,
+				    const char *value),
+			 void *ctx);
 
 /* The process a pid or tid belongs to, with a clear error when none. */
 int sampler_resolve_pid(pid_t pid_or_tid, pid_t *tgid, char *err,
