@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * trainsample dump --pid PID [--native] [--nonblocking] [--json]: every
- * thread's stack, once, innermost frame last like a Python traceback. One
+ * trainsample dump --pid PID [--native] [--nonblocking] [--locals] [--json]:
+ * every thread's stack, once, innermost frame last like a Python traceback,
+ * with --locals each Python frame's variables under it. One
  * tick of the sampler: blocked threads are read without stopping them;
  * without --native only a running GIL holder is stopped, for its walk, and
  * with --nonblocking not even that one.
@@ -21,6 +22,7 @@ struct dump_options {
 	bool native;
 	bool nonblocking;
 	bool json;
+	bool locals;
 };
 
 static int parse(int argc, char **argv, struct dump_options *o)
@@ -30,6 +32,7 @@ static int parse(int argc, char **argv, struct dump_options *o)
 		{ "native", no_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "nonblocking", no_argument, NULL, 'b' },
+		{ "locals", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -55,11 +58,14 @@ static int parse(int argc, char **argv, struct dump_options *o)
 		case 'b':
 			o->nonblocking = true;
 			break;
+		case 'l':
+			o->locals = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
 		default:
-			cli_error("dump takes --pid PID [--native] [--nonblocking] [--json]");
+			cli_error("dump takes --pid PID [--native] [--nonblocking] [--locals] [--json]");
 			return -1;
 		}
 	}
@@ -148,8 +154,57 @@ static void state_of(const struct profile *p, uint32_t stack, char *buf, size_t 
 		buf[n - 1] = 0;
 }
 
+/* --locals: under a Python frame, its variables (index: the thread's
+ * Python frames before it); a frame whose variables could not be read
+ * says so. */
+static void local_text(void *ctx, const char *name, const char *type, const char *value)
+{
+	(void)ctx;
+	(void)type;
+	printf("        %s = %s\n", name, value);
+}
+
+static void print_locals_text(const struct sampler *s, uint32_t tid, uint32_t index)
+{
+	if (sampler_frame_locals(s, (pid_t)tid, index, local_text, NULL) < 0)
+		printf("        <locals unreadable>\n");
+}
+
+static void local_json(void *ctx, const char *name, const char *type, const char *value)
+{
+	int *n = ctx;
+
+	printf("%s{\"name\": ", (*n)++ ? ", " : "");
+	json_put_string(stdout, name);
+	printf(", \"type\": ");
+	if (type)
+		json_put_string(stdout, type);
+	else
+		printf("null");
+	printf(", \"value\": ");
+	json_put_string(stdout, value);
+	printf("}");
+}
+
+/* "locals": [...], or null when they could not be read: the array is
+ * opened only once they were. */
+static void print_locals_json(const struct sampler *s, uint32_t tid, uint32_t index)
+{
+	int n = 0;
+
+	printf(", \"locals\": ");
+	if (sampler_frame_locals(s, (pid_t)tid, index, NULL, NULL) < 0) {
+		printf("null");
+		return;
+	}
+	printf("[");
+	sampler_frame_locals(s, (pid_t)tid, index, local_json, &n);
+	printf("]");
+}
+
 static void print_text(const struct profile *p, const struct rows *rows, pid_t pid,
-		       const struct sampler_stats *st, struct frames *frames)
+		       const struct sampler_stats *st, struct frames *frames,
+		       const struct sampler *locals)
 {
 	const char *script = profile_meta(p, "python_script_dir");
 
@@ -163,6 +218,7 @@ static void print_text(const struct profile *p, const struct rows *rows, pid_t p
 		const struct thread_row *r = &rows->r[i];
 		const char *name = profile_thread_name(p, (uint32_t)pid, r->tid);
 		uint32_t n = stack_frames(p, r->stack, frames);
+		uint32_t python = 0;
 		char state[96];
 
 		state_of(p, r->stack, state, sizeof(state));
@@ -173,9 +229,11 @@ static void print_text(const struct profile *p, const struct rows *rows, pid_t p
 			const char *fn = profile_string(p, f->name);
 			const char *mod = f->module ? profile_string(p, f->module) : "";
 
-			if (f->kind == FRAME_PYTHON)
+			if (f->kind == FRAME_PYTHON) {
 				printf("    %s (%s:%" PRIu32 ")\n", fn, python_file_short(mod, script), f->line);
-			else if (*mod)
+				if (locals)
+					print_locals_text(locals, r->tid, python++);
+			} else if (*mod)
 				printf("    %s [%s]\n", fn, mod);
 			else
 				printf("    %s\n", fn);
@@ -187,7 +245,8 @@ static void print_text(const struct profile *p, const struct rows *rows, pid_t p
 }
 
 static void print_json(const struct profile *p, const struct rows *rows, pid_t pid,
-		       const struct sampler_stats *st, struct frames *frames)
+		       const struct sampler_stats *st, struct frames *frames,
+		       const struct sampler *locals)
 {
 	printf("{\"pid\": %d, \"python\": ", (int)pid);
 	if (st->python[0])
@@ -200,6 +259,7 @@ static void print_json(const struct profile *p, const struct rows *rows, pid_t p
 		const char *name = profile_thread_name(p, (uint32_t)pid, r->tid);
 		const char *idle = idle_leaf(p, r->stack);
 		uint32_t n = stack_frames(p, r->stack, frames);
+		uint32_t python = 0;
 
 		printf("%s\n  {\"tid\": %" PRIu32 ", \"name\": ", i ? "," : "", r->tid);
 		json_put_string(stdout, name ? name : "");
@@ -222,7 +282,10 @@ static void print_json(const struct profile *p, const struct rows *rows, pid_t p
 			json_put_string(stdout, profile_string(p, f->name));
 			printf(", \"%s\": ", f->kind == FRAME_PYTHON || f->line ? "file" : "module");
 			json_put_string(stdout, f->module ? profile_string(p, f->module) : "");
-			printf(", \"line\": %" PRIu32 "}", f->line);
+			printf(", \"line\": %" PRIu32, f->line);
+			if (locals && f->kind == FRAME_PYTHON)
+				print_locals_json(locals, r->tid, python++);
+			printf("}");
 		}
 		printf("]}");
 	}
@@ -256,6 +319,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	so.native = o.native;
 	so.nonblocking = o.nonblocking;
+	so.locals = o.locals;
 	p = profile_new();
 	if (!p) {
 		cli_error("out of memory");
@@ -277,9 +341,9 @@ int cmd_dump(int argc, char **argv)
 	if (rows.n)
 		qsort(rows.r, rows.n, sizeof(*rows.r), by_tid);
 	if (o.json)
-		print_json(p, &rows, tgid, &st, &frames);
+		print_json(p, &rows, tgid, &st, &frames, o.locals ? s : NULL);
 	else
-		print_text(p, &rows, tgid, &st, &frames);
+		print_text(p, &rows, tgid, &st, &frames, o.locals ? s : NULL);
 	ret = 0;
 out:
 	sampler_free(s);

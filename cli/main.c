@@ -123,7 +123,7 @@ void usage(FILE *f)
 "       trainsample diff OLDER.tsprof NEWER.tsprof [-o DIFF.svg]\n"
 "                                                 the largest changes, and a differential\n"
 "                                                 flamegraph (red grew, blue shrank)\n"
-"       trainsample dump --pid PID [--native] [--nonblocking] [--json]\n"
+"       trainsample dump --pid PID [--native] [--nonblocking] [--locals] [--json]\n"
 "                                                 print every thread's stack once\n"
 "       trainsample env                                    the variable that loads the GPU\n"
 "                                                 agent, dormant until attach switches it on\n"

@@ -133,6 +133,22 @@ struct pysample {
 	uint64_t names_tick;  /* when thread names were last read */
 	bool names_read;      /* names_tick is set */
 	struct py_names_cache names_cache;
+	struct locals_record *locals; /* from 1: a raw frame's 0 is none */
+	uint32_t nlocals, locals_cap;
+	struct locals_use *locals_uses;
+	size_t nlocals_uses, locals_uses_cap;
+};
+
+/* dump --locals (pysample_locals.c): a frame's variables, and which
+ * thread's stack each record went into, in the stack's order */
+struct locals_record {
+	struct py_local *vars;
+	int n;                /* how many, or the negative errno of the read */
+};
+
+struct locals_use {
+	pid_t tid;
+	uint32_t record;
 };
 
 /* The main thread's signal masks, as last read (shared_signals.c). */
@@ -270,6 +286,12 @@ void pysample_map_tids(struct sampler *s, int n);
 /* Names from Python's threading, about once a second. */
 void pysample_names_refresh(struct sampler *s, int n);
 const struct py_thread *pysample_thread_of(struct pysample *py, int n, pid_t tid);
+
+/* pysample_locals.c: with --locals, the variables of frames just read,
+ * and a frame's record joining its thread's stack */
+void pysample_locals_read(struct sampler *s, struct py_raw_frame *frames, int n);
+void pysample_locals_use(struct sampler *s, pid_t tid, const struct py_raw_frame *raw);
+void pysample_locals_free(struct pysample *py);
 
 /* pysample_native.c: --native, Python frames merged into native stacks */
 /* At a tick's start: the Python threads and their OS tids. */

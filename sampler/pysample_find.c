@@ -69,6 +69,7 @@ void pysample_free(struct pysample *py)
 	free(py->frames);
 	free(py->held);
 	free(py->tids);
+	pysample_locals_free(py);
 	free(py);
 }
 

@@ -54,6 +54,8 @@ void pysample_copy_frames(struct sampler *s, pid_t tid, struct stack_sample *c)
 		return;
 	c->npy = py_frames_read(&py->target, pt->tstate, &py->scratch, c->py, PY_NATIVE_DEPTH,
 				&end);
+	if (s->opt.locals)
+		pysample_locals_read(s, c->py, c->npy);
 	c->py_end = (uint8_t)end;
 	c->gil = pt->gil;
 	c->has_py = true;

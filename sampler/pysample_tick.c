@@ -151,7 +151,10 @@ int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw,
 	}
 	if (tid == s->pid && outermost)
 		note_script_dir(s, c);
-	return intern_python(s, c, py_code_line(&py->target, c, raw->instr), frame);
+	ret = intern_python(s, c, py_code_line(&py->target, c, raw->instr), frame);
+	if (!ret && s->opt.locals)
+		pysample_locals_use(s, tid, raw);
+	return ret;
 }
 
 /* Frames innermost first to a stack id; *nframes the Python frames in it. */
@@ -194,6 +197,8 @@ void pysample_walk_stopped(struct sampler *s, struct thread *t)
 		return;
 	py->nheld = py_frames_read(&py->target, pt->tstate, &py->scratch, py->held,
 				   PY_MAX_DEPTH, &py->held_end);
+	if (s->opt.locals)
+		pysample_locals_read(s, py->held, py->nheld);
 	py->held_tid = t->tid;
 	s->st.py_holder_walks++;
 }
@@ -226,6 +231,9 @@ static int read_frames(struct sampler *s, struct thread *t, const struct py_thre
 			py_frame_head(&py->target, pt->tstate, &before);
 		n = py_frames_read(&py->target, pt->tstate, &py->scratch, py->frames,
 				   PY_MAX_DEPTH, end);
+		/* Inside the walk: a thread that moved meanwhile is read again. */
+		if (s->opt.locals)
+			pysample_locals_read(s, py->frames, n);
 		if (!running)
 			return n;
 		py_frame_head(&py->target, pt->tstate, &after);

@@ -38,6 +38,8 @@ struct sampler_options {
 	bool gil_only;        /* Python: only the GIL holder's samples */
 	bool nonblocking;     /* Python: never stop the GIL holder for its walk
 			       * (its stack may then be torn; counted) */
+	bool locals;          /* Python: each frame's variables, read with its
+			       * frames (dump; see sampler_frame_locals) */
 	bool native_lines;    /* source file:line of native frames, from DWARF */
 	bool trace_stops;     /* log every ptrace stop to stderr (debugging) */
 	bool quiet;           /* no notices on stderr */
@@ -112,6 +114,20 @@ int sampler_wait_command(struct sampler *s, int *exit_code);
 void sampler_get_stats(const struct sampler *s, struct sampler_stats *st);
 pid_t sampler_pid(const struct sampler *s);
 void sampler_free(struct sampler *s);
+
+/*
+ * With the locals option, after sampler_sample_once: fn gets each
+ * variable of the index-th Python frame (outermost first, as its sample's
+ * stack lists them) of thread tid, in the code's order: its name, its
+ * type's name (NULL when unreadable) and its rendering (see struct
+ * py_local; fn may be NULL, to ask only whether they were read).
+ * Returns how many, -ENOENT when none were read for that
+ * frame, or the negative errno of a read that failed.
+ */
+int sampler_frame_locals(const struct sampler *s, pid_t tid, uint32_t index,
+			 void (*fn)(void *ctx, const char *name, const char *type,
+				    const char *value),
+			 void *ctx);
 
 /* The process a pid or tid belongs to, with a clear error when none. */
 int sampler_resolve_pid(pid_t pid_or_tid, pid_t *tgid, char *err,

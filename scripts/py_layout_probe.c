@@ -65,6 +65,29 @@ int main(void)
 #else
 	F("long_digits", offsetof(PyLongObject, ob_digit));
 #endif
+	/* dump --locals: rendering a value (symbolize/python/locals.c) */
+	F("type_name", offsetof(PyTypeObject, tp_name));
+	F("type_flags", offsetof(PyTypeObject, tp_flags));
+	F("var_size", offsetof(PyVarObject, ob_size));
+	F("tuple_items", offsetof(PyTupleObject, ob_item));
+	F("dict_used", offsetof(PyDictObject, ma_used));
+	F("set_used", offsetof(PySetObject, used));
+	F("float_value", offsetof(PyFloatObject, ob_fval));
+	F("cell_ref", offsetof(PyCellObject, ob_ref));
+#if PY_VERSION_HEX >= 0x030C0000
+	F("long_tag", offsetof(PyLongObject, long_value.lv_tag));
+#else
+	F("long_tag", offsetof(PyVarObject, ob_size));
+#endif
+#if PY_VERSION_HEX >= 0x030B0000
+	F("code_localsplusnames", offsetof(PyCodeObject, co_localsplusnames));
+	F("code_localspluskinds", offsetof(PyCodeObject, co_localspluskinds));
+#else
+	F("code_varnames", offsetof(PyCodeObject, co_varnames));
+	F("code_cellvars", offsetof(PyCodeObject, co_cellvars));
+	F("code_freevars", offsetof(PyCodeObject, co_freevars));
+	F("frame_localsplus", offsetof(PyFrameObject, f_localsplus));
+#endif
 #if PY_VERSION_HEX >= 0x030B0000
 	F("module_dict", offsetof(PyModuleObject, md_dict));
 	F("keys_index_bytes", offsetof(PyDictKeysObject, dk_log2_index_bytes));
@@ -108,6 +131,9 @@ int main(void)
 	F("debug_code_adaptive", offsetof(_Py_DebugOffsets, code_object.co_code_adaptive));
 	F("debug_size", sizeof(_Py_DebugOffsets));
 	F("debug_interp_modules", offsetof(_Py_DebugOffsets, interpreter_state.imports_modules));
+	F("debug_frame_localsplus", offsetof(_Py_DebugOffsets, interpreter_frame.localsplus));
+	F("debug_code_localsplusnames", offsetof(_Py_DebugOffsets, code_object.localsplusnames));
+	F("debug_code_localspluskinds", offsetof(_Py_DebugOffsets, code_object.localspluskinds));
 	/* Not in the debug offsets. */
 	F("tstate_datastack_top", offsetof(PyThreadState, datastack_top));
 	F("chunk_data", offsetof(_PyStackChunk, data));
@@ -150,6 +176,7 @@ int main(void)
 	F("frame_code", offsetof(_PyInterpreterFrame, f_code));
 	F("frame_instr", offsetof(_PyInterpreterFrame, prev_instr));
 	F("frame_owner", offsetof(_PyInterpreterFrame, owner));
+	F("frame_localsplus", offsetof(_PyInterpreterFrame, localsplus));
 	F("code_qualname", offsetof(PyCodeObject, co_qualname));
 	F("code_linetable", offsetof(PyCodeObject, co_linetable));
 	F("code_adaptive", offsetof(PyCodeObject, co_code_adaptive));

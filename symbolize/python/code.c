@@ -13,7 +13,7 @@
 #define LINETABLE_MAX (1 << 20)
 #define CODE_HEADER_MAX 512
 
-static size_t put_utf8(char *out, uint32_t c)
+size_t py_utf8_put(char *out, uint32_t c)
 {
 	/* Lone surrogates and what lies beyond Unicode have no UTF-8. */
 	if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
@@ -88,7 +88,7 @@ int py_string_read(const struct py_target *t, uint64_t addr, char *buf, size_t l
 		} else {
 			memcpy(&c, raw + 4 * i, 4);
 		}
-		k = put_utf8(u, c);
+		k = py_utf8_put(u, c);
 		if (o + k >= len)
 			break;
 		memcpy(buf + o, u, k);

@@ -94,6 +94,9 @@ int py_layout_from_debug_offsets(const struct py_layout *base,
 		{ base->debug_code_firstlineno, &out->code_firstlineno },
 		{ base->debug_code_adaptive, &out->code_adaptive },
 		{ base->debug_interp_modules, &out->interp_modules },
+		{ base->debug_frame_localsplus, &out->frame_localsplus },
+		{ base->debug_code_localsplusnames, &out->code_localsplusnames },
+		{ base->debug_code_localspluskinds, &out->code_localspluskinds },
 	};
 	uint32_t gil_state;
 	uint64_t version;
@@ -387,6 +390,8 @@ int py_frames_read(const struct py_target *t, uint64_t tstate,
 			if (n)
 				out[n - 1].entry = true;
 		} else {
+			f->addr = frame;
+			f->locals = 0;
 			f->code = u64_at(buf, l->frame_code);
 			if (l->version <= 0x030a) {
 				int32_t lasti;

@@ -52,6 +52,13 @@ struct py_layout {
 	uint32_t keys_size, keys_index_bytes, keys_kind, keys_nentries, keys_indices;
 	uint32_t values_array, type_basicsize, type_dictoffset, type_cached_keys;
 	uint32_t long_digits;
+	/* dump --locals: fast locals, cells and free variables, and values */
+	uint32_t frame_localsplus;     /* f_localsplus (<= 3.10), localsplus */
+	uint32_t code_varnames, code_cellvars, code_freevars;  /* <= 3.10 */
+	uint32_t code_localsplusnames, code_localspluskinds;   /* 3.11+ */
+	uint32_t type_name, type_flags, var_size, tuple_items;
+	uint32_t dict_used, set_used, float_value, cell_ref;
+	uint32_t long_tag;             /* ob_size (<= 3.11), lv_tag (3.12+) */
 	/* 3.13: where in the runtime's _Py_DebugOffsets each offset is */
 	uint32_t debug_version, debug_free_threaded, debug_size;
 	uint32_t debug_runtime_interp_head, debug_interp_next;
@@ -65,6 +72,8 @@ struct py_layout {
 	uint32_t debug_code_filename, debug_code_name, debug_code_qualname;
 	uint32_t debug_code_linetable, debug_code_firstlineno;
 	uint32_t debug_code_adaptive, debug_interp_modules;
+	uint32_t debug_frame_localsplus;
+	uint32_t debug_code_localsplusnames, debug_code_localspluskinds;
 };
 
 /* The known layout of a minor version, NULL if none. */
@@ -116,10 +125,12 @@ int py_layout_validate(const struct py_target *t, char *err, size_t errlen);
 #define PY_MAX_DEPTH 4096
 
 struct py_raw_frame {
+	uint64_t addr;   /* the frame (PyFrameObject, or _PyInterpreterFrame) */
 	uint64_t code;   /* code object (3.13: may be None, or not code) */
 	uint64_t instr;  /* <= 3.10: byte offset (-1: not started); else the
 			  * instruction's address */
 	bool entry;      /* the first frame its evaluator call ran (3.11+) */
+	uint32_t locals; /* the caller's (dump --locals: its record); 0 none */
 };
 
 enum py_walk_end {
@@ -183,6 +194,8 @@ struct py_code {
 	uint32_t id2;
 };
 
+/* c as UTF-8 (U+FFFD for what has none): 1 to 4 bytes. */
+size_t py_utf8_put(char *out, uint32_t c);
 /* A UTF-8 copy of a str object, at most len - 1 bytes. */
 int py_string_read(const struct py_target *t, uint64_t addr, char *buf,
 		   size_t len);
@@ -202,5 +215,44 @@ void py_code_cache_free(struct py_code_cache *c);
  * another object), another negative errno when it cannot be read. */
 int py_code_get(const struct py_target *t, struct py_code_cache *c,
 		uint64_t addr, struct py_code **out);
+
+/* ---- local variables (locals.c) ---- */
+
+#define PY_LOCALS_MAX 256     /* variables shown per frame */
+#define PY_STR_CHARS 100      /* characters shown of a str */
+#define PY_INT_DIGITS_MAX 10  /* 30-bit digits printed exactly (300 bits) */
+
+/*
+ * One variable: its name, its type's name ("" when unreadable) and a short
+ * rendering: 42, -7, 3.14, True, None, 'text' (the first PY_STR_CHARS
+ * characters, escaped, then "... (N characters)"), <int of N bits> beyond
+ * PY_INT_DIGITS_MAX digits, <bytes of length N> (list, tuple, dict and set
+ * too), <Type object> for anything else, <unreadable> where a read failed.
+ */
+struct py_local {
+	char name[128];
+	char type[64];
+	char value[768];
+};
+
+/*
+ * The bound local, cell and free variables of a frame (struct
+ * py_raw_frame's addr and code), in the code object's order, at most max
+ * (<= PY_LOCALS_MAX); a cell's content for cell and free variables. The
+ * count, or a negative errno when the names or the frame's slots cannot
+ * be read. Reads memory only: nothing in the target runs.
+ */
+int py_frame_locals(const struct py_target *t, uint64_t frame, uint64_t code,
+		    struct py_local *out, int max);
+/* One object into v's type and value; a negative errno (and "<unreadable>")
+ * when it cannot be read. */
+int py_value_render(const struct py_target *t, uint64_t obj, struct py_local *v);
+/* The renderings themselves, from values already read. An int of n 30-bit
+ * digits in decimal (-E2BIG beyond PY_INT_DIGITS_MAX); a double as repr()
+ * shows it; n characters of a str of length characters, quoted and
+ * escaped (-ENOSPC when buf is too small). */
+int py_int_render(const uint32_t *digits, size_t n, bool negative, char *buf, size_t len);
+void py_float_render(double v, char *buf, size_t len);
+int py_str_render(const uint32_t *chars, size_t n, uint64_t length, char *buf, size_t len);
 
 #endif
