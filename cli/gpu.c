@@ -5,13 +5,16 @@
  * (and its children), gives it a private folder for its records, and
  * merges them while sampling and at the end.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -25,6 +28,22 @@ struct gpu_run {
 	char socket[108];  /* attach: the dormant agent's */
 	int lease;         /* the connection it collects for; -1 none */
 };
+
+/* A dead run's record folder and its record files (nothing below). */
+static void remove_folder(const char *dir)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	while (d && (e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' &&
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < sizeof(path))
+			unlink(path);
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
 
 /* Beside the binary (the build tree), or in PREFIX/lib/trainsample. */
 static bool find_agent(char *path, size_t len)
@@ -76,6 +95,37 @@ static int process_uid(pid_t pid, unsigned *uid)
 	return ret;
 }
 
+/*
+ * The private folder of this run's GPU records, trainsample-gpu-PID-XXXXXX
+ * in base, named with this trainsample's pid so that a later run can tell
+ * the folders of runs killed before they could clean up (kill -9) and
+ * remove them: theirs only, never a live run's.
+ */
+static int record_folder(struct gpu_run *g, const char *base)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *e;
+	DIR *d = opendir(base);
+	pid_t owner;
+
+	while (d && (e = readdir(d)) != NULL) {
+		struct stat st;
+		int n = 0;
+
+		if (sscanf(e->d_name, "trainsample-gpu-%d-%*6[A-Za-z0-9]%n", &owner, &n) != 1 ||
+		    !n || e->d_name[n] || owner <= 0 || kill(owner, 0) == 0 || errno != ESRCH)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, e->d_name) >= sizeof(path))
+			continue;
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+			remove_folder(path);
+	}
+	if (d)
+		closedir(d);
+	snprintf(g->dir, sizeof(g->dir), "%s/trainsample-gpu-%d-XXXXXX", base, (int)getpid());
+	return mkdtemp(g->dir) ? 0 : -errno;
+}
+
 /* attach: a process started with the agent (trainsample env) has it
  * dormant; its socket switches it on for this recording. */
 static void attach_agent(const struct cli_options *o, struct profile *p, struct gpu_run *g)
@@ -98,8 +148,7 @@ static void attach_agent(const struct cli_options *o, struct profile *p, struct 
 				 "in its environment): no GPU data", (int)o->pid);
 		return;
 	}
-	snprintf(g->dir, sizeof(g->dir), "/tmp/trainsample-gpu-XXXXXX");
-	if (!mkdtemp(g->dir) || gpu_merge_new(&g->merge, g->dir, p, notice, NULL) < 0) {
+	if (record_folder(g, "/tmp") < 0 || gpu_merge_new(&g->merge, g->dir, p, notice, NULL) < 0) {
 		cli_warn("cannot make a folder for GPU records (%s): no GPU data", strerror(errno));
 		close(fd);
 		return;
@@ -136,9 +185,7 @@ static void spawn_agent(const struct cli_options *o, struct profile *p, struct g
 		return;
 	}
 	/* A folder only this user can enter: the records name its code. */
-	snprintf(g->dir, sizeof(g->dir), "%s/trainsample-gpu-XXXXXX",
-		 base && base[0] && access(base, W_OK) == 0 ? base : "/tmp");
-	if (!mkdtemp(g->dir) || gpu_merge_new(&g->merge, g->dir, p, notice, NULL) < 0) {
+	if (record_folder(g, base && base[0] && access(base, W_OK) == 0 ? base : "/tmp") < 0 || gpu_merge_new(&g->merge, g->dir, p, notice, NULL) < 0) {
 		cli_warn("cannot make a folder for GPU records (%s): no GPU data", strerror(errno));
 		return;
 	}

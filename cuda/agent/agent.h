@@ -173,7 +173,7 @@ uint32_t agent_stack_node(uint32_t parent, uint32_t name, uint32_t file, uint32_
 void agent_status(enum gpu_status status, const char *text);
 void agent_flush(void);
 void agent_out_close(void);
-/* Removes the record file (no one will read it). */
+/* Removes the record file (no one will read it), and its folder when empty. */
 void agent_out_unlink(void);
 
 /* activity.c */

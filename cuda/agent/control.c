@@ -77,6 +77,10 @@ static void serve(int fd)
 		return;
 	if (!strncmp(line, "start ", 6)) {
 		if (agent_collect_start(line + 6, 0, why, sizeof(why)) < 0) {
+			/* attach hears why on the socket: the file with the same
+			 * words is nobody's (unless collecting went on). */
+			if (!agent.collecting)
+				agent_out_unlink();
 			snprintf(answer, sizeof(answer), "error: %s", why);
 			reply(fd, answer);
 			return;

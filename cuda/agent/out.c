@@ -199,8 +199,19 @@ void agent_out_close(void)
 
 void agent_out_unlink(void)
 {
-	if (agent.path[0])
-		unlink(agent.path);
+	char *slash;
+
+	if (!agent.path[0])
+		return;
+	unlink(agent.path);
+	/* The folder too, when this was its last file: trainsample, which
+	 * made it, is gone or never read it. */
+	slash = strrchr(agent.path, '/');
+	if (slash) {
+		*slash = 0;
+		rmdir(agent.path);
+		*slash = '/';
+	}
 }
 
 static uint64_t hash_bytes(const void *data, size_t len, uint64_t h)
