@@ -40,14 +40,34 @@ static int add_default(struct cli_options *o, const char *stem, const struct out
 }
 
 /* Same file: same path, or an existing file reached by two names. */
+/* The folder a path names a file in, and the file's name there. */
+static void split_path(const char *path, char *dir, size_t len, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+
+	*base = slash ? slash + 1 : path;
+	if (!slash)
+		snprintf(dir, len, ".");
+	else
+		snprintf(dir, len, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
+/* One file under two names: the same inode, or, for a file not made yet,
+ * the same name in the same folder ("out.dat" and "./out.dat"). */
 static bool same_file(const char *a, const char *b)
 {
+	char da[PATH_MAX], db[PATH_MAX];
+	const char *ba, *bb;
 	struct stat sa, sb;
 
 	if (!strcmp(a, b))
 		return true;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	split_path(a, da, sizeof(da), &ba);
+	split_path(b, db, sizeof(db), &bb);
+	return !strcmp(ba, bb) && stat(da, &sa) == 0 && stat(db, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /* Two outputs into one file, or an output over the recording being read,
@@ -253,8 +273,12 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 
 int outputs_finish(struct output *out, int ret, char *err, size_t errlen)
 {
-	if (fflush(out->file) != 0 && !ret)
+	errno = 0;
+	if (fflush(out->file) != 0 && (!ret || (ret == -EIO && errno && errno != EIO))) {
+		/* The write's own reason (a full disk) rather than the writer's EIO. */
 		ret = -errno;
+		snprintf(err, errlen, "%s", strerror(errno));
+	}
 	if (out->file != stdout && fclose(out->file) != 0 && !ret)
 		ret = -errno;
 	out->file = NULL;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,8 +355,33 @@ static int begin(struct run *r, const struct sampler_options *so)
 	return 0;
 }
 
+/*
+ * -d N with a command: when the time is up the command is ended, as py-spy
+ * does, rather than waited for: SIGINT first (Python's KeyboardInterrupt,
+ * so its finally blocks and atexit handlers run), SIGTERM and SIGKILL each
+ * after 2 s more. Its status is returned as a shell gives it.
+ */
+static int end_command(struct run *r, const char *name, int *code)
+{
+	static const int signals[] = { SIGINT, SIGTERM, SIGKILL };
+	pid_t pid = sampler_pid(r->sampler);
+	int ret = -ETIMEDOUT;
+
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]) && ret == -ETIMEDOUT; i++) {
+		if (!r->o->quiet)
+			fprintf(stderr, "trainsample: %s; ending %s (PID %d) with SIG%s\n",
+				i ? "still running 2 s later" : "the duration is up", name, (int)pid,
+				sigabbrev_np(signals[i]));
+		kill(pid, signals[i]);
+		ret = sampler_wait_command(r->sampler, i + 1 < sizeof(signals) / sizeof(signals[0])
+					   ? 2000 : -1, code);
+	}
+	return ret;
+}
+
 /* Samples to the end, writes every output; a command's exit status (as a
- * shell gives it) when one was started, else 0 or 1. */
+ * shell gives it) when one was started, else 0 or 1; 1 also when the
+ * command succeeded but an output could not be written. */
 static int sample(struct run *r, const char *name)
 {
 	struct cli_options *o = r->o;
@@ -369,12 +395,15 @@ static int sample(struct run *r, const char *name)
 		fprintf(stderr, "trainsample: PID %d exited\n", (int)o->pid);
 	}
 	ret = finish(r, end);
-	if (o->command) {
+	if (o->command && end == SAMPLER_END_DURATION) {
+		if (end_command(r, name, &code) == 0)
+			ret = code ? code : ret;
+	} else if (o->command) {
 		if (end != SAMPLER_END_EXITED && !o->quiet)
 			fprintf(stderr, "trainsample: sampling stopped; waiting for %s (PID %d) to exit\n",
 				name, (int)sampler_pid(r->sampler));
-		if (sampler_wait_command(r->sampler, &code) == 0)
-			ret = code;
+		if (sampler_wait_command(r->sampler, -1, &code) == 0)
+			ret = code ? code : ret;
 	}
 	return ret;
 }

@@ -174,10 +174,12 @@ static int print_lines(struct folded_builder *b, FILE *out, uint64_t period)
 		}
 		if (fprintf(out, "%s %" PRIu64 "\n", sum.text,
 			    weighted_count(&sum, period)) < 0)
-			return -EIO;
+			return errno ? -errno : -EIO; /* ENOSPC says more than EIO */
 		i = j;
 	}
-	return fflush(out) || ferror(out) ? -EIO : 0;
+	if (fflush(out) || ferror(out))
+		return errno ? -errno : -EIO;
+	return 0;
 }
 
 static void builder_free(struct folded_builder *b)
@@ -216,6 +218,6 @@ int folded_write(const struct profile *p, FILE *out,
 	builder_free(&b);
 	if (ret)
 		return errbuf_set(err, errlen, ret,
-				  "folded: cannot write the output");
+				  "folded: cannot write the output: %s", strerror(-ret));
 	return 0;
 }

@@ -107,10 +107,11 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo);
 void sampler_sample_once(struct sampler *s);
 /*
  * After sampler_run on a spawned command: waits for it to exit (SIGTERM and
- * SIGHUP sent to trainsample are passed on to it) and returns its status as
- * a shell would: the exit code, or 128 + N when killed by signal N.
+ * SIGHUP sent to trainsample are passed on to it), at most timeout_ms (-1:
+ * no limit; then -ETIMEDOUT), and gives its status as a shell would: the
+ * exit code, or 128 + N when killed by signal N.
  */
-int sampler_wait_command(struct sampler *s, int *exit_code);
+int sampler_wait_command(struct sampler *s, int timeout_ms, int *exit_code);
 void sampler_get_stats(const struct sampler *s, struct sampler_stats *st);
 pid_t sampler_pid(const struct sampler *s);
 void sampler_free(struct sampler *s);

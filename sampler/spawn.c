@@ -206,17 +206,21 @@ static void wait_signals(struct sampler *s)
 	}
 }
 
-int sampler_wait_command(struct sampler *s, int *exit_code)
+int sampler_wait_command(struct sampler *s, int timeout_ms, int *exit_code)
 {
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX : monotonic_ns() + timeout_ms * 1000000ull;
 	int status = s->exit_status;
 
 	if (!s->spawned)
 		return -EINVAL;
 	if (s->stop_requested)
 		forward_signal(s, s->stop_signo, s->stop_from_user, true);
+	s->stop_requested = false; /* passed on once, not at every wait */
 	while (!s->exit_reaped) {
 		struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
 		pid_t r = waitpid(-1, &status, __WALL | WNOHANG);
+		uint64_t now = monotonic_ns();
+		int wait_ms = -1;
 
 		if (r == s->pid && (WIFEXITED(status) || WIFSIGNALED(status))) {
 			s->exit_reaped = true;
@@ -229,7 +233,12 @@ int sampler_wait_command(struct sampler *s, int *exit_code)
 		}
 		if (r < 0 && errno != EINTR)
 			return -errno;
-		if (poll(&pfd, 1, -1) > 0)
+		if (deadline != UINT64_MAX) {
+			if (now >= deadline)
+				return -ETIMEDOUT;
+			wait_ms = (int)((deadline - now) / 1000000) + 1;
+		}
+		if (poll(&pfd, 1, wait_ms) > 0)
 			wait_signals(s);
 	}
 	s->exit_status = status;

@@ -275,3 +275,30 @@ timeout 20 $TS report "$TMP/fifo.tsprof" -o "$TMP/f.svg" 2>"$TMP/err"
 rc=$?
 [ $rc != 0 ] && [ $rc != 124 ] && grep -q "not a regular file" "$TMP/err" && [ ! -e "$TMP/f.svg" ]
 check $? "report of a FIFO says it is not a recording, at once" "exit $rc $(cat "$TMP/err")"
+
+# One file under two spellings is one output: refused before anything runs.
+(cd "$TMP" && "$top/$TS" record -o dup.dat -f svg -o ./dup.dat -f folded -- sh -c "touch $TMP/ran3" 2>"$TMP/err")
+rc=$?
+[ $rc -eq 2 ] && [ ! -e "$TMP/ran3" ] && grep -q "named as an output twice" "$TMP/err"
+check $? "out.dat and ./out.dat are one output, refused" "exit $rc $(cat "$TMP/err")"
+
+# A full disk is named as such, and a run whose output failed does not exit 0.
+if [ -c /dev/full ]; then
+	$TS record -q -i -f svg -o /dev/full -- sleep 0.3 2>"$TMP/err"
+	rc=$?
+	[ $rc = 1 ] && grep -q "writing /dev/full: No space left on device" "$TMP/err"
+	check $? "an output on a full disk: 'No space left on device', exit 1" "exit $rc $(cat "$TMP/err")"
+fi
+
+# -d with a command ends it when the time is up, as py-spy does: SIGINT,
+# then SIGTERM 2 s later; and says so.
+start=$(date +%s)
+$TS record -d 0.5 -o "$TMP/d1.folded" -- sleep 30 2>"$TMP/err"
+rc=$?
+grep -q "the duration is up; ending sleep (PID [0-9]*) with SIGINT" "$TMP/err" && [ $rc = 130 ] &&
+	[ $(($(date +%s) - start)) -lt 20 ]
+check $? "-d N with a command: SIGINT when the time is up, its status passed on" "exit $rc $(cat "$TMP/err")"
+$TS record -d 0.5 -o "$TMP/d2.folded" -- sh -c 'trap "" INT; sleep 30 & wait' 2>"$TMP/err"
+rc=$?
+grep -q "still running 2 s later; ending sh (PID [0-9]*) with SIGTERM" "$TMP/err" && [ $rc = 143 ]
+check $? "-d N: a command that ignores SIGINT gets SIGTERM 2 s later" "exit $rc $(cat "$TMP/err")"
