@@ -135,7 +135,8 @@ void usage(FILE *f)
 	fputs(
 "  -r, --rate HZ         samples per second (default 100)\n"
 "  -d, --duration SEC    stop after SEC seconds (fractions allowed; default: until\n"
-"                        Ctrl-C or the process exits)\n"
+"                        Ctrl-C or the process exits); a command started is then\n"
+"                        ended: SIGINT, then SIGTERM and SIGKILL 2 s apart\n"
 "  -t, --threads         a 'thread TID (name)' root frame per thread\n"
 "  -i, --idle            keep samples of every thread blocked in the kernel\n"
 "      --no-idle         drop them all. Default: those of Python threads only,\n"
