@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * trainsample dump --pid PID [--native] [--nonblocking] [--json]: every
+ * trainsample dump --pid PID [--native | --native-all] [--nonblocking] [--json]: every
  * thread's stack, once, innermost frame last like a Python traceback. One
  * tick of the sampler: blocked threads are read without stopping them;
  * without --native only a running GIL holder is stopped, for its walk, and
@@ -19,6 +19,7 @@
 struct dump_options {
 	pid_t pid;
 	bool native;
+	bool native_all;
 	bool nonblocking;
 	bool json;
 };
@@ -28,6 +29,7 @@ static int parse(int argc, char **argv, struct dump_options *o)
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "native", no_argument, NULL, 'n' },
+		{ "native-all", no_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "nonblocking", no_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
@@ -48,6 +50,9 @@ static int parse(int argc, char **argv, struct dump_options *o)
 			break;
 		case 'n':
 			o->native = true;
+			break;
+		case 'a':
+			o->native = o->native_all = true;
 			break;
 		case 'j':
 			o->json = true;
@@ -255,6 +260,7 @@ int cmd_dump(int argc, char **argv)
 		return 1;
 	}
 	so.native = o.native;
+	so.native_all = o.native_all;
 	so.nonblocking = o.nonblocking;
 	p = profile_new();
 	if (!p) {
