@@ -293,6 +293,9 @@ enum merged_kind {
  * the rest in order at the front. Returns how many are kept.
  */
 int native_hide_interpreter(uint32_t *frames, uint8_t *kinds, int n);
+/* Whether path names a python executable (python, python3, python3.11d),
+ * whose frames are the interpreter's where libpython holds the evaluator. */
+bool native_is_python_executable(const char *path);
 
 /* tick.c */
 void tick_sample(struct sampler *s, uint64_t now);

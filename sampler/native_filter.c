@@ -8,7 +8,25 @@
  * is doing. Frames of every other module (numpy, ctypes, libffi, libc)
  * stay wherever they are.
  */
+#include <string.h>
+
 #include "sampler/internal.h"
+
+bool native_is_python_executable(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t i = 6;
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "python", 6))
+		return false;
+	while (base[i] && strchr("0123456789.", base[i]))
+		i++;
+	/* ABI flags: d (debug), m (pymalloc, up to 3.7), u (wide unicode, 2.x) */
+	while (base[i] && strchr("dmu", base[i]))
+		i++;
+	return !base[i];
+}
 
 int native_hide_interpreter(uint32_t *frames, uint8_t *kinds, int n)
 {

@@ -141,8 +141,10 @@ struct module_id {
 /*
  * The interpreter is whichever module holds the evaluator frames (the
  * python executable or libpython*.so): its other frames in the stack are
- * the interpreter's own. Told by file, not by name, so a stripped
- * python3's nameless frames count too.
+ * the interpreter's own, and so are those of a python executable whose
+ * libpython holds the evaluator (main, _start). Told by file, not by
+ * function name, so a stripped python3's nameless frames count too; a
+ * program that embeds libpython keeps its own frames.
  */
 static void mark_interpreter(struct sampler *s, const uint64_t *pcs, int n, uint8_t *roles)
 {
@@ -170,6 +172,8 @@ static void mark_interpreter(struct sampler *s, const uint64_t *pcs, int n, uint
 			if (ids[k].inode == map->inode && ids[k].major == map->dev_major &&
 			    ids[k].minor == map->dev_minor)
 				roles[i] = ROLE_INTERPRETER;
+		if (map->inode && native_is_python_executable(map->path))
+			roles[i] = ROLE_INTERPRETER;
 	}
 }
 
