@@ -354,7 +354,9 @@ case " ${ONLY:-debian-3.11} " in
 	if [ -x /usr/bin/python3.11 ] && /usr/bin/python3.11 -c 'import numpy' 2>/dev/null; then
 		native_numpy
 	else
-		for t in "--native" "--native-all" "the same order"; do
+		for t in "--native hides the interpreter's frames between and above Python frames, keeps those below" \
+			"--native-all keeps the interpreter's frames between Python frames" \
+			"--native is --native-all without the interpreter's frames, in the same order"; do
 			skip "debian-3.11 numpy: $t" "no /usr/bin/python3.11 with numpy here (Debian's python3-numpy)"
 		done
 	fi
