@@ -64,7 +64,7 @@ static int parse(int argc, char **argv, struct dump_options *o)
 			usage(stdout);
 			return 1;
 		default:
-			cli_error("dump takes --pid PID [--native] [--nonblocking] [--json]");
+			cli_error("dump takes --pid PID [--native | --native-all] [--nonblocking] [--json]");
 			return -1;
 		}
 	}
