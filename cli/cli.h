@@ -41,6 +41,7 @@ struct cli_options {
 	bool stats;
 	bool native_lines;
 	bool native;          /* Python and native frames merged */
+	bool native_all;      /* ... with the interpreter's frames between Python's */
 	bool gil_only;        /* -g: only samples of the GIL holder */
 	bool nonblocking;     /* --nonblocking: never stop the GIL holder */
 	bool by_function;     /* --function */

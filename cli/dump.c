@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * trainsample dump --pid PID [--native] [--nonblocking] [--locals] [--json]:
- * every thread's stack, once, innermost frame last like a Python traceback,
- * with --locals each Python frame's variables under it. One
+ * trainsample dump --pid PID [--native | --native-all] [--nonblocking] [--locals]
+ * [--json]: every thread's stack, once, innermost frame last like a Python
+ * traceback, with --locals each Python frame's variables under it. One
  * tick of the sampler: blocked threads are read without stopping them;
  * without --native only a running GIL holder is stopped, for its walk, and
  * with --nonblocking not even that one.
@@ -20,6 +20,7 @@
 struct dump_options {
 	pid_t pid;
 	bool native;
+	bool native_all;
 	bool nonblocking;
 	bool json;
 	bool locals;
@@ -30,6 +31,7 @@ static int parse(int argc, char **argv, struct dump_options *o)
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "native", no_argument, NULL, 'n' },
+		{ "native-all", no_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "nonblocking", no_argument, NULL, 'b' },
 		{ "locals", no_argument, NULL, 'l' },
@@ -52,6 +54,9 @@ static int parse(int argc, char **argv, struct dump_options *o)
 		case 'n':
 			o->native = true;
 			break;
+		case 'a':
+			o->native = o->native_all = true;
+			break;
 		case 'j':
 			o->json = true;
 			break;
@@ -65,7 +70,8 @@ static int parse(int argc, char **argv, struct dump_options *o)
 			usage(stdout);
 			return 1;
 		default:
-			cli_error("dump takes --pid PID [--native] [--nonblocking] [--locals] [--json]");
+			cli_error("dump takes --pid PID [--native | --native-all] [--nonblocking] [--locals] "
+				  "[--json]");
 			return -1;
 		}
 	}
@@ -318,6 +324,7 @@ int cmd_dump(int argc, char **argv)
 		return 1;
 	}
 	so.native = o.native;
+	so.native_all = o.native_all;
 	so.nonblocking = o.nonblocking;
 	so.locals = o.locals;
 	p = profile_new();

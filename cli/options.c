@@ -19,6 +19,7 @@ enum {
 	OPT_UNWIND_QUEUE,
 	OPT_NATIVE_LINES,
 	OPT_NATIVE,
+	OPT_NATIVE_ALL,
 	OPT_FUNCTION,
 	OPT_FULL_FILENAMES,
 	OPT_INVERTED,
@@ -50,6 +51,7 @@ static const struct option long_options[] = {
 	{ "unwind-queue", required_argument, NULL, OPT_UNWIND_QUEUE },
 	{ "native-lines", no_argument, NULL, OPT_NATIVE_LINES },
 	{ "native", no_argument, NULL, OPT_NATIVE },
+	{ "native-all", no_argument, NULL, OPT_NATIVE_ALL },
 	{ "gil", no_argument, NULL, 'g' },
 	{ "function", no_argument, NULL, OPT_FUNCTION },
 	{ "full-filenames", no_argument, NULL, OPT_FULL_FILENAMES },
@@ -219,6 +221,10 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return 0;
 	case OPT_NATIVE:
 		o->native = true;
+		return 0;
+	case OPT_NATIVE_ALL:
+		o->native = true;
+		o->native_all = true;
 		return 0;
 	case OPT_NONBLOCKING:
 		o->nonblocking = true;

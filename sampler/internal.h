@@ -303,6 +303,22 @@ void pysample_copy_frames(struct sampler *s, pid_t tid, struct stack_sample *c);
 int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64_t *pcs, int n,
 		 const char *marker, uint32_t *stack, bool *python);
 
+/* native_filter.c: what a merged frame is, for --native's filter */
+enum merged_kind {
+	MERGED_NATIVE,      /* a module other than the interpreter's, or a marker */
+	MERGED_INTERPRETER, /* the module that holds the evaluator */
+	MERGED_PYTHON,
+};
+/*
+ * Of n merged frames (outermost first, with their enum merged_kind), drops
+ * the interpreter's frames outward of the innermost Python frame, keeping
+ * the rest in order at the front. Returns how many are kept.
+ */
+int native_hide_interpreter(uint32_t *frames, uint8_t *kinds, int n);
+/* Whether path names a python executable (python, python3, python3.11d),
+ * whose frames are the interpreter's where libpython holds the evaluator. */
+bool native_is_python_executable(const char *path);
+
 /* tick.c */
 void tick_sample(struct sampler *s, uint64_t now);
 void tick_copy_stopped(struct sampler *s, struct thread *t);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "formats/formats.h"
+#include "symbolize/symbolize.h"
 #include "sampler/internal.h"
 
 #define MAX_GROUPS 1024
@@ -61,7 +62,8 @@ void pysample_copy_frames(struct sampler *s, pid_t tid, struct stack_sample *c)
 	c->has_py = true;
 }
 
-enum native_role { ROLE_NATIVE, ROLE_EVAL, ROLE_HIDDEN };
+/* ROLE_INTERPRETER: another frame of the evaluator's module (unless --native-all). */
+enum native_role { ROLE_NATIVE, ROLE_EVAL, ROLE_HIDDEN, ROLE_INTERPRETER };
 
 /* The evaluator (hot or .cold part) and the wrappers that only call it. */
 static enum native_role role_of(struct sampler *s, uint32_t frame)
@@ -75,22 +77,26 @@ static enum native_role role_of(struct sampler *s, uint32_t frame)
 	return ROLE_NATIVE;
 }
 
+/* The merged stack, outermost first, before it is interned. */
 struct merge {
 	struct sampler *s;
 	const struct stack_sample *c;
-	uint32_t id;
+	uint32_t *frames;
+	uint8_t *kinds;     /* enum merged_kind */
+	int n;
 	bool python;
 	int gstart[MAX_GROUPS + 1]; /* group k: py[gstart[k] .. gstart[k+1]) */
 	int ngroups;
 };
 
-static int push(struct merge *m, uint32_t frame)
+static void add(struct merge *m, uint32_t frame, enum merged_kind kind)
 {
-	return profile_intern_stack(m->s->profile, m->id, frame, &m->id);
+	m->frames[m->n] = frame;
+	m->kinds[m->n++] = (uint8_t)kind;
 }
 
 /* Python frames [from, to) of the copy, outermost first. */
-static int push_python(struct merge *m, int from, int to)
+static int add_python(struct merge *m, int from, int to)
 {
 	for (int j = to - 1; j >= from; j--) {
 		uint32_t frame;
@@ -98,21 +104,22 @@ static int push_python(struct merge *m, int from, int to)
 
 		if (ret == -ENOENT)
 			continue;
-		if (!ret)
-			ret = push(m, frame);
 		if (ret < 0)
 			return ret;
+		add(m, frame, MERGED_PYTHON);
 		m->python = true;
 	}
 	return 0;
 }
 
-static int push_marker(struct merge *m, const char *name)
+static int add_marker(struct merge *m, const char *name)
 {
 	uint32_t frame;
 	int ret = intern_marker_frame(m->s, name, &frame);
 
-	return ret ? ret : push(m, frame);
+	if (!ret)
+		add(m, frame, MERGED_NATIVE);
+	return ret;
 }
 
 static void split_groups(struct merge *m)
@@ -126,6 +133,66 @@ static void split_groups(struct merge *m)
 	m->gstart[m->ngroups] = c->npy;
 }
 
+struct module_id {
+	uint64_t inode;
+	uint32_t major, minor;
+};
+
+#define MAX_INTERPRETERS 4
+
+/*
+ * The interpreter is whichever module holds the evaluator frames (the
+ * python executable or libpython*.so): its other frames in the stack are
+ * the interpreter's own, and so are those of a python executable whose
+ * libpython holds the evaluator (main, _start). Told by file, not by
+ * function name, so a stripped python3's nameless frames count too; a
+ * program that embeds libpython keeps its own frames.
+ */
+static void mark_interpreter(struct sampler *s, const uint64_t *pcs, int n, uint8_t *roles)
+{
+	struct module_id ids[MAX_INTERPRETERS];
+	int nids = 0;
+
+	for (int i = 0; i < n && nids < MAX_INTERPRETERS; i++) {
+		const struct sym_mapping *map;
+		bool known = false;
+
+		if (roles[i] != ROLE_EVAL || !(map = sym_process_find(s->sym, pcs[i])) || !map->inode)
+			continue;
+		for (int k = 0; k < nids; k++)
+			known |= ids[k].inode == map->inode && ids[k].major == map->dev_major &&
+				 ids[k].minor == map->dev_minor;
+		if (!known)
+			ids[nids++] = (struct module_id){ map->inode, map->dev_major, map->dev_minor };
+	}
+	for (int i = 0; i < n && nids; i++) {
+		const struct sym_mapping *map;
+
+		if (roles[i] != ROLE_NATIVE || !(map = sym_process_find(s->sym, pcs[i])))
+			continue;
+		for (int k = 0; k < nids; k++)
+			if (ids[k].inode == map->inode && ids[k].major == map->dev_major &&
+			    ids[k].minor == map->dev_minor)
+				roles[i] = ROLE_INTERPRETER;
+		if (map->inode && native_is_python_executable(map->path))
+			roles[i] = ROLE_INTERPRETER;
+	}
+}
+
+static int intern_merged(struct sampler *s, const struct merge *m, uint32_t *stack)
+{
+	uint32_t id = 0;
+
+	for (int i = 0; i < m->n; i++) {
+		int ret = profile_intern_stack(s->profile, id, m->frames[i], &id);
+
+		if (ret < 0)
+			return ret;
+	}
+	*stack = id;
+	return 0;
+}
+
 int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64_t *pcs, int n,
 		 const char *marker, uint32_t *stack, bool *python)
 {
@@ -133,11 +200,17 @@ int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64
 	uint32_t *frames = calloc((size_t)n + 1, sizeof(*frames));
 	uint8_t *roles = calloc((size_t)n + 1, 1);
 	int nev = 0, k, ret = -ENOMEM;
+	bool merged = true;
 
 	if (!m || !frames || !roles)
 		goto out;
 	m->s = s;
 	m->c = c;
+	/* Every native frame, every Python one, a marker and [unmerged]. */
+	m->frames = calloc((size_t)(n + c->npy + 2), sizeof(*m->frames));
+	m->kinds = calloc((size_t)(n + c->npy + 2), 1);
+	if (!m->frames || !m->kinds)
+		goto out;
 	for (int i = 0; i < n; i++) {
 		ret = stacks_frame_for_addr(s, pcs[i], &frames[i]);
 		if (ret < 0)
@@ -145,38 +218,48 @@ int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64
 		roles[i] = (uint8_t)role_of(s, frames[i]);
 		nev += roles[i] == ROLE_EVAL;
 	}
+	if (!s->opt.native_all)
+		mark_interpreter(s, pcs, n, roles);
 	split_groups(m);
 	if (c->py_end != PY_WALK_COMPLETE)
 		s->st.errors++;
-	ret = marker ? push_marker(m, marker) : 0;
+	ret = marker ? add_marker(m, marker) : 0;
 	if (ret < 0)
 		goto out;
 	if (nev != m->ngroups && !(marker && nev < m->ngroups)) {
 		/* Both halves as they are: native, then Python. */
 		s->st.errors++;
-		for (int i = n - 1; i >= 0 && !ret; i--)
-			ret = push(m, frames[i]);
+		merged = false;
+		for (int i = n - 1; i >= 0; i--)
+			add(m, frames[i], MERGED_NATIVE);
+		ret = add_marker(m, "[unmerged]");
 		if (!ret)
-			ret = push_marker(m, "[unmerged]");
-		if (!ret)
-			ret = push_python(m, 0, c->npy);
+			ret = add_python(m, 0, c->npy);
 		goto out;
 	}
 	/* The groups beyond a short native unwind's reach go first. */
 	for (k = m->ngroups - 1; k >= nev && !ret; k--)
-		ret = push_python(m, m->gstart[k], m->gstart[k + 1]);
+		ret = add_python(m, m->gstart[k], m->gstart[k + 1]);
 	for (int i = n - 1; i >= 0 && !ret; i--) {
 		if (roles[i] == ROLE_EVAL) {
-			ret = push_python(m, m->gstart[k], m->gstart[k + 1]);
+			ret = add_python(m, m->gstart[k], m->gstart[k + 1]);
 			k--;
 		} else if (roles[i] == ROLE_NATIVE) {
-			ret = push(m, frames[i]);
+			add(m, frames[i], MERGED_NATIVE);
+		} else if (roles[i] == ROLE_INTERPRETER) {
+			add(m, frames[i], MERGED_INTERPRETER);
 		}
 	}
 out:
-	if (!ret) {
-		*stack = m->id;
+	if (!ret && merged && !s->opt.native_all)
+		m->n = native_hide_interpreter(m->frames, m->kinds, m->n);
+	if (!ret)
+		ret = intern_merged(s, m, stack);
+	if (!ret)
 		*python = m->python;
+	if (m) {
+		free(m->frames);
+		free(m->kinds);
 	}
 	free(m);
 	free(frames);

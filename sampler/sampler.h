@@ -35,6 +35,8 @@ struct sampler_options {
 	bool idle_python;     /* keep those of threads with Python frames */
 	bool python;          /* look for a CPython and sample its stacks */
 	bool native;          /* with Python: native frames too, merged */
+	bool native_all;      /* ... keeping the interpreter's frames between and
+			       * above Python frames too */
 	bool gil_only;        /* Python: only the GIL holder's samples */
 	bool nonblocking;     /* Python: never stop the GIL holder for its walk
 			       * (its stack may then be torn; counted) */

@@ -7,7 +7,7 @@ check $? "--version"
 help=$($TS --help)
 missing=""
 for opt in --output --format --rate --duration --threads --idle --no-idle --stats --quiet \
-	--stack-bytes --pid --help --version "attach PID" "report IN.tsprof"; do
+	--stack-bytes --pid --help --version --native --native-all "attach PID" "report IN.tsprof"; do
 	echo "$help" | grep -q -- "$opt" || missing="$missing $opt"
 done
 [ -z "$missing" ]

@@ -129,10 +129,12 @@ check $? "--native-lines gives the leaf's source line" \
 
 # Python with numpy (Debian's, none of it built with frame pointers): a
 # matrix product unwinds from the BLAS kernel through numpy and the
-# interpreter (the evaluator frames replaced by the Python frames) to main.
+# interpreter (the evaluator frames replaced by the Python frames) to
+# _start (--native-all: --native would hide the interpreter's own frames,
+# _start among them).
 PY=/usr/bin/python3.11
 if [ -x "$PY" ] && "$PY" -c 'import numpy' 2>/dev/null; then
-	$TS record -q -r 1000 --native --stats -o "$TMP/np.folded" -- "$PY" -c \
+	$TS record -q -r 1000 --native-all --stats -o "$TMP/np.folded" -- "$PY" -c \
 		'import numpy; a = numpy.random.rand(300, 300); [a @ a for _ in range(60)]' 2>"$TMP/np.err"
 	total=$(folded_total "$TMP/np.folded")
 	whole=$(awk '{ c = $NF } /^_start;__libc_start_main;.*;<module> \(<string>:1\);<listcomp> \(<string>:1\);.*;cblas_dgemm;dgemm_ / { n += c } END { print n + 0 }' "$TMP/np.folded")

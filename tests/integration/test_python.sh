@@ -166,30 +166,64 @@ shapes() {
 	done
 }
 
-# --native: Python -> C (qsort) -> Python, the order exact in >= 99%.
+# The interpreter's modules, as the speedscope file names them: the python
+# executable and the libpython it links, if any.
+interpreter_modules() {
+	basename "$(readlink -f "$1")"
+	ldd "$1" 2>/dev/null | awk '$1 ~ /^libpython/ { print $1 }'
+}
+
+# --native: Python -> C (qsort) -> Python, the order exact in >= 99%. By
+# default the interpreter's frames outward of the innermost Python frame
+# are hidden (the stack starts at libc's __libc_start_main), with
+# --native-all none is (it starts at _start); the rest is the same stack.
 native_merge() {
 	label=$1 py=$2
-	$TS record -q --native -r 500 -o "$TMP/q.folded" -- "$py" $P/qsort_cb.py 1.5
-	read -r exact all <<-EOT
-	$(awk '{
-		c = $NF; s = $0; sub(/ [0-9]+$/, "", s)
-		if (index(s, "compare (") == 0) next
-		all += c
-		k = split(s, fr, ";"); m = so = q = cb = 0
-		for (i = 1; i <= k; i++) {
-			if (index(fr[i], "main (") == 1 && !m) m = i
-			if (index(fr[i], "sort_once (") == 1) so = i
-			if (index(fr[i], "qsort") == 1 && !q) q = i
-			if (index(fr[i], "compare (") == 1) cb = i
-		}
-		if (fr[1] == "_start" && m && m < so && so < q && q < cb && index(s, "[unmerged]") == 0) exact += c
-	} END { print exact + 0, all + 0 }' "$TMP/q.folded")
-	EOT
-	share=$(percent "$exact" "$all")
-	echo "$label --native: $all samples in the comparator, $share% in exact order"
-	[ "$all" -gt 100 ] && at_least "$share" 99
-	check $? "$label: --native orders Python, qsort and the Python callback exactly" \
-		"$share% of $all; $(grep 'compare (' "$TMP/q.folded" | head -1 | cut -c1-600)" "$share%"
+	modules=$(interpreter_modules "$py" | tr '\n' ' ')
+	for opt in --native --native-all; do
+		root=__libc_start_main mode=default
+		[ $opt = --native-all ] && root=_start mode=all
+		$TS record -q $opt -r 500 -o "$TMP/q.folded" -o "$TMP/q$mode.speedscope.json" -- "$py" $P/qsort_cb.py 1.5
+		read -r exact all odd <<-EOT
+		$(awk -v root=$root '{
+			c = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+			if (index(s, "compare (") == 0) next
+			all += c
+			k = split(s, fr, ";"); m = so = q = cb = 0
+			for (i = 1; i <= k; i++) {
+				if (index(fr[i], "main (") == 1 && !m) m = i
+				if (index(fr[i], "sort_once (") == 1) so = i
+				if (index(fr[i], "qsort") == 1 && !q) q = i
+				if (index(fr[i], "compare (") == 1) cb = i
+			}
+			if (fr[1] == root && m && m < so && so < q && q < cb && index(s, "[unmerged]") == 0) exact += c
+			else if (odd == "") odd = $0
+		} END { print exact + 0, all + 0, substr(odd, 1, 600) }' "$TMP/q.folded")
+		EOT
+		share=$(percent "$exact" "$all")
+		echo "$label $opt: $all samples in the comparator, $share% in exact order from $root"
+		[ "$all" -gt 100 ] && at_least "$share" 99
+		check $? "$label: $opt orders Python, qsort and the Python callback exactly" \
+			"$share% of $all; one not in order: $odd" "$share%"
+		read -r n fine below ordered top dropped between shape <<-EOT
+		$(python3 tests/integration/native_frames_check.py "$TMP/q$mode.speedscope.json" $mode \
+			compare "main,sort_once,qsort_r|qsort,compare" $modules)
+		EOT
+		echo "$label $opt: $n samples in compare, $fine as they should be; of all frames $dropped% the interpreter's outward of the innermost Python frame, $between% between two Python frames"
+		if [ $mode = default ]; then
+			[ "${n:-0}" -gt 100 ] && [ "$fine" = "$n" ] && [ "$below" -gt 0 ]
+			check $? "$label: --native hides the interpreter's frames between and above Python frames, keeps those below" \
+				"$fine of ${n:-?} without, $below samples with some below ($modules): $(grep 'compare (' "$TMP/q.folded" | head -1 | cut -c1-600)" "$n samples"
+			hidden_shape=$shape
+		else
+			[ "${n:-0}" -gt 100 ] && at_least "$(percent "$fine" "$n")" 99 && [ "$below" -gt 0 ]
+			check $? "$label: --native-all keeps the interpreter's frames between Python frames" \
+				"$fine of ${n:-?} with, $below samples with some below ($modules): $(grep 'compare (' "$TMP/q.folded" | head -1 | cut -c1-600)" "$fine of $n"
+			[ -n "$hidden_shape" ] && [ "$hidden_shape" = "$shape" ]
+			check $? "$label: --native is --native-all without the interpreter's frames, in the same order" \
+				"--native: $hidden_shape; --native-all less the interpreter's: $shape"
+		fi
+	done
 }
 
 # Every stack recorded is one that happened: a fast recursion (each of
@@ -273,7 +307,7 @@ while read -r label py; do
 	# ONLY="pyenv-3.12 ..." runs those alone (when working on one version).
 	case " ${ONLY:-$label} " in *" $label "*) ;; *) continue ;; esac
 	if [ -z "$py" ]; then
-		for t in "shares" "launches" "threads" "late thread" "shapes" "consistent stacks" "--native" "dump"; do
+		for t in "shares" "launches" "threads" "late thread" "shapes" "consistent stacks" "--native" "--native-all" "dump"; do
 			skip "$label: $t" "$label is not installed here"
 		done
 		continue
@@ -286,6 +320,53 @@ while read -r label py; do
 	native_merge "$label" "$py"
 	dump "$label" "$py"
 done <"$TMP/pythons"
+
+# Debian's python3.11 (stripped: many of its frames are nameless) with
+# numpy: a ufunc from frompyfunc calls a Python function back, and a matrix
+# product runs in BLAS. By default no interpreter frame lies between the
+# Python frames, with --native-all they do, the same stack otherwise; the
+# interpreter's frames under multiply (the @ operator's dispatch) stay.
+native_numpy() {
+	py=/usr/bin/python3.11
+	for opt in --native --native-all; do
+		mode=default
+		[ $opt = --native-all ] && mode=all
+		$TS record -q $opt -r 500 -o "$TMP/np$mode.speedscope.json" -o "$TMP/np$mode.folded" -- "$py" $P/numpy_cb.py 2
+		read -r n fine below ordered top dropped between shape <<-EOT
+		$(python3 tests/integration/native_frames_check.py "$TMP/np$mode.speedscope.json" $mode \
+			element "main,apply_once,element" python3.11)
+		EOT
+		blas=$(awk '/;multiply \(numpy_cb.py:[0-9]*\);.*(python3\.11|Py[A-Za-z_]*);.*_multiarray_umath.*;cblas_dgemm/ { n += $NF } END { print n + 0 }' "$TMP/np$mode.folded")
+		echo "debian-3.11 numpy $opt: $n samples in element, $fine as they should be, $ordered in order, $blas in BLAS under the interpreter's dispatch; of all frames $dropped% the interpreter's outward of the innermost Python frame, $between% between two Python frames"
+		if [ $mode = default ]; then
+			[ "${n:-0}" -ge 20 ] && [ "$fine" = "$n" ] && [ "$ordered" = "$n" ] && [ "$blas" -gt 0 ]
+			check $? "debian-3.11 numpy: --native hides the interpreter's frames between and above Python frames, keeps those below" \
+				"$fine and $ordered of ${n:-?}, $blas in BLAS: $(grep 'element (' "$TMP/np$mode.folded" | head -1 | cut -c1-600)" "$n samples"
+			hidden_shape=$shape
+		else
+			[ "${n:-0}" -ge 20 ] && at_least "$(percent "$fine" "$n")" 99 && [ "$ordered" = "$n" ] && [ "$blas" -gt 0 ]
+			check $? "debian-3.11 numpy: --native-all keeps the interpreter's frames between Python frames" \
+				"$fine and $ordered of ${n:-?}, $blas in BLAS: $(grep 'element (' "$TMP/np$mode.folded" | head -1 | cut -c1-600)" "$fine of $n"
+			[ -n "$hidden_shape" ] && [ "$hidden_shape" = "$shape" ]
+			check $? "debian-3.11 numpy: --native is --native-all without the interpreter's frames, in the same order" \
+				"--native: $hidden_shape; --native-all less the interpreter's: $shape"
+		fi
+	done
+}
+
+case " ${ONLY:-debian-3.11} " in
+*" debian-3.11 "*)
+	if [ -x /usr/bin/python3.11 ] && /usr/bin/python3.11 -c 'import numpy' 2>/dev/null; then
+		native_numpy
+	else
+		for t in "--native hides the interpreter's frames between and above Python frames, keeps those below" \
+			"--native-all keeps the interpreter's frames between Python frames" \
+			"--native is --native-all without the interpreter's frames, in the same order"; do
+			skip "debian-3.11 numpy: $t" "no /usr/bin/python3.11 with numpy here (Debian's python3-numpy)"
+		done
+	fi
+	;;
+esac
 
 # A program without Python is profiled natively, with one line saying so.
 $TS record -o "$TMP/c.folded" -- build/tests/targets/busy_threads 2 0.5 >/dev/null 2>"$TMP/c.err"
