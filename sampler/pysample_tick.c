@@ -381,6 +381,10 @@ static void walk_holder_stopped(struct sampler *s, int n)
 		if (!t || t->gone || t->listening || t->interrupt_sent || t->detaching ||
 		    thread_state(s, t) != 'R')
 			return;
+		/* Memory-only: seized for this walk alone; another tracer
+		 * leaves it running, its walk checked as it runs. */
+		if (t->untraced && unseized_seize_for_walk(s, t) < 0)
+			return;
 		tick_interrupt(s, t, true);
 		tick_collect_traps(s);
 		return;
