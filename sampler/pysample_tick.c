@@ -415,6 +415,10 @@ void pysample_tick(struct sampler *s)
 			continue;
 		/* The holder is sampled as it was at its stop: running. */
 		c = t->tid == py->held_tid ? 'R' : thread_state(s, t);
+		/* Memory-only, a thread in another tracer's stop is running
+		 * but for a moment: read as such, not passed by. */
+		if (c == 't' && s->memory_only)
+			c = 'R';
 		if (c != 'R' && c != 'S' && c != 'D')
 			continue;
 		pt = pysample_thread_of(py, n, t->tid);

@@ -15,6 +15,7 @@
  * for up to a second rather than showing a Python process without threads.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,21 +141,53 @@ static bool started_lately(pid_t pid)
 	       start + YOUNG_NS;
 }
 
-/* Memory-only, an exec is not reported: its new image is told by the
- * executable's inode. */
-static void follow_exec(struct sampler *s, ino_t *exe)
+static int exe_inode(pid_t pid, ino_t *ino)
 {
 	char path[64];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)s->pid);
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	if (stat(path, &st) < 0)
+		return -errno;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/* Memory-only, an exec is not reported: its new image is told by the
+ * executable's inode. */
+static void follow_exec(struct sampler *s, ino_t *exe)
+{
+	ino_t now = 0;
+
+	if (exe_inode(s->pid, &now) < 0)
 		return;
-	if (*exe && st.st_ino != *exe) {
+	if (*exe && now != *exe) {
 		s->exec_seq++;
 		sym_process_exec(s->sym);
 	}
-	*exe = st.st_ino;
+	*exe = now;
+}
+
+/* A python executable whose libpython is not mapped yet, or a child that
+ * has not yet exec'd (it runs its parent's program): worth a wait. */
+static bool may_become_python(pid_t pid)
+{
+	char path[64], exe[PATH_MAX], ppid[32];
+	const char *base;
+	ino_t mine = 0, parents = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	base = strrchr(exe, '/');
+	if (!strncmp(base ? base + 1 : exe, "python", 6))
+		return true;
+	return proc_status_field(pid, "PPid", ppid, sizeof(ppid)) == 0 &&
+	       exe_inode(pid, &mine) == 0 && exe_inode((pid_t)strtol(ppid, NULL, 10), &parents) == 0 &&
+	       mine == parents;
 }
 
 /* A moment, handling the stops of seized threads and our own signals. */
@@ -189,7 +222,7 @@ static void wait_for_python(struct sampler *s, uint64_t since)
 		}
 		pysample_search(s, monotonic_ns());
 		if (pysample_ready(s) || s->py->state == PY_REFUSED ||
-		    (s->py->state == PY_SEARCHING && !young))
+		    (s->py->state == PY_SEARCHING && !(young && may_become_python(s->pid))))
 			return;
 		pause_a_moment(s);
 	}
