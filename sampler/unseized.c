@@ -102,15 +102,20 @@ int unseized_attach(struct sampler *s, char *err, size_t errlen)
 
 int unseized_seize_for_walk(struct sampler *s, struct thread *t)
 {
+	int error;
+
+	if (s->tracer)
+		return -EBUSY;
 	/* No options: a thread it starts meanwhile is not ours to let go. */
-	if (!s->tracer && ptrace(PTRACE_SEIZE, t->tid, NULL, NULL) == 0) {
+	if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL) == 0) {
 		t->untraced = false;
 		t->walk_once = true;
 		return 0;
 	}
-	if (!s->tracer && errno == EPERM)
+	error = errno;
+	if (error == EPERM)
 		s->tracer = tracer_of(t->tid); /* one came after we looked */
-	return s->tracer ? -EBUSY : -errno;
+	return s->tracer ? -EBUSY : -error;
 }
 
 /* Under a second old: its interpreter may not be there yet. */
@@ -236,7 +241,7 @@ static int seize_all(struct sampler *s, char *err, size_t errlen)
 	if (s->tracer) {
 		ret = attach_explain_failure(s->pid, EPERM, err, errlen);
 		if (ret == -EBUSY && strlen(err) + 64 < errlen)
-			strcat(err, " (its native stacks need a tracer: it shows no Python)");
+			strcat(err, " (with no Python to read, its native stacks need a tracer)");
 		return ret;
 	}
 	threads_free(s);
