@@ -4,9 +4,11 @@
  * [--json]: every thread's stack, once, innermost frame last like a Python
  * traceback, with --locals each Python frame's variables under it. One
  * tick of the sampler: blocked threads are read without stopping them;
- * without --native only a running GIL holder is stopped, for its walk, and
- * with --nonblocking not even that one.
+ * without --native nothing is traced but a running GIL holder, stopped for
+ * its walk (not while another tracer holds the process), and with
+ * --nonblocking not even that one.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -327,18 +329,27 @@ int cmd_dump(int argc, char **argv)
 	so.native_all = o.native_all;
 	so.nonblocking = o.nonblocking;
 	so.locals = o.locals;
+	so.memory_only = !o.native;
 	p = profile_new();
 	if (!p) {
 		cli_error("out of memory");
 		ret = 1;
 		goto out;
 	}
-	if (sampler_attach(&s, tgid, p, &so, err, sizeof(err)) < 0) {
+	ret = sampler_attach(&s, tgid, p, &so, err, sizeof(err));
+	if (!ret)
+		ret = sampler_sample_once(s, err, sizeof(err));
+	if (ret == -EBUSY && o.native) {
+		cli_error("%s; --native needs to trace it: without --native, dump reads its Python "
+			  "stacks without tracing it", err);
+		ret = 1;
+		goto out;
+	}
+	if (ret < 0) {
 		cli_error("%s", err);
 		ret = 1;
 		goto out;
 	}
-	sampler_sample_once(s);
 	sampler_get_stats(s, &st);
 	if (profile_for_each_aggregate(p, collect, &rows)) {
 		cli_error("out of memory");

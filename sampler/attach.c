@@ -14,7 +14,7 @@
 
 #define SEIZE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
 
-static void comm_of(pid_t pid, char *buf, size_t len)
+void proc_comm(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
 	FILE *f;
@@ -43,21 +43,21 @@ static int yama_scope(void)
 }
 
 /* One line for the user: what is wrong and what to do about it. */
-int attach_explain_failure(pid_t pid, int error, char *err, size_t errlen)
+static int explain(pid_t pid, int error, bool tracer_blocks, char *err, size_t errlen)
 {
 	char comm[64], tracer_comm[64], buf[128];
 	long tracer = 0;
 	int scope;
 
-	comm_of(pid, comm, sizeof(comm));
+	proc_comm(pid, comm, sizeof(comm));
 	if (error == ESRCH || (error == EPERM && !comm[0])) {
 		snprintf(err, errlen, "no process with PID %d (it may have exited)", (int)pid);
 		return -ESRCH;
 	}
 	if (proc_status_field(pid, "TracerPid", buf, sizeof(buf)) == 0)
 		tracer = strtol(buf, NULL, 10);
-	if (tracer > 0 && tracer != getpid()) {
-		comm_of((pid_t)tracer, tracer_comm, sizeof(tracer_comm));
+	if (tracer_blocks && tracer > 0 && tracer != getpid()) {
+		proc_comm((pid_t)tracer, tracer_comm, sizeof(tracer_comm));
 		snprintf(err, errlen,
 			 "PID %d (%s) is already traced by PID %ld (%s): a process can have only one tracer; "
 			 "stop or detach that one (strace, gdb, another profiler) first",
@@ -94,6 +94,16 @@ int attach_explain_failure(pid_t pid, int error, char *err, size_t errlen)
 		 "without CAP_SYS_PTRACE); run trainsample as root",
 		 (int)pid, comm);
 	return -EPERM;
+}
+
+int attach_explain_failure(pid_t pid, int error, char *err, size_t errlen)
+{
+	return explain(pid, error, true, err, errlen);
+}
+
+int attach_explain_no_access(pid_t pid, int error, char *err, size_t errlen)
+{
+	return explain(pid, error, false, err, errlen);
 }
 
 static int seize_one(struct sampler *s, pid_t tid, bool *added)
@@ -184,7 +194,7 @@ static size_t live_threads(struct sampler *s)
 	size_t n = 0;
 
 	for (size_t i = 0; i < s->nthreads; i++)
-		n += !s->threads[i]->gone;
+		n += !s->threads[i]->gone && !s->threads[i]->untraced;
 	return n;
 }
 
@@ -202,7 +212,7 @@ void detach_threads(struct sampler *s)
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct thread *t = s->threads[i];
 
-		if (t->gone)
+		if (t->gone || t->untraced)
 			continue;
 		t->detaching = true;
 		t->want_copy = false;

@@ -32,6 +32,9 @@ struct thread {
 	bool pause_pending;   /* copied: record the pause once resumed */
 	bool detaching;       /* detach at its next stop */
 	bool gone;            /* exited or detached; removed after the pass */
+	bool untraced;        /* memory-only: listed from /proc, not seized */
+	bool walk_once;       /* memory-only: seized for one walk, let go at
+			       * the stop that walks it */
 	uint64_t interrupt_ns;/* when the interrupt was sent (pause figure) */
 	uint64_t name_tick;   /* tick at which the name was last read; 0 never */
 	uint64_t stack_lo, stack_hi; /* the mapping its sp was last seen in */
@@ -161,6 +164,10 @@ struct signal_masks {
 struct sampler {
 	pid_t pid;
 	bool spawned;         /* we started it: it is our child */
+	bool memory_only;     /* seize nothing but a running GIL holder for
+			       * its walk (opt.memory_only, until a native
+			       * tick needs every thread seized) */
+	pid_t tracer;         /* memory-only: the process's tracer; 0 none */
 	bool exited;          /* the whole process is gone */
 	int exit_status;      /* wait status of the spawned child, if reaped */
 	bool exit_reaped;
@@ -231,6 +238,8 @@ uint64_t thread_runtime(struct sampler *s, struct thread *t);
 int proc_tids(pid_t pid, pid_t **tids, size_t *n);
 int proc_status_field(pid_t pid, const char *field, char *buf, size_t len);
 bool traced_by_us(pid_t tid);
+/* The process's name (comm); "" when gone. */
+void proc_comm(pid_t pid, char *buf, size_t len);
 
 /* remote.c */
 ssize_t remote_read(pid_t pid, uint64_t addr, void *buf, size_t len);
@@ -264,6 +273,15 @@ void shared_signals_leave_to_woken(struct sampler *s, pid_t tid);
 int attach_threads(struct sampler *s, char *err, size_t errlen);
 void detach_threads(struct sampler *s);
 int attach_explain_failure(pid_t pid, int error, char *err, size_t errlen);
+/* The same for a process whose memory cannot be read (a tracer is no
+ * reason then). */
+int attach_explain_no_access(pid_t pid, int error, char *err, size_t errlen);
+
+/* unseized.c: memory-only sampling (dump without --native) */
+int unseized_attach(struct sampler *s, char *err, size_t errlen);
+/* Seizes t, running and holding the GIL, for the one walk of this tick.
+ * -EBUSY: another tracer holds the process. */
+int unseized_seize_for_walk(struct sampler *s, struct thread *t);
 
 /* pysample_find.c: finding the target's CPython */
 int pysample_new(struct sampler *s);

@@ -189,15 +189,3 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 	queue_process(s, UINT64_MAX);
 	pysample_finish(s);
 }
-
-void sampler_sample_once(struct sampler *s)
-{
-	uint64_t now = monotonic_ns();
-
-	s->start_ns = s->last_tick_ns = now;
-	tick_sample(s, now);
-	s->end_ns = monotonic_ns();
-	/* Unwound while the threads are known, for their names. */
-	queue_process(s, UINT64_MAX);
-	detach_threads(s);
-}

@@ -389,6 +389,10 @@ static void walk_holder_stopped(struct sampler *s, int n)
 		if (!t || t->gone || t->listening || t->interrupt_sent || t->detaching ||
 		    thread_state(s, t) != 'R')
 			return;
+		/* Memory-only: seized for this walk alone; another tracer
+		 * leaves it running, its walk checked as it runs. */
+		if (t->untraced && unseized_seize_for_walk(s, t) < 0)
+			return;
 		tick_interrupt(s, t, true);
 		tick_collect_traps(s);
 		return;
@@ -419,6 +423,10 @@ void pysample_tick(struct sampler *s)
 			continue;
 		/* The holder is sampled as it was at its stop: running. */
 		c = t->tid == py->held_tid ? 'R' : thread_state(s, t);
+		/* Memory-only, a thread in another tracer's stop is running
+		 * but for a moment: read as such, not passed by. */
+		if (c == 't' && s->memory_only)
+			c = 'R';
 		if (c != 'R' && c != 'S' && c != 'D')
 			continue;
 		pt = pysample_thread_of(py, n, t->tid);

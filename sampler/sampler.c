@@ -121,7 +121,7 @@ int sampler_attach(struct sampler **out, pid_t pid, struct profile *p,
 		sampler_free(s);
 		return -ENOEXEC;
 	}
-	ret = attach_threads(s, err, errlen);
+	ret = o->memory_only ? unseized_attach(s, err, errlen) : attach_threads(s, err, errlen);
 	if (ret < 0) {
 		detach_threads(s);
 		sampler_free(s);

@@ -42,6 +42,10 @@ struct sampler_options {
 			       * (its stack may then be torn; counted) */
 	bool locals;          /* Python: each frame's variables, read with its
 			       * frames (dump; see sampler_frame_locals) */
+	bool memory_only;     /* sampler_sample_once only: seize no thread but a
+			       * running GIL holder, for its walk, and none
+			       * while another tracer holds the process; a
+			       * process without Python is seized whole */
 	bool native_lines;    /* source file:line of native frames, from DWARF */
 	bool trace_stops;     /* log every ptrace stop to stderr (debugging) */
 	bool quiet;           /* no notices on stderr */
@@ -105,8 +109,13 @@ int sampler_attach(struct sampler **out, pid_t pid, struct profile *p,
  * unwind, a thread gone) is counted in the stats, never fatal.
  */
 void sampler_run(struct sampler *s, enum sampler_end *end, int *signo);
-/* One tick, then detach: every thread's stack once (trainsample dump). */
-void sampler_sample_once(struct sampler *s);
+/*
+ * One tick, then detach: every thread's stack once (trainsample dump).
+ * While a Python interpreter starts (no thread state or frame yet) it
+ * waits up to a second for one. Memory-only, a process with no Python to
+ * read that another tracer holds is an error (-EBUSY), with a message.
+ */
+int sampler_sample_once(struct sampler *s, char *err, size_t errlen);
 /*
  * After sampler_run on a spawned command: waits for it to exit (SIGTERM and
  * SIGHUP sent to trainsample are passed on to it), at most timeout_ms (-1:

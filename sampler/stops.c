@@ -378,6 +378,28 @@ static void detach_at_stop(struct sampler *s, struct thread *t, int sig, int eve
 	thread_remove(s, t);
 }
 
+/*
+ * Memory-only: a GIL holder seized for one walk is walked at the stop our
+ * interrupt ended in, and let go there, with the signal of a
+ * signal-delivery stop; it stays listed, to be sampled as it was.
+ */
+static void walk_and_let_go(struct sampler *s, struct thread *t, int sig, int event)
+{
+	bool group = event == PTRACE_EVENT_STOP && is_group_stop_signal(sig);
+	int deliver = event == 0 ? sig : 0;
+
+	consume_interrupt(s, t, !group);
+	shared_signals_leave_to_woken(s, t->tid);
+	if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)deliver) < 0 && errno != ESRCH)
+		s->st.errors++;
+	if (t->pause_pending) {
+		t->pause_pending = false;
+		stats_pause(s, monotonic_ns() - t->interrupt_ns);
+	}
+	t->walk_once = false;
+	t->untraced = true;
+}
+
 void stops_handle(struct sampler *s, pid_t tid, int status)
 {
 	struct thread *t;
@@ -409,6 +431,10 @@ void stops_handle(struct sampler *s, pid_t tid, int status)
 	}
 	if (t->detaching) {
 		detach_at_stop(s, t, sig, event);
+		return;
+	}
+	if (t->walk_once) {
+		walk_and_let_go(s, t, sig, event);
 		return;
 	}
 	switch (event) {
@@ -475,6 +501,8 @@ int stops_wait(struct sampler *s, int timeout_ms)
 		}
 		if (tid < 0 && errno == EINTR)
 			continue;
+		if (tid < 0 && errno == ECHILD && s->memory_only)
+			return handled; /* threads are listed, not traced */
 		if (tid < 0 && errno == ECHILD) {
 			/* Nothing traced is left. */
 			for (size_t i = 0; i < s->nthreads; i++)
