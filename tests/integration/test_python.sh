@@ -96,10 +96,11 @@ launches() {
 	check $? "$label: 200 launches in a row all have Python frames" "none in launch$bad"
 }
 
-# Starts threads.py under $1 for 4 s and waits until its threads run; $pid.
+# Starts threads.py under $1 for $2 s (default 4) and waits until its
+# threads run; $pid.
 start_threads_script() {
 	rm -f "$TMP/threads.out"
-	"$1" $P/threads.py 4 >"$TMP/threads.out" &
+	"$1" $P/threads.py "${2:-4}" >"$TMP/threads.out" &
 	pid=$!
 	reap_later $pid
 	wait_file "$TMP/threads.out"
@@ -265,7 +266,10 @@ consistent() {
 # dump: every thread once, innermost last, nothing left stopped.
 dump() {
 	label=$1 py=$2
-	start_threads_script "$py"
+	# Long enough for three dumps on a loaded machine: the sleeper must
+	# still be asleep at the last one (it woke after 4 s once, and was
+	# shown running). Killed after them.
+	start_threads_script "$py" 30
 	$TS dump --pid $pid >"$TMP/d.txt" 2>&1
 	$TS dump --pid $pid --native --json >"$TMP/d.json" 2>&1
 	$TS dump --pid $pid --nonblocking >"$TMP/dn.txt" 2>&1
