@@ -15,33 +15,7 @@
 
 #define ARENA (64 * 1024)
 
-struct arena {
-	uint8_t *mem;
-	size_t used;
-};
-
-static ssize_t arena_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	struct arena *a = ctx;
-	uint64_t base = (uint64_t)(uintptr_t)a->mem;
-
-	if (addr < base || addr >= base + ARENA)
-		return -EFAULT;
-	if (len > base + ARENA - addr)
-		len = (size_t)(base + ARENA - addr);
-	memcpy(buf, (void *)(uintptr_t)addr, len);
-	return (ssize_t)len;
-}
-
-static uint64_t alloc(struct arena *a, size_t len)
-{
-	uint64_t at = (uint64_t)(uintptr_t)(a->mem + a->used);
-
-	a->used += (len + 15) & ~(size_t)15;
-	cr_assert(a->used <= ARENA);
-	memset((void *)(uintptr_t)at, 0, len);
-	return at;
-}
+#include "tests/unit/py_arena.h"
 
 static void put64(uint64_t at, uint32_t off, uint64_t v)
 {
