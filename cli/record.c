@@ -262,7 +262,8 @@ static int finish(struct run *r, enum sampler_end end)
 				cli_error("writing %s: %s", o->outputs[i].path, strerror(-wret));
 				ret = 1;
 			} else {
-				outputs_announce(&o->outputs[i], r->profile, o->quiet);
+				outputs_announce(&o->outputs[i], profile_sample_count(r->profile),
+						 o->quiet);
 			}
 		}
 	}
