@@ -11,6 +11,7 @@
 #include <sys/user.h>
 
 #include "common/common.h"
+#include "sampler/histogram.h"
 #include "sampler/sampler.h"
 #include "symbolize/python/python.h"
 
@@ -88,10 +89,6 @@ struct copy_queue {
 	struct stack_sample *slots;
 	size_t limit, head, count;
 };
-
-/* Fixed-bucket histograms of pause and unwind times: 1 us buckets to
- * 2 ms, then one. */
-#define PAUSE_BUCKETS 2049
 
 struct addr_cache;
 
@@ -210,8 +207,7 @@ struct sampler {
 	uint64_t start_ns, end_ns;
 	uint64_t rng;
 	struct sampler_stats st;
-	uint32_t pause_hist[PAUSE_BUCKETS];
-	uint32_t unwind_hist[PAUSE_BUCKETS];
+	struct duration_histogram pause_hist, unwind_hist;
 };
 
 /* sampler.c */
