@@ -95,7 +95,7 @@ static void set_end_meta(struct run *r, const struct sampler_stats *st, const ch
 static void print_stats(const struct sampler_stats *st)
 {
 	double secs = (double)st->elapsed_ns / 1e9;
-	char python[256];
+	char python[256], kinds[160];
 
 	if (st->python[0])
 		snprintf(python, sizeof(python), "%s", st->python);
@@ -103,6 +103,7 @@ static void print_stats(const struct sampler_stats *st)
 		snprintf(python, sizeof(python), "none (native stacks): %s", st->python_refused);
 	else
 		snprintf(python, sizeof(python), "none (native stacks): no interpreter seen");
+	sampler_errors_describe(st, kinds, sizeof(kinds));
 
 	fprintf(stderr,
 		"trainsample: stats\n"
@@ -110,7 +111,7 @@ static void print_stats(const struct sampler_stats *st)
 		"  ticks            %" PRIu64 " (missed %" PRIu64 ")\n"
 		"  samples          %" PRIu64 " (idle %" PRIu64 ", truncated %" PRIu64 ", dropped %" PRIu64 ")\n"
 		"  threads          %" PRIu64 " seen, %u live at the end\n"
-		"  errors           %" PRIu64 "\n"
+		"  errors           %" PRIu64 "%s%s%s\n"
 		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
 		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %.1f us (%" PRIu64 " stacks)\n"
 		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on, %" PRIu64 " resumes held for them\n"
@@ -120,7 +121,8 @@ static void print_stats(const struct sampler_stats *st)
 		PRIu64  " given up as torn (the thread moved while read)\n",
 		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
 		st->dropped,
-		st->threads_seen, st->threads_live, st->errors,
+		st->threads_seen, st->threads_live, st->errors, kinds[0] ? " (" : "", kinds,
+		kinds[0] ? ")" : "",
 		(double)st->pause_p50_ns / 1e3, (double)st->pause_p99_ns / 1e3,
 		(double)st->pause_max_ns / 1e3, st->stops, (double)st->unwind_p50_ns / 1e3,
 		(double)st->unwind_p99_ns / 1e3, (double)st->unwind_first_ns / 1e3, st->unwinds,

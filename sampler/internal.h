@@ -372,5 +372,7 @@ int stacks_frame_for_addr(struct sampler *s, uint64_t addr, uint32_t *frame);
 int stacks_marker(struct sampler *s, const char *name, uint32_t parent, uint32_t *stack);
 void stats_unwind_time(struct sampler *s, uint64_t ns);
 void stats_pause(struct sampler *s, uint64_t ns);
+/* One more error of that kind in the stats. */
+void stats_error(struct sampler *s, enum sampler_error_kind kind);
 
 #endif

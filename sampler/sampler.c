@@ -5,6 +5,7 @@
  * which lets go of whatever is still traced.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -137,6 +138,12 @@ int sampler_attach(struct sampler **out, pid_t pid, struct profile *p,
 	return 0;
 }
 
+void stats_error(struct sampler *s, enum sampler_error_kind kind)
+{
+	s->st.errors++;
+	s->st.errors_by_kind[kind]++;
+}
+
 void stats_pause(struct sampler *s, uint64_t ns)
 {
 	histogram_add(&s->pause_hist, ns);
@@ -175,6 +182,26 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		st->cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
 			     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
+void sampler_errors_describe(const struct sampler_stats *st, char *buf, size_t len)
+{
+	static const char *const names[SAMPLER_ERR_KINDS] = {
+		[SAMPLER_ERR_UNWIND] = "unwind",   [SAMPLER_ERR_READ] = "read",
+		[SAMPLER_ERR_PTRACE] = "ptrace",   [SAMPLER_ERR_NO_STOP] = "no stop",
+		[SAMPLER_ERR_PYTHON] = "python",   [SAMPLER_ERR_MERGE] = "native merge",
+		[SAMPLER_ERR_MEMORY] = "memory",
+	};
+	size_t n = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (int k = 0; k < SAMPLER_ERR_KINDS; k++) {
+		if (!st->errors_by_kind[k] || n >= len)
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s %" PRIu64, n ? ", " : "", names[k],
+				      st->errors_by_kind[k]);
+	}
 }
 
 pid_t sampler_pid(const struct sampler *s)

@@ -142,6 +142,8 @@ $TS record -q --stats -o "$TMP/s.folded" -- "$T/cpu_shares" 0.5 >/dev/null 2>"$T
 grep -Eq 'target pause +p50 [0-9.]+ us, p99 [0-9.]+ us' "$TMP/err" && grep -Eq 'samples +[1-9]' "$TMP/err" \
 	&& grep -q 'trainsample cpu' "$TMP/err" && grep -Eq 'ticks +[0-9]+ \(missed [0-9]+\)' "$TMP/err"
 check $? "--stats prints samples, missed ticks, pause p50/p99 and CPU time" "$(cat "$TMP/err")"
+stats_consistent "$TMP/err"
+check $? "--stats: errors by kind add up, p99 never above max" "$(cat "$TMP/err")"
 
 # kill -9 of trainsample loses at most about a second of a streamed recording.
 $TS record -q -r 1000 -o "$TMP/k.tsprof" -- "$T/cpu_shares" 3.5 >/dev/null &
