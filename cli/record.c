@@ -208,11 +208,40 @@ static int open_writer(struct run *r)
 	return 0;
 }
 
+/* Someone else's stop is left alone: continuing the target is theirs to do. */
+static void warn_stopped(pid_t pid)
+{
+	cli_warn("PID %d is stopped (SIGSTOP/Ctrl-Z): it will not run until continued (kill -CONT %d)",
+		 (int)pid, (int)pid);
+}
+
+/*
+ * Whether the target sits in a job-control stop as sampling ends. A thread
+ * let go from a group stop runs for a moment before it stops again ('T'),
+ * so /proc is asked for a while (this is only asked when no sample came).
+ */
+static bool stopped_at_end(struct run *r)
+{
+	pid_t pid = sampler_pid(r->sampler);
+
+	if (sampler_target_stopped(r->sampler))
+		return true;
+	for (int i = 0; i < 30; i++) {
+		if (proc_job_stopped(pid) == 1)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 static int start(struct run *r, const struct sampler_options *so)
 {
 	struct cli_options *o = r->o;
 	char err[512] = "";
 	int ret;
+
+	if (!o->command && !o->quiet && proc_job_stopped(o->pid) == 1)
+		warn_stopped(o->pid);
 
 	if (o->command)
 		ret = sampler_spawn(&r->sampler, o->command, r->profile, so, err, sizeof(err));
@@ -271,7 +300,9 @@ static int finish(struct run *r, enum sampler_end end)
 	}
 	if (o->stats)
 		print_stats(&st);
-	if (!st.samples && !o->quiet)
+	if (!st.samples && !o->quiet && stopped_at_end(r))
+		warn_stopped(sampler_pid(r->sampler));
+	else if (!st.samples && !o->quiet)
 		cli_warn("no samples were taken%s", o->idle ? "" :
 			 " (the process was never on a CPU at a tick; --idle keeps blocked threads)");
 	return ret;

@@ -204,6 +204,20 @@ void sampler_errors_describe(const struct sampler_stats *st, char *buf, size_t l
 	}
 }
 
+bool sampler_target_stopped(const struct sampler *s)
+{
+	size_t live = 0;
+
+	for (size_t i = 0; i < s->nthreads; i++) {
+		if (s->threads[i]->gone)
+			continue;
+		if (!s->threads[i]->listening)
+			return false;
+		live++;
+	}
+	return live > 0;
+}
+
 pid_t sampler_pid(const struct sampler *s)
 {
 	return s->pid;

@@ -137,6 +137,9 @@ int sampler_sample_once(struct sampler *s, char *err, size_t errlen);
  */
 int sampler_wait_command(struct sampler *s, int timeout_ms, int *exit_code);
 void sampler_get_stats(const struct sampler *s, struct sampler_stats *st);
+/* Whether every thread still sampled is in a group stop (SIGSTOP, Ctrl-Z):
+ * the target cannot run until someone continues it. */
+bool sampler_target_stopped(const struct sampler *s);
 /* The kinds of st's errors with their counts, "unwind 20, read 4", into
  * buf; empty when there were none. */
 void sampler_errors_describe(const struct sampler_stats *st, char *buf, size_t len);

@@ -304,3 +304,17 @@ $TS record -d 0.5 -o "$TMP/d2.folded" -- sh -c 'trap "" INT; sleep 30 & wait' 2>
 rc=$?
 grep -q "still running 2 s later; ending sh (PID [0-9]*) with SIGTERM" "$TMP/err" && [ $rc = 143 ]
 check $? "-d N: a command that ignores SIGINT gets SIGTERM 2 s later" "exit $rc $(cat "$TMP/err")"
+
+# attach to a stopped process: said at attach and at the end instead of
+# "never on a CPU", and the process is left stopped.
+sleep 60 &
+spid=$!
+reap_later $spid
+kill -STOP $spid
+$TS attach $spid -d 1 -o "$TMP/stopped.folded" 2>"$TMP/stopped.err"
+state=$(proc_state $spid)
+said=$(grep -c "PID $spid is stopped (SIGSTOP/Ctrl-Z): it will not run until continued (kill -CONT $spid)" "$TMP/stopped.err")
+[ "$said" -eq 2 ] && ! grep -q "never on a CPU" "$TMP/stopped.err" && [ "$state" = T ]
+check $? "attach to a stopped process says so, at attach and at the end, and leaves it stopped" \
+	"state $state: $(cat "$TMP/stopped.err")"
+kill -9 $spid 2>/dev/null
