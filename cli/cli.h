@@ -78,6 +78,11 @@ int cmd_env(int argc, char **argv);
  * warning. -errno after printing the error. */
 int recording_read(const struct cli_options *o, const char *path, struct profile *p);
 
+/* privilege.c: whether cmd is a setuid, setgid or file-capability program
+ * that a traced exec runs without its privilege (we lack CAP_SYS_PTRACE);
+ * what gets "setuid", "setgid" or "file capability". */
+bool command_loses_privilege(const char *cmd, char *what, size_t len);
+
 /* Opens every output but the streamed ones (.tsprof: their writer opens them). */
 int outputs_open(struct cli_options *o);
 /* Writes and closes them; one line each unless quiet. */

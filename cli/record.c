@@ -237,12 +237,16 @@ static bool stopped_at_end(struct run *r)
 static int start(struct run *r, const struct sampler_options *so)
 {
 	struct cli_options *o = r->o;
-	char err[512] = "";
+	char err[512] = "", privilege[32];
 	int ret;
 
 	if (!o->command && !o->quiet && proc_job_stopped(o->pid) == 1)
 		warn_stopped(o->pid);
 
+	if (o->command && !o->quiet &&
+	    command_loses_privilege(o->command[0], privilege, sizeof(privilege)))
+		cli_warn("%s runs without its %s privilege: the kernel withholds it from a traced program "
+			 "(run trainsample as root to keep it)", o->command[0], privilege);
 	if (o->command)
 		ret = sampler_spawn(&r->sampler, o->command, r->profile, so, err, sizeof(err));
 	else

@@ -318,3 +318,23 @@ said=$(grep -c "PID $spid is stopped (SIGSTOP/Ctrl-Z): it will not run until con
 check $? "attach to a stopped process says so, at attach and at the end, and leaves it stopped" \
 	"state $state: $(cat "$TMP/stopped.err")"
 kill -9 $spid 2>/dev/null
+
+# A setuid program run by a user without CAP_SYS_PTRACE loses its privilege
+# under tracing: one line says so (and the program still runs).
+if [ "$(id -u)" != 0 ]; then
+	skip "record of a setuid program warns that it runs without its privilege" "needs root to make a setuid copy"
+elif ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1; then
+	skip "record of a setuid program warns that it runs without its privilege" "setpriv or user nobody missing"
+else
+	sd=$(mktemp -d /tmp/trainsample-suid.XXXXXX)
+	chmod 777 "$sd" && cp /usr/bin/id "$sd/id" && chmod 4755 "$sd/id"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups $TS record -o "$sd/x.folded" -- "$sd/id" \
+		>"$sd/out" 2>"$sd/err"
+	rc=$?
+	$TS record -o "$sd/y.folded" -- "$sd/id" >/dev/null 2>"$sd/root.err"
+	[ $rc -eq 0 ] && [ "$(grep -c "$sd/id runs without its setuid privilege" "$sd/err")" -eq 1 ] &&
+		grep -q '^uid=65534' "$sd/out" && ! grep -q 'privilege' "$sd/root.err"
+	check $? "record of a setuid program warns that it runs without its privilege" \
+		"exit $rc: $(cat "$sd/err" "$sd/out"); as root: $(cat "$sd/root.err")"
+	rm -rf "$sd"
+fi
