@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "common/common.h"
@@ -21,13 +22,46 @@ struct run {
 	struct sampler *sampler;
 	struct tsprof_writer *writer;
 	struct gpu_run *gpu;
-	bool progress;
+	bool progress;        /* stderr is a terminal: a progress line may be drawn */
+	bool progress_drawn;  /* ... and one is shown now */
 };
 
+/* Whether the target writes to our terminal: its fd 1 or 2 is the
+ * character device our stderr is. */
+static bool shares_terminal(pid_t pid)
+{
+	struct stat ours, theirs;
+	char path[64];
+
+	if (fstat(STDERR_FILENO, &ours) < 0)
+		return true;
+	for (int fd = 1; fd <= 2; fd++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+		if (stat(path, &theirs) == 0 && S_ISCHR(theirs.st_mode) &&
+		    theirs.st_rdev == ours.st_rdev)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The program's own output would run into a line drawn without a newline,
+ * so the line is drawn only while the target's output goes elsewhere (as
+ * under attach from another terminal, or a command that redirects it), and
+ * taken away once it does not.
+ */
 static void progress_line(struct run *r)
 {
 	struct sampler_stats st;
 
+	if (shares_terminal(sampler_pid(r->sampler))) {
+		if (r->progress_drawn)
+			fputs("\r\033[K", stderr);
+		r->progress_drawn = false;
+		fflush(stderr);
+		return;
+	}
+	r->progress_drawn = true;
 	sampler_get_stats(r->sampler, &st);
 	fprintf(stderr, "\r\033[Ktrainsample: %.1f s | %" PRIu64 " samples | %u threads | %" PRIu64
 		" errors | %" PRIu64 " missed",
@@ -280,8 +314,9 @@ static int finish(struct run *r, enum sampler_end end)
 	int ret = 0;
 
 	sampler_get_stats(r->sampler, &st);
-	if (r->progress)
+	if (r->progress_drawn)
 		fputs("\r\033[K", stderr);
+	r->progress_drawn = false;
 	gpu_run_finish(r->gpu, o->quiet, st.elapsed_ns);
 	set_end_meta(r, &st, end_reason(end));
 	if (outputs_write(o, r->profile) < 0)
@@ -429,8 +464,9 @@ static int sample(struct run *r, const char *name)
 
 	sampler_run(r->sampler, &end, &signo);
 	if (end == SAMPLER_END_EXITED && !o->command && !o->quiet) {
-		if (r->progress)
+		if (r->progress_drawn)
 			fputs("\r\033[K", stderr);
+		r->progress_drawn = false;
 		fprintf(stderr, "trainsample: PID %d exited\n", (int)o->pid);
 	}
 	ret = finish(r, end);
