@@ -78,6 +78,11 @@ int cmd_env(int argc, char **argv);
  * warning. -errno after printing the error. */
 int recording_read(const struct cli_options *o, const char *path, struct profile *p);
 
+/* privilege.c: whether cmd is a setuid, setgid or file-capability program
+ * that a traced exec runs without its privilege (we lack CAP_SYS_PTRACE);
+ * what gets "setuid", "setgid" or "file capability". */
+bool command_loses_privilege(const char *cmd, char *what, size_t len);
+
 /* Opens every output but the streamed ones (.tsprof: their writer opens them). */
 int outputs_open(struct cli_options *o);
 /* Writes and closes them; one line each unless quiet. */
@@ -99,7 +104,16 @@ void outputs_render_options(const struct cli_options *o, struct render_options *
 /* What the outputs need kept as samples come: the timeline (a trace), the
  * GPU activities (speedscope). */
 int outputs_keep_timeline(const struct cli_options *o, struct profile *p);
-void outputs_announce(const struct output *out, const struct profile *p, bool quiet);
+/* "wrote FILE (FORMAT, N samples)" unless quiet; N counts what the file holds. */
+void outputs_announce(const struct output *out, uint64_t samples, bool quiet);
+/* The samples the filters of fo keep. */
+uint64_t outputs_samples_kept(const struct profile *p, const struct render_options *fo);
+/* Whether report's filters (--thread, --pid, --tid, --from, --to, --no-idle,
+ * -g) were given. */
+bool outputs_filtered(const struct cli_options *o);
+/* -ENOENT, after saying so, when filters leave no sample of p (read from
+ * path): nothing should be written then. */
+int outputs_check_kept(const struct cli_options *o, const struct profile *p, const char *path);
 void outputs_free(struct cli_options *o);
 
 /* ---- the GPU agent (gpu.c) ---- */

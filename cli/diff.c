@@ -47,7 +47,7 @@ static int write_flamegraphs(struct cli_options *o, const struct profile *before
 			failed = 1;
 			continue;
 		}
-		outputs_announce(out, after, o->quiet);
+		outputs_announce(out, outputs_samples_kept(after, fo), o->quiet);
 	}
 	return failed ? -1 : 0;
 }
@@ -79,7 +79,8 @@ int cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	if (recording_read(&o, o.baseline, before) < 0 || recording_read(&o, o.input, after) < 0 ||
-	    outputs_open(&o) < 0)
+	    outputs_check_kept(&o, before, o.baseline) < 0 ||
+	    outputs_check_kept(&o, after, o.input) < 0 || outputs_open(&o) < 0)
 		goto out;
 	outputs_render_options(&o, &fo);
 	if (write_flamegraphs(&o, before, after, &fo) < 0)

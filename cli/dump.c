@@ -210,6 +210,16 @@ static void print_locals_json(const struct sampler *s, uint32_t tid, uint32_t in
 	printf("]");
 }
 
+/* A frame without a symbol is named "0xADDR (module)" already (the
+ * sampler names it so for every output): its module is not shown twice. */
+static bool names_its_module(const char *fn, const char *mod)
+{
+	size_t n = strlen(fn), m = strlen(mod);
+
+	return n >= m + 3 && fn[n - 1] == ')' && fn[n - m - 2] == '(' &&
+	       !strncmp(fn + n - m - 1, mod, m);
+}
+
 static void print_text(const struct profile *p, const struct rows *rows, pid_t pid,
 		       const struct sampler_stats *st, struct frames *frames,
 		       const struct sampler *locals)
@@ -241,7 +251,7 @@ static void print_text(const struct profile *p, const struct rows *rows, pid_t p
 				printf("    %s (%s:%" PRIu32 ")\n", fn, python_file_short(mod, script), f->line);
 				if (locals)
 					print_locals_text(locals, r->tid, python++);
-			} else if (*mod)
+			} else if (*mod && !names_its_module(fn, mod))
 				printf("    %s [%s]\n", fn, mod);
 			else
 				printf("    %s\n", fn);

@@ -221,12 +221,59 @@ int outputs_open(struct cli_options *o)
 	return 0;
 }
 
-void outputs_announce(const struct output *out, const struct profile *p, bool quiet)
+void outputs_announce(const struct output *out, uint64_t samples, bool quiet)
 {
 	if (quiet || !strcmp(out->path, "-"))
 		return;
 	fprintf(stderr, "trainsample: wrote %s (%s, %llu samples)\n", out->path,
-		out->writer->name, (unsigned long long)profile_sample_count(p));
+		out->writer->name, (unsigned long long)samples);
+}
+
+struct kept_count {
+	const struct profile *p;
+	const struct render_options *o;
+	uint64_t n;
+};
+
+static int count_kept(const struct profile_aggregate *row, void *ctx)
+{
+	struct kept_count *k = ctx;
+
+	if (render_keeps(k->p, k->o, row))
+		k->n += row->count;
+	return 0;
+}
+
+uint64_t outputs_samples_kept(const struct profile *p, const struct render_options *fo)
+{
+	struct kept_count k = { .p = p, .o = fo };
+
+	profile_for_each_aggregate(p, count_kept, &k);
+	return k.n;
+}
+
+bool outputs_filtered(const struct cli_options *o)
+{
+	return o->thread || o->pid || o->tid || o->from_s > 0 || o->to_s >= 0 ||
+	       (o->idle_given && !o->idle) || o->gil_only;
+}
+
+int outputs_check_kept(const struct cli_options *o, const struct profile *p, const char *path)
+{
+	struct render_options fo;
+	uint64_t kept;
+
+	if (!outputs_filtered(o))
+		return 0;
+	outputs_render_options(o, &fo);
+	kept = outputs_samples_kept(p, &fo);
+	fo.gpu = true; /* GPU time on launching stacks counts too */
+	kept += outputs_samples_kept(p, &fo);
+	if (kept)
+		return 0;
+	cli_error("%s: no sample is left after the filters (%llu before them); nothing written",
+		  path, (unsigned long long)profile_sample_count(p));
+	return -ENOENT;
 }
 
 void outputs_render_options(const struct cli_options *o, struct render_options *fo)
@@ -266,7 +313,7 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 			failed = 1;
 			continue;
 		}
-		outputs_announce(out, p, o->quiet);
+		outputs_announce(out, outputs_samples_kept(p, &fo), o->quiet);
 	}
 	return failed ? -EIO : 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "common/common.h"
@@ -21,13 +22,46 @@ struct run {
 	struct sampler *sampler;
 	struct tsprof_writer *writer;
 	struct gpu_run *gpu;
-	bool progress;
+	bool progress;        /* stderr is a terminal: a progress line may be drawn */
+	bool progress_drawn;  /* ... and one is shown now */
 };
 
+/* Whether the target writes to our terminal: its fd 1 or 2 is the
+ * character device our stderr is. */
+static bool shares_terminal(pid_t pid)
+{
+	struct stat ours, theirs;
+	char path[64];
+
+	if (fstat(STDERR_FILENO, &ours) < 0)
+		return true;
+	for (int fd = 1; fd <= 2; fd++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+		if (stat(path, &theirs) == 0 && S_ISCHR(theirs.st_mode) &&
+		    theirs.st_rdev == ours.st_rdev)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The program's own output would run into a line drawn without a newline,
+ * so the line is drawn only while the target's output goes elsewhere (as
+ * under attach from another terminal, or a command that redirects it), and
+ * taken away once it does not.
+ */
 static void progress_line(struct run *r)
 {
 	struct sampler_stats st;
 
+	if (shares_terminal(sampler_pid(r->sampler))) {
+		if (r->progress_drawn)
+			fputs("\r\033[K", stderr);
+		r->progress_drawn = false;
+		fflush(stderr);
+		return;
+	}
+	r->progress_drawn = true;
 	sampler_get_stats(r->sampler, &st);
 	fprintf(stderr, "\r\033[Ktrainsample: %.1f s | %" PRIu64 " samples | %u threads | %" PRIu64
 		" errors | %" PRIu64 " missed",
@@ -95,7 +129,7 @@ static void set_end_meta(struct run *r, const struct sampler_stats *st, const ch
 static void print_stats(const struct sampler_stats *st)
 {
 	double secs = (double)st->elapsed_ns / 1e9;
-	char python[256];
+	char python[256], kinds[160];
 
 	if (st->python[0])
 		snprintf(python, sizeof(python), "%s", st->python);
@@ -103,6 +137,7 @@ static void print_stats(const struct sampler_stats *st)
 		snprintf(python, sizeof(python), "none (native stacks): %s", st->python_refused);
 	else
 		snprintf(python, sizeof(python), "none (native stacks): no interpreter seen");
+	sampler_errors_describe(st, kinds, sizeof(kinds));
 
 	fprintf(stderr,
 		"trainsample: stats\n"
@@ -110,7 +145,7 @@ static void print_stats(const struct sampler_stats *st)
 		"  ticks            %" PRIu64 " (missed %" PRIu64 ")\n"
 		"  samples          %" PRIu64 " (idle %" PRIu64 ", truncated %" PRIu64 ", dropped %" PRIu64 ")\n"
 		"  threads          %" PRIu64 " seen, %u live at the end\n"
-		"  errors           %" PRIu64 "\n"
+		"  errors           %" PRIu64 "%s%s%s\n"
 		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
 		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %.1f us (%" PRIu64 " stacks)\n"
 		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on, %" PRIu64 " resumes held for them\n"
@@ -120,7 +155,8 @@ static void print_stats(const struct sampler_stats *st)
 		PRIu64  " given up as torn (the thread moved while read)\n",
 		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
 		st->dropped,
-		st->threads_seen, st->threads_live, st->errors,
+		st->threads_seen, st->threads_live, st->errors, kinds[0] ? " (" : "", kinds,
+		kinds[0] ? ")" : "",
 		(double)st->pause_p50_ns / 1e3, (double)st->pause_p99_ns / 1e3,
 		(double)st->pause_max_ns / 1e3, st->stops, (double)st->unwind_p50_ns / 1e3,
 		(double)st->unwind_p99_ns / 1e3, (double)st->unwind_first_ns / 1e3, st->unwinds,
@@ -206,12 +242,45 @@ static int open_writer(struct run *r)
 	return 0;
 }
 
+/* Someone else's stop is left alone: continuing the target is theirs to do. */
+static void warn_stopped(pid_t pid)
+{
+	cli_warn("PID %d is stopped (SIGSTOP/Ctrl-Z): it will not run until continued (kill -CONT %d)",
+		 (int)pid, (int)pid);
+}
+
+/*
+ * Whether the target sits in a job-control stop as sampling ends. A thread
+ * let go from a group stop runs for a moment before it stops again ('T'),
+ * so /proc is asked for a while (this is only asked when no sample came).
+ */
+static bool stopped_at_end(struct run *r)
+{
+	pid_t pid = sampler_pid(r->sampler);
+
+	if (sampler_target_stopped(r->sampler))
+		return true;
+	for (int i = 0; i < 30; i++) {
+		if (proc_job_stopped(pid) == 1)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 static int start(struct run *r, const struct sampler_options *so)
 {
 	struct cli_options *o = r->o;
-	char err[512] = "";
+	char err[512] = "", privilege[32];
 	int ret;
 
+	if (!o->command && !o->quiet && proc_job_stopped(o->pid) == 1)
+		warn_stopped(o->pid);
+
+	if (o->command && !o->quiet &&
+	    command_loses_privilege(o->command[0], privilege, sizeof(privilege)))
+		cli_warn("%s runs without its %s privilege: the kernel withholds it from a traced program "
+			 "(run trainsample as root to keep it)", o->command[0], privilege);
 	if (o->command)
 		ret = sampler_spawn(&r->sampler, o->command, r->profile, so, err, sizeof(err));
 	else
@@ -245,8 +314,9 @@ static int finish(struct run *r, enum sampler_end end)
 	int ret = 0;
 
 	sampler_get_stats(r->sampler, &st);
-	if (r->progress)
+	if (r->progress_drawn)
 		fputs("\r\033[K", stderr);
+	r->progress_drawn = false;
 	gpu_run_finish(r->gpu, o->quiet, st.elapsed_ns);
 	set_end_meta(r, &st, end_reason(end));
 	if (outputs_write(o, r->profile) < 0)
@@ -262,13 +332,16 @@ static int finish(struct run *r, enum sampler_end end)
 				cli_error("writing %s: %s", o->outputs[i].path, strerror(-wret));
 				ret = 1;
 			} else {
-				outputs_announce(&o->outputs[i], r->profile, o->quiet);
+				outputs_announce(&o->outputs[i], profile_sample_count(r->profile),
+						 o->quiet);
 			}
 		}
 	}
 	if (o->stats)
 		print_stats(&st);
-	if (!st.samples && !o->quiet)
+	if (!st.samples && !o->quiet && stopped_at_end(r))
+		warn_stopped(sampler_pid(r->sampler));
+	else if (!st.samples && !o->quiet)
 		cli_warn("no samples were taken%s", o->idle ? "" :
 			 " (the process was never on a CPU at a tick; --idle keeps blocked threads)");
 	return ret;
@@ -391,8 +464,9 @@ static int sample(struct run *r, const char *name)
 
 	sampler_run(r->sampler, &end, &signo);
 	if (end == SAMPLER_END_EXITED && !o->command && !o->quiet) {
-		if (r->progress)
+		if (r->progress_drawn)
 			fputs("\r\033[K", stderr);
+		r->progress_drawn = false;
 		fprintf(stderr, "trainsample: PID %d exited\n", (int)o->pid);
 	}
 	ret = finish(r, end);

@@ -64,6 +64,14 @@ int cmd_report(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	if (outputs_check_kept(&o, p, o.input) < 0) {
+		/* An empty file under the name would pass for a result. */
+		if (w)
+			tsprof_writer_discard(w);
+		w = NULL;
+		ret = 1;
+		goto out;
+	}
 	ret = outputs_write(&o, p) < 0 ? 1 : 0;
 	if (w) {
 		int wret = tsprof_writer_close(w);
@@ -76,7 +84,8 @@ int cmd_report(int argc, char **argv)
 				cli_error("writing %s: %s", o.outputs[i].path, strerror(-wret));
 				ret = 1;
 			} else {
-				outputs_announce(&o.outputs[i], p, o.quiet);
+				/* The recording's samples, whatever the filters. */
+				outputs_announce(&o.outputs[i], profile_sample_count(p), o.quiet);
 			}
 		}
 	}

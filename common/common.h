@@ -82,5 +82,8 @@ void file_stage_discard(char *staged);
 /* A process or thread id written in decimal: 0, or -EINVAL for anything
  * else (trailing text, 0 or less, implausibly large). */
 int pid_parse(const char *text, pid_t *out);
+/* 1 when every live thread of pid is in a job-control stop (state 'T':
+ * SIGSTOP, Ctrl-Z; not 't', a tracer's stop), 0 if not, -errno. */
+int proc_job_stopped(pid_t pid);
 
 #endif

@@ -11,6 +11,7 @@
 #include <sys/user.h>
 
 #include "common/common.h"
+#include "sampler/histogram.h"
 #include "sampler/sampler.h"
 #include "symbolize/python/python.h"
 
@@ -88,10 +89,6 @@ struct copy_queue {
 	struct stack_sample *slots;
 	size_t limit, head, count;
 };
-
-/* Fixed-bucket histograms of pause and unwind times: 1 us buckets to
- * 2 ms, then one. */
-#define PAUSE_BUCKETS 2049
 
 struct addr_cache;
 
@@ -210,8 +207,7 @@ struct sampler {
 	uint64_t start_ns, end_ns;
 	uint64_t rng;
 	struct sampler_stats st;
-	uint32_t pause_hist[PAUSE_BUCKETS];
-	uint32_t unwind_hist[PAUSE_BUCKETS];
+	struct duration_histogram pause_hist, unwind_hist;
 };
 
 /* sampler.c */
@@ -376,5 +372,7 @@ int stacks_frame_for_addr(struct sampler *s, uint64_t addr, uint32_t *frame);
 int stacks_marker(struct sampler *s, const char *name, uint32_t parent, uint32_t *stack);
 void stats_unwind_time(struct sampler *s, uint64_t ns);
 void stats_pause(struct sampler *s, uint64_t ns);
+/* One more error of that kind in the stats. */
+void stats_error(struct sampler *s, enum sampler_error_kind kind);
 
 #endif

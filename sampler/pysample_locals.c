@@ -47,7 +47,7 @@ void pysample_locals_read(struct sampler *s, struct py_raw_frame *frames, int n)
 				break;
 			memcpy(r->vars, buf, (size_t)count * sizeof(*r->vars));
 		} else if (count < 0) {
-			s->st.errors++;
+			stats_error(s, SAMPLER_ERR_PYTHON);
 		}
 		f->locals = py->nlocals++;
 	}

@@ -222,13 +222,13 @@ int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64
 		mark_interpreter(s, pcs, n, roles);
 	split_groups(m);
 	if (c->py_end != PY_WALK_COMPLETE)
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_PYTHON);
 	ret = marker ? add_marker(m, marker) : 0;
 	if (ret < 0)
 		goto out;
 	if (nev != m->ngroups && !(marker && nev < m->ngroups)) {
 		/* Both halves as they are: native, then Python. */
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_MERGE);
 		merged = false;
 		for (int i = n - 1; i >= 0; i--)
 			add(m, frames[i], MERGED_NATIVE);

@@ -146,7 +146,7 @@ int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw,
 	if (ret == -ENOENT)
 		return ret; /* a 3.13 frame without code: not a Python function */
 	if (ret < 0) {
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_PYTHON);
 		return intern_marker_frame(s, "[error: unreadable code object]", frame);
 	}
 	if (tid == s->pid && outermost)
@@ -169,7 +169,7 @@ static int python_stack(struct sampler *s, pid_t tid, const struct py_raw_frame 
 	if (marker) {
 		*flags |= SAMPLE_TRUNCATED;
 		if (end != PY_WALK_DEPTH)
-			s->st.errors++;
+			stats_error(s, SAMPLER_ERR_PYTHON);
 		ret = stacks_marker(s, marker, 0, &id);
 		if (ret < 0)
 			return ret;
@@ -284,7 +284,7 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 		return;
 	}
 	if (python_stack(s, t->tid, frames, n, end, &stack, &nframes, &flags) < 0) {
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_PYTHON);
 		return;
 	}
 	if (pt->gil)
@@ -297,7 +297,7 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 			b.nr = -1;
 		flags |= SAMPLE_IDLE;
 		if (stacks_idle_leaf(s, b.nr, stack, &stack) < 0) {
-			s->st.errors++;
+			stats_error(s, SAMPLER_ERR_MEMORY);
 			return;
 		}
 		t->py_idle_valid = true;
@@ -405,7 +405,7 @@ void pysample_tick(struct sampler *s)
 	int n = py_threads_read(&py->target, py->threads, PY_MAX_THREADS);
 
 	if (n < 0) {
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_PYTHON);
 		return;
 	}
 	pysample_map_tids(s, n);

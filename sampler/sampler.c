@@ -5,6 +5,7 @@
  * which lets go of whatever is still traced.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -137,16 +138,15 @@ int sampler_attach(struct sampler **out, pid_t pid, struct profile *p,
 	return 0;
 }
 
-static void histogram_add(uint32_t *hist, uint64_t ns)
+void stats_error(struct sampler *s, enum sampler_error_kind kind)
 {
-	uint64_t us = ns / 1000;
-
-	hist[us < PAUSE_BUCKETS - 1 ? us : PAUSE_BUCKETS - 1]++;
+	s->st.errors++;
+	s->st.errors_by_kind[kind]++;
 }
 
 void stats_pause(struct sampler *s, uint64_t ns)
 {
-	histogram_add(s->pause_hist, ns);
+	histogram_add(&s->pause_hist, ns);
 	if (ns > s->st.pause_max_ns)
 		s->st.pause_max_ns = ns;
 	s->st.stops++;
@@ -154,28 +154,9 @@ void stats_pause(struct sampler *s, uint64_t ns)
 
 void stats_unwind_time(struct sampler *s, uint64_t ns)
 {
-	histogram_add(s->unwind_hist, ns);
+	histogram_add(&s->unwind_hist, ns);
 	if (!s->st.unwinds++)
 		s->st.unwind_first_ns = ns;
-}
-
-/* The middle of the bucket holding the q-quantile; the overflow bucket
- * reads as its lower edge. */
-static uint64_t percentile(const uint32_t *hist, double q)
-{
-	uint64_t total = 0, want, seen = 0;
-
-	for (size_t i = 0; i < PAUSE_BUCKETS; i++)
-		total += hist[i];
-	if (!total)
-		return 0;
-	want = (uint64_t)ceil(q * (double)total);
-	for (size_t i = 0; i < PAUSE_BUCKETS - 1; i++) {
-		seen += hist[i];
-		if (seen >= want)
-			return (uint64_t)i * 1000 + 500;
-	}
-	return (uint64_t)(PAUSE_BUCKETS - 1) * 1000;
 }
 
 void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
@@ -194,13 +175,47 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	st->elapsed_ns = (s->end_ns ? s->end_ns : monotonic_ns()) - s->start_ns;
 	if (!s->start_ns)
 		st->elapsed_ns = 0;
-	st->pause_p50_ns = percentile(s->pause_hist, 0.50);
-	st->pause_p99_ns = percentile(s->pause_hist, 0.99);
-	st->unwind_p50_ns = percentile(s->unwind_hist, 0.50);
-	st->unwind_p99_ns = percentile(s->unwind_hist, 0.99);
+	st->pause_p50_ns = histogram_percentile(&s->pause_hist, 0.50);
+	st->pause_p99_ns = histogram_percentile(&s->pause_hist, 0.99);
+	st->unwind_p50_ns = histogram_percentile(&s->unwind_hist, 0.50);
+	st->unwind_p99_ns = histogram_percentile(&s->unwind_hist, 0.99);
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		st->cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
 			     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
+void sampler_errors_describe(const struct sampler_stats *st, char *buf, size_t len)
+{
+	static const char *const names[SAMPLER_ERR_KINDS] = {
+		[SAMPLER_ERR_UNWIND] = "unwind",   [SAMPLER_ERR_READ] = "read",
+		[SAMPLER_ERR_PTRACE] = "ptrace",   [SAMPLER_ERR_NO_STOP] = "no stop",
+		[SAMPLER_ERR_PYTHON] = "python",   [SAMPLER_ERR_MERGE] = "native merge",
+		[SAMPLER_ERR_MEMORY] = "memory",
+	};
+	size_t n = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (int k = 0; k < SAMPLER_ERR_KINDS; k++) {
+		if (!st->errors_by_kind[k] || n >= len)
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s %" PRIu64, n ? ", " : "", names[k],
+				      st->errors_by_kind[k]);
+	}
+}
+
+bool sampler_target_stopped(const struct sampler *s)
+{
+	size_t live = 0;
+
+	for (size_t i = 0; i < s->nthreads; i++) {
+		if (s->threads[i]->gone)
+			continue;
+		if (!s->threads[i]->listening)
+			return false;
+		live++;
+	}
+	return live > 0;
 }
 
 pid_t sampler_pid(const struct sampler *s)

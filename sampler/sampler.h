@@ -54,6 +54,18 @@ struct sampler_options {
 	void *periodic_ctx;
 };
 
+/* What an error counted in sampler_stats.errors was. */
+enum sampler_error_kind {
+	SAMPLER_ERR_UNWIND,  /* a stack copy that did not unwind */
+	SAMPLER_ERR_READ,    /* the target's memory (its stack) not read */
+	SAMPLER_ERR_PTRACE,  /* registers, interrupt, resume or detach failed */
+	SAMPLER_ERR_NO_STOP, /* a thread that never stopped for its copy */
+	SAMPLER_ERR_PYTHON,  /* a Python walk that failed or ended early */
+	SAMPLER_ERR_MERGE,   /* native and Python frames that did not match */
+	SAMPLER_ERR_MEMORY,  /* trainsample's own memory */
+	SAMPLER_ERR_KINDS
+};
+
 struct sampler_stats {
 	uint64_t elapsed_ns;       /* first tick to end of sampling */
 	uint64_t ticks;
@@ -62,6 +74,7 @@ struct sampler_stats {
 	uint64_t idle_samples;
 	uint64_t dropped;          /* copies not taken or not unwound: unwinding fell behind */
 	uint64_t errors;           /* failed reads, unwinds or ptrace calls */
+	uint64_t errors_by_kind[SAMPLER_ERR_KINDS];
 	uint64_t truncated;        /* stacks that ended early */
 	uint64_t threads_seen;
 	uint32_t threads_live;
@@ -124,6 +137,12 @@ int sampler_sample_once(struct sampler *s, char *err, size_t errlen);
  */
 int sampler_wait_command(struct sampler *s, int timeout_ms, int *exit_code);
 void sampler_get_stats(const struct sampler *s, struct sampler_stats *st);
+/* Whether every thread still sampled is in a group stop (SIGSTOP, Ctrl-Z):
+ * the target cannot run until someone continues it. */
+bool sampler_target_stopped(const struct sampler *s);
+/* The kinds of st's errors with their counts, "unwind 20, read 4", into
+ * buf; empty when there were none. */
+void sampler_errors_describe(const struct sampler_stats *st, char *buf, size_t len);
 pid_t sampler_pid(const struct sampler *s);
 void sampler_free(struct sampler *s);
 

@@ -244,7 +244,7 @@ int stacks_add_sample(struct sampler *s, pid_t tid, uint32_t stack,
 	int ret = profile_add_sample(s->profile, &smp);
 
 	if (ret < 0) {
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_MEMORY);
 		return ret;
 	}
 	s->st.samples++;
@@ -356,7 +356,7 @@ int stacks_add_running(struct sampler *s, const struct stack_sample *c)
 	regs_from_user(&c->regs, &regs);
 	ret = unwind_copy(s, t, &regs, c, &stack, &flags, &python);
 	if (ret < 0) {
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_UNWIND);
 		return ret;
 	}
 	if (t)
@@ -427,7 +427,7 @@ int stacks_add_blocked(struct sampler *s, struct thread *t,
 	if (!ret)
 		ret = stacks_idle_leaf(s, b->nr, stack, &stack);
 	if (ret < 0) {
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_MEMORY);
 		return ret;
 	}
 	if (t) {

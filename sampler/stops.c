@@ -57,7 +57,7 @@ static void resume(struct sampler *s, struct thread *t, int sig)
 {
 	shared_signals_leave_to_woken(s, t->tid);
 	if (ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)sig) < 0 && errno != ESRCH)
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_PTRACE);
 }
 
 
@@ -156,7 +156,7 @@ void syscall_undo_eintr(struct sampler *s, pid_t tid,
 	if (regs_set(tid, &r) == 0)
 		s->st.syscalls_restarted++;
 	else
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_PTRACE);
 }
 
 static void undo_eintr_now(struct sampler *s, pid_t tid, bool only_untimed)
@@ -302,7 +302,7 @@ static void handle_exec(struct sampler *s)
 			thread_remove(s, s->threads[i]);
 	s->exec_seq++; /* copies waiting to be unwound belong to the old image */
 	if (!thread_add(s, s->pid))
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_MEMORY);
 	sym_process_exec(s->sym);
 	if (proc_is_64bit(s->pid) == 0 && !s->stop_requested) {
 		sampler_notice(s, "PID %d now runs a 32-bit program, which trainsample cannot sample; stopping",
@@ -310,7 +310,7 @@ static void handle_exec(struct sampler *s)
 		s->stop_requested = true;
 	}
 	if (ptrace(PTRACE_CONT, s->pid, NULL, NULL) < 0 && errno != ESRCH)
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_PTRACE);
 }
 
 static void handle_exit(struct sampler *s, pid_t tid, int status)
@@ -374,7 +374,7 @@ static void detach_at_stop(struct sampler *s, struct thread *t, int sig, int eve
 		undo_eintr_now(s, t->tid, false);
 	note_pending_signals(s, t->tid);
 	if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)deliver) < 0 && errno != ESRCH)
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_PTRACE);
 	thread_remove(s, t);
 }
 
@@ -391,7 +391,7 @@ static void walk_and_let_go(struct sampler *s, struct thread *t, int sig, int ev
 	consume_interrupt(s, t, !group);
 	shared_signals_leave_to_woken(s, t->tid);
 	if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)deliver) < 0 && errno != ESRCH)
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_PTRACE);
 	if (t->pause_pending) {
 		t->pause_pending = false;
 		stats_pause(s, monotonic_ns() - t->interrupt_ns);
@@ -423,7 +423,7 @@ void stops_handle(struct sampler *s, pid_t tid, int status)
 		t = adopt(s, tid, &foreign);
 		if (!t) {
 			if (ptrace(PTRACE_DETACH, tid, NULL, NULL) < 0 && errno != ESRCH)
-				s->st.errors++;
+				stats_error(s, SAMPLER_ERR_PTRACE);
 			return;
 		}
 		if (s->detaching_all)

@@ -56,7 +56,7 @@ void tick_copy_stopped(struct sampler *s, struct thread *t)
 	ret = regs_get(t->tid, &c->regs);
 	if (ret < 0) {
 		if (ret != -ESRCH)
-			s->st.errors++;
+			stats_error(s, SAMPLER_ERR_PTRACE);
 		return;
 	}
 	syscall_undo_eintr(s, t->tid, &c->regs, false);
@@ -65,7 +65,7 @@ void tick_copy_stopped(struct sampler *s, struct thread *t)
 	len = stack_copy_len(s, t, c->regs.rsp);
 	n = remote_read(t->tid, c->regs.rsp, c->data, len);
 	if (n < 0 && n != -ESRCH)
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_READ);
 	c->tid = t->tid;
 	c->time_ns = s->tick_now;
 	c->weight_ns = s->tick_weight;
@@ -90,7 +90,7 @@ void tick_interrupt(struct sampler *s, struct thread *t, bool py_walk)
 	t->interrupt_ns = monotonic_ns();
 	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) < 0) {
 		if (errno != ESRCH)
-			s->st.errors++;
+			stats_error(s, SAMPLER_ERR_PTRACE);
 		return;
 	}
 	t->interrupt_sent = true;
@@ -123,7 +123,7 @@ static void forget_dead_traps(struct sampler *s, bool give_up)
 		} else if (give_up) {
 			t->counted = t->want_copy = false;
 			s->pending_traps--;
-			s->st.errors++;
+			stats_error(s, SAMPLER_ERR_NO_STOP);
 		}
 	}
 }
@@ -231,7 +231,7 @@ void tick_sample(struct sampler *s, uint64_t now)
 	}
 	pysample_threads_refresh(s);
 	if (ARRAY_RESERVE(s->blocked, s->cap_blocked, s->nthreads, 16) < 0) {
-		s->st.errors++;
+		stats_error(s, SAMPLER_ERR_MEMORY);
 		return;
 	}
 	for (size_t i = 0; i < s->nthreads; i++) {

@@ -85,3 +85,23 @@ python_interpreters() {
 	done
 	if [ -x /usr/bin/python3.11 ]; then echo "debian-3.11 /usr/bin/python3.11"; else echo "debian-3.11"; fi
 }
+
+# --stats' errors line in file $1 is "errors N" or "errors N (KIND n, ...)"
+# with the kinds adding up to N; and no p99 above its max.
+stats_consistent() {
+	awk '/^  errors / {
+		n = $2; line = $0; sum = 0
+		if (sub(/^[^(]*\(/, "", line)) {
+			sub(/\)$/, "", line)
+			k = split(line, kinds, ", ")
+			for (i = 1; i <= k; i++) { m = split(kinds[i], w, " "); sum += w[m] }
+		}
+		if (sum != n) bad = 1
+		found = 1
+	}
+	/^  target pause / {
+		split($0, a, /p99 |, max | us \(/)
+		if (a[2] + 0 > a[3] + 0) bad = 1
+	}
+	END { exit !(found && !bad) }' "$1"
+}

@@ -133,6 +133,32 @@ check("sigint 1 sigterm 0" in out[ctrl_c:] and "EXIT=0" in out[ctrl_c:] and
       repr(out[-300:]))
 
 
+# A command writing to the terminal: its lines start at column 0, never
+# after a progress line (none is drawn while it writes there). (END-41 is
+# what the shell prints, not what it echoes of the command line.) One whose
+# output goes elsewhere gets the progress line, cleared before the summary.
+since = len(out)
+os.write(fd, (f"{ts} record -r 200 -o {tmp}/lines.folded -- sh -c "
+              f"'for i in 1 2 3 4; do sleep 0.5; echo LINE$i; done'; echo END-$((40+1))\n").encode())
+read_until(r"END-41\r?\n", since)
+shown = out[since:]
+lines = re.findall(r"(?:^|\n)([^\n]*)LINE\d", shown)
+# (bash's own mode switches, such as bracketed paste's, are not text.)
+lines = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", before).strip("\r") for before in lines]
+check(len(lines) == 4 and not any(lines) and
+      "samples |" not in shown,
+      "a command writing to the terminal: its lines start at column 0, no progress line is drawn",
+      repr(shown[-400:]))
+since = len(out)
+os.write(fd, (f"{ts} record -r 200 -o {tmp}/quiet.folded -- sh -c "
+              f"'exec >/dev/null 2>&1; sleep 2.5'; echo END-$((40+2))\n").encode())
+read_until(r"END-42\r?\n", since)
+shown = out[since:]
+check(re.search(r"samples \|.*\r\x1b\[Ktrainsample: wrote", shown, re.S) is not None,
+      "a command whose output goes elsewhere: a progress line, cleared before the summary",
+      repr(shown[-400:]))
+
+
 def shell_exited():
     try:
         return os.waitpid(pid, os.WNOHANG)[0] == pid

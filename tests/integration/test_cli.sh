@@ -142,6 +142,8 @@ $TS record -q --stats -o "$TMP/s.folded" -- "$T/cpu_shares" 0.5 >/dev/null 2>"$T
 grep -Eq 'target pause +p50 [0-9.]+ us, p99 [0-9.]+ us' "$TMP/err" && grep -Eq 'samples +[1-9]' "$TMP/err" \
 	&& grep -q 'trainsample cpu' "$TMP/err" && grep -Eq 'ticks +[0-9]+ \(missed [0-9]+\)' "$TMP/err"
 check $? "--stats prints samples, missed ticks, pause p50/p99 and CPU time" "$(cat "$TMP/err")"
+stats_consistent "$TMP/err"
+check $? "--stats: errors by kind add up, p99 never above max" "$(cat "$TMP/err")"
 
 # kill -9 of trainsample loses at most about a second of a streamed recording.
 $TS record -q -r 1000 -o "$TMP/k.tsprof" -- "$T/cpu_shares" 3.5 >/dev/null &
@@ -176,10 +178,13 @@ check $? "--idle keeps blocked threads as [idle: epoll_wait]; the default drops 
 	"$(head -3 "$TMP/idle.folded")"
 wait $pid
 
-# Progress on a terminal, silent with -q.
+# Progress on a terminal, silent with -q. (The command's output goes
+# elsewhere: a program writing to the terminal gets no progress line; see
+# test_terminal.sh.)
 if command -v script >/dev/null; then
-	script -qec "$TS record -r 200 -o $TMP/tty.folded -- $T/cpu_shares 0.8" /dev/null >"$TMP/tty.out" 2>&1
-	script -qec "$TS record -q -r 200 -o $TMP/tty.folded -- $T/cpu_shares 0.8" /dev/null >"$TMP/tty-q.out" 2>&1
+	quiet_cmd="sh -c 'exec >/dev/null 2>&1; exec $T/cpu_shares 1.5'"
+	script -qec "$TS record -r 200 -o $TMP/tty.folded -- $quiet_cmd" /dev/null >"$TMP/tty.out" 2>&1
+	script -qec "$TS record -q -r 200 -o $TMP/tty.folded -- $quiet_cmd" /dev/null >"$TMP/tty-q.out" 2>&1
 	grep -Eq '[0-9.]+ s \| [0-9]+ samples \| [0-9]+ threads \| [0-9]+ errors \| [0-9]+ missed' "$TMP/tty.out" \
 		&& ! grep -q 'samples |' "$TMP/tty-q.out"
 	check $? "a progress line on a terminal, none with -q" "$(tr '\r' '\n' <"$TMP/tty.out" | head -5)"
@@ -302,3 +307,37 @@ $TS record -d 0.5 -o "$TMP/d2.folded" -- sh -c 'trap "" INT; sleep 30 & wait' 2>
 rc=$?
 grep -q "still running 2 s later; ending sh (PID [0-9]*) with SIGTERM" "$TMP/err" && [ $rc = 143 ]
 check $? "-d N: a command that ignores SIGINT gets SIGTERM 2 s later" "exit $rc $(cat "$TMP/err")"
+
+# attach to a stopped process: said at attach and at the end instead of
+# "never on a CPU", and the process is left stopped.
+sleep 60 &
+spid=$!
+reap_later $spid
+kill -STOP $spid
+$TS attach $spid -d 1 -o "$TMP/stopped.folded" 2>"$TMP/stopped.err"
+state=$(proc_state $spid)
+said=$(grep -c "PID $spid is stopped (SIGSTOP/Ctrl-Z): it will not run until continued (kill -CONT $spid)" "$TMP/stopped.err")
+[ "$said" -eq 2 ] && ! grep -q "never on a CPU" "$TMP/stopped.err" && [ "$state" = T ]
+check $? "attach to a stopped process says so, at attach and at the end, and leaves it stopped" \
+	"state $state: $(cat "$TMP/stopped.err")"
+kill -9 $spid 2>/dev/null
+
+# A setuid program run by a user without CAP_SYS_PTRACE loses its privilege
+# under tracing: one line says so (and the program still runs).
+if [ "$(id -u)" != 0 ]; then
+	skip "record of a setuid program warns that it runs without its privilege" "needs root to make a setuid copy"
+elif ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1; then
+	skip "record of a setuid program warns that it runs without its privilege" "setpriv or user nobody missing"
+else
+	sd=$(mktemp -d /tmp/trainsample-suid.XXXXXX)
+	chmod 777 "$sd" && cp /usr/bin/id "$sd/id" && chmod 4755 "$sd/id"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups $TS record -o "$sd/x.folded" -- "$sd/id" \
+		>"$sd/out" 2>"$sd/err"
+	rc=$?
+	$TS record -o "$sd/y.folded" -- "$sd/id" >/dev/null 2>"$sd/root.err"
+	[ $rc -eq 0 ] && [ "$(grep -c "$sd/id runs without its setuid privilege" "$sd/err")" -eq 1 ] &&
+		grep -q '^uid=65534' "$sd/out" && ! grep -q 'privilege' "$sd/root.err"
+	check $? "record of a setuid program warns that it runs without its privilege" \
+		"exit $rc: $(cat "$sd/err" "$sd/out"); as root: $(cat "$sd/root.err")"
+	rm -rf "$sd"
+fi

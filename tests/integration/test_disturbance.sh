@@ -63,6 +63,8 @@ ticks=$(sed -n 's/^ *ticks *\([0-9]*\).*/\1/p' "$TMP/storm.err")
 check $? "a target creating threads nonstop: sampling goes on and ends at -d" \
 	"exit $rc, ${ticks:-no} ticks" "$ticks ticks"
 kill -9 $pid 2>/dev/null
+stats_consistent "$TMP/storm.err"
+check $? "a thread storm's errors are counted by kind, adding up" "$(grep -E 'errors|pause' "$TMP/storm.err")"
 
 # A thread that cannot be let go when sampling ends (a vfork parent waits
 # in the kernel) is let go later, never left frozen.

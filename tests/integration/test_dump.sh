@@ -160,3 +160,17 @@ brc=$?
 	grep -q '^    main \[busy_threads\]' "$TMP/n.txt" && [ "$tracer" = 0 ] && [ $brc -eq 0 ]
 check $? "a native program: dump prints its native stacks and lets it go" \
 	"exit $rc, tracer $tracer, target exit $brc: $(head -c 400 "$TMP/n.txt")"
+
+# A frame without a symbol shows its address and module once:
+# "0x401136 (bt-stripped)", not "0x401136 (bt-stripped) [bt-stripped]".
+cp $T/busy_threads "$TMP/bt-stripped" && strip -s "$TMP/bt-stripped"
+"$TMP/bt-stripped" 2 2 >/dev/null &
+bp=$!
+reap_later $bp
+sleep 0.2
+$TS dump --pid $bp >"$TMP/st.txt" 2>&1
+rc=$?
+wait $bp
+[ $rc -eq 0 ] && grep -q '^    0x[0-9a-f]* (bt-stripped)$' "$TMP/st.txt" && ! grep -q '(bt-stripped) \[' "$TMP/st.txt"
+check $? "dump: a frame without a symbol shows its address and module once" \
+	"exit $rc: $(head -c 600 "$TMP/st.txt")"

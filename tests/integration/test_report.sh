@@ -16,9 +16,32 @@ $TS report -q -t "$TMP/t.tsprof" --tid "${loader:-1}" -o "$TMP/tid.folded"
 [ -n "$loader" ] && cmp -s "$TMP/tid.folded" "$TMP/l.folded"
 check $? "report --tid TID is the same thread" "tid ${loader:-none}"
 
-$TS report -q "$TMP/t.tsprof" --pid 1 -o "$TMP/none.folded"
-[ ! -s "$TMP/none.folded" ]
-check $? "report --pid of another process keeps nothing"
+$TS report -q "$TMP/t.tsprof" --pid 1 -o "$TMP/none.folded" 2>"$TMP/none.err"
+rc=$?
+[ "$rc" -eq 1 ] && [ ! -e "$TMP/none.folded" ] && grep -q "no sample is left after the filters" "$TMP/none.err"
+check $? "report --pid of another process keeps nothing, says so and fails" "exit $rc: $(cat "$TMP/none.err")"
+
+# Filters that leave nothing: one line, exit 1, no file of any format.
+$TS report "$TMP/t.tsprof" --thread NOPE -o "$TMP/nope.svg" -o "$TMP/nope.tsprof" 2>"$TMP/nope.err"
+rc=$?
+[ "$rc" -eq 1 ] && [ ! -e "$TMP/nope.svg" ] && [ ! -e "$TMP/nope.tsprof" ] &&
+	[ "$(wc -l <"$TMP/nope.err")" -eq 1 ]
+check $? "report --thread NOPE writes nothing and exits 1 in one line" "exit $rc: $(cat "$TMP/nope.err")"
+
+$TS diff "$TMP/t.tsprof" "$TMP/t.tsprof" --thread NOPE -o "$TMP/nope-diff.svg" >/dev/null 2>"$TMP/nope.err"
+rc=$?
+[ "$rc" -eq 1 ] && [ ! -e "$TMP/nope-diff.svg" ] && grep -q "no sample is left" "$TMP/nope.err"
+check $? "diff --thread NOPE writes nothing and exits 1" "exit $rc: $(cat "$TMP/nope.err")"
+
+# "wrote FILE (FORMAT, N samples)" counts what the file holds: after the
+# filters. (Folded counts are weighted by the time each sample stood for,
+# so they are near the sample count, not equal.)
+$TS report "$TMP/t.tsprof" --thread loader -o "$TMP/l2.folded" 2>"$TMP/wrote.err"
+said=$(sed -n 's/.*wrote .*l2.folded (.*, \([0-9]*\) samples)/\1/p' "$TMP/wrote.err")
+held=$(folded_total "$TMP/l2.folded")
+[ -n "$said" ] && [ "$said" -gt 0 ] && within "$said" "$held" $((held / 10 + 2)) &&
+	below "$said" $(($(folded_total "$TMP/t.folded") * 2 / 3))
+check $? "report's wrote line counts the samples after the filters" "said ${said:-none}, file holds $held of $(folded_total "$TMP/t.folded")"
 
 all=$(folded_total "$TMP/t.folded")
 $TS report -q "$TMP/t.tsprof" -t --from 0.5 --to 1.0 -o "$TMP/w.folded"
