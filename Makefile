@@ -38,7 +38,8 @@ BIN      := $(BUILD)/trainsample
 GEN      := $(BUILD)/gen/syscall_names.h
 
 BENCH_BINS   := $(BUILD)/bench/overhead $(BUILD)/bench/spin $(BUILD)/bench/spin_nofp \
-                $(BUILD)/bench/chain $(BUILD)/bench/libchain.so $(BUILD)/bench/render
+                $(BUILD)/bench/chain $(BUILD)/bench/libchain.so $(BUILD)/bench/render \
+                $(BUILD)/bench/blocked
 
 # The GPU agent (cuda/agent/), built against the toolkit's CUPTI headers; no
 # CUDA library is linked: it finds libcupti at run time. Without the
@@ -82,6 +83,8 @@ run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI)
 	@$(BUILD)/bench/render
 	@echo
 	@sh bench/gpu_launch.sh
+	@echo
+	@sh bench/blocked.sh
 	@echo
 	@sh bench/overhead.sh
 

@@ -53,6 +53,15 @@ struct thread {
 	uint64_t py_idle_runtime;
 	uint32_t py_idle_stack, py_idle_flags;
 	bool py_named;        /* named by Python's threading: not by the OS */
+	/* Blocked-thread checks (thread_poll_state): schedstat before stat */
+	bool seen_blocked;    /* its stat last said S or D */
+	char seen_state;      /* ... which */
+	bool still_blocked;   /* this tick: not switched in since then */
+	uint64_t seen_switches;  /* times it had been switched in then */
+	uint64_t confirmed_switches; /* ... when its blocked cache was last
+				      * found to match its syscall file */
+	uint64_t runtime_tick;   /* the tick runtime_ns was read at; 0 never */
+	uint64_t runtime_ns;     /* its CPU time then (schedstat) */
 };
 
 /* A blocked thread as /proc/PID/task/TID/syscall shows it. */
@@ -225,11 +234,17 @@ void threads_sweep(struct sampler *s);
 void threads_free(struct sampler *s);
 /* State letter from /proc/PID/task/TID/stat ('R', 'S', ...), 0 if gone. */
 char thread_state(struct sampler *s, struct thread *t);
+/* The same at a tick, where a thread last seen blocked that has not been
+ * switched in since is blocked still, its stat not read (sets
+ * still_blocked). */
+char thread_poll_state(struct sampler *s, struct thread *t);
 /* -EAGAIN when the thread is running rather than blocked. */
 int thread_blocked_state(struct sampler *s, struct thread *t,
 			 struct blocked_state *b);
 int thread_read_name(struct sampler *s, pid_t tid, char *buf, size_t len);
-/* The CPU time the thread has run, ns (schedstat); 0 when unknown. */
+/* The CPU time the thread has run, ns (schedstat); 0 when unknown. Read
+ * once a tick: a value from earlier in it is lower if anything, which only
+ * makes a thread look as if it ran. */
 uint64_t thread_runtime(struct sampler *s, struct thread *t);
 int proc_tids(pid_t pid, pid_t **tids, size_t *n);
 int proc_status_field(pid_t pid, const char *field, char *buf, size_t len);

@@ -168,15 +168,61 @@ int thread_blocked_state(struct sampler *s, struct thread *t,
 	return 0;
 }
 
-uint64_t thread_runtime(struct sampler *s, struct thread *t)
+/* schedstat: "RUNTIME_NS RUN_DELAY_NS SWITCHES_IN"; -EIO when all zero
+ * (sched_info off: nothing to go by). */
+static int read_schedstat(struct sampler *s, struct thread *t, uint64_t *runtime,
+			  uint64_t *switches)
 {
-	char buf[96];
+	char buf[96], *end;
 
 	if (t->schedstat_fd < 0)
 		t->schedstat_fd = open_task_file(s->pid, t->tid, "schedstat");
 	if (read_task_file(s, t->tid, &t->schedstat_fd, "schedstat", buf, sizeof(buf)) <= 0)
-		return 0;
-	return strtoull(buf, NULL, 10);
+		return -EIO;
+	*runtime = strtoull(buf, &end, 10);
+	strtoull(end, &end, 10);
+	*switches = strtoull(end, NULL, 10);
+	t->runtime_ns = *runtime;
+	t->runtime_tick = s->tick;
+	return *switches ? 0 : -EIO;
+}
+
+uint64_t thread_runtime(struct sampler *s, struct thread *t)
+{
+	uint64_t runtime = 0, switches;
+
+	if (t->runtime_tick && t->runtime_tick == s->tick)
+		return t->runtime_ns;
+	read_schedstat(s, t, &runtime, &switches);
+	return runtime;
+}
+
+/*
+ * A thread's stat costs about four times its schedstat, and most threads
+ * of a training process sleep for good. One seen blocked that has not been
+ * switched in since (its count of switches in unchanged) has not run: it
+ * is blocked where it was, or woken and not yet on a CPU. The schedstat is
+ * read before the stat so that a run between the two shows next tick. The
+ * stat is still read every STATE_RECHECK_TICKS ticks (spread by tid), so
+ * a thread woken but kept off the CPU long is seen runnable soon.
+ */
+#define STATE_RECHECK_TICKS 16
+
+char thread_poll_state(struct sampler *s, struct thread *t)
+{
+	uint64_t runtime = 0, switches = 0;
+	bool known = read_schedstat(s, t, &runtime, &switches) == 0;
+	char c;
+
+	t->still_blocked = known && t->seen_blocked && switches == t->seen_switches &&
+			   (s->tick + (uint64_t)t->tid) % STATE_RECHECK_TICKS != 0;
+	if (t->still_blocked)
+		return t->seen_state;
+	c = thread_state(s, t);
+	t->seen_blocked = known && (c == 'S' || c == 'D');
+	t->seen_state = c;
+	t->seen_switches = switches;
+	return c;
 }
 
 int thread_read_name(struct sampler *s, pid_t tid, char *buf, size_t len)

@@ -176,17 +176,34 @@ bool tick_sample_blocked(struct sampler *s, struct thread *t)
 	struct stack_sample *c;
 	size_t len;
 	ssize_t n;
-	int ret = thread_blocked_state(s, t, &b);
+	int ret;
 
-	if (ret == -EAGAIN)
+	/* Not switched in since its stack was last found unchanged: that
+	 * stack stands, and neither its syscall nor its stack is read. */
+	if (t->still_blocked && t->blocked_valid && t->confirmed_switches == t->seen_switches) {
+		b.nr = t->blocked_nr;
+		b.sp = t->blocked_sp;
+		b.pc = t->blocked_pc;
+		b.runtime = t->blocked_runtime;
+		stacks_add_blocked(s, t, &b, NULL);
+		return true;
+	}
+	ret = thread_blocked_state(s, t, &b);
+	if (ret == -EAGAIN) {
+		t->seen_blocked = false;
 		return false;
+	}
 	if (ret < 0)
 		return true; /* gone */
 	b.runtime = thread_runtime(s, t);
 	if (stacks_blocked_unchanged(t, &b)) {
+		/* seen_switches was read before the syscall file: a switch in
+		 * since shows next tick. */
+		t->confirmed_switches = t->seen_switches;
 		stacks_add_blocked(s, t, &b, NULL);
 		return true;
 	}
+	t->confirmed_switches = 0;
 	c = queue_reserve(s);
 	if (!c) {
 		s->st.dropped++;
@@ -196,8 +213,10 @@ bool tick_sample_blocked(struct sampler *s, struct thread *t)
 	n = remote_read(t->tid, b.sp, c->data, len);
 	pysample_copy_frames(s, t->tid, c);
 	ret = thread_blocked_state(s, t, &again);
-	if (ret == -EAGAIN || (ret == 0 && (again.nr != b.nr || again.sp != b.sp || again.pc != b.pc)))
+	if (ret == -EAGAIN || (ret == 0 && (again.nr != b.nr || again.sp != b.sp || again.pc != b.pc))) {
+		t->seen_blocked = false;
 		return false;
+	}
 	if (ret < 0)
 		return true;
 	c->tid = t->tid;
@@ -212,9 +231,16 @@ bool tick_sample_blocked(struct sampler *s, struct thread *t)
 	return true;
 }
 
+/*
+ * Every thread's state is read before any is interrupted: a running thread
+ * is stopped for its own copy only, never while the files of hundreds of
+ * others are read. s->blocked holds the blocked threads from its start and
+ * the running ones from its end.
+ */
 void tick_sample(struct sampler *s, uint64_t now)
 {
-	size_t nblocked = 0, nlate = 0;
+	size_t nblocked = 0, nrunning = 0, nlate = 0;
+	struct thread **running;
 
 	s->tick_weight = s->last_tick_ns ? now - s->last_tick_ns : s->period_ns;
 	s->tick_now = now;
@@ -234,19 +260,25 @@ void tick_sample(struct sampler *s, uint64_t now)
 		stats_error(s, SAMPLER_ERR_MEMORY);
 		return;
 	}
+	running = s->blocked + s->nthreads;
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct thread *t = s->threads[i];
 		char c;
 
 		if (t->gone || t->listening || t->interrupt_sent || t->detaching)
 			continue;
-		c = thread_state(s, t);
-		if (c == 'R')
-			tick_interrupt(s, t, false);
-		else if ((c == 'S' || c == 'D') && (s->opt.idle ||
-						    (s->opt.idle_python && pysample_ready(s))))
+		c = thread_poll_state(s, t);
+		if (c == 'R') {
+			*--running = t;
+			nrunning++;
+		} else if ((c == 'S' || c == 'D') && (s->opt.idle ||
+						    (s->opt.idle_python && pysample_ready(s)))) {
 			s->blocked[nblocked++] = t;
+		}
 	}
+	for (size_t i = 0; i < nrunning; i++)
+		if (!running[i]->gone)
+			tick_interrupt(s, running[i], false);
 	tick_collect_traps(s);
 
 	/* Everyone runs again; now the threads that never stopped. */
