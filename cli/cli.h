@@ -91,6 +91,12 @@ int outputs_write(struct cli_options *o, const struct profile *p);
  * it; says why on failure. */
 int outputs_finish(struct output *out, int ret, char *err, size_t errlen);
 
+/* record_report.c: the --stats block; whether PID's stdout or stderr is
+ * the terminal our stderr is. */
+struct sampler_stats;
+void record_stats_print(const struct sampler_stats *st);
+bool record_target_shares_terminal(pid_t pid);
+
 /* gpu_socket.c: a connection to PID's dormant agent (user uid), checked to
  * be the process's own; -errno, with why set when something was there but
  * is not trusted. socket_path gets the socket's name. */

@@ -26,24 +26,6 @@ struct run {
 	bool progress_drawn;  /* ... and one is shown now */
 };
 
-/* Whether the target writes to our terminal: its fd 1 or 2 is the
- * character device our stderr is. */
-static bool shares_terminal(pid_t pid)
-{
-	struct stat ours, theirs;
-	char path[64];
-
-	if (fstat(STDERR_FILENO, &ours) < 0)
-		return true;
-	for (int fd = 1; fd <= 2; fd++) {
-		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
-		if (stat(path, &theirs) == 0 && S_ISCHR(theirs.st_mode) &&
-		    theirs.st_rdev == ours.st_rdev)
-			return true;
-	}
-	return false;
-}
-
 /*
  * The program's own output would run into a line drawn without a newline,
  * so the line is drawn only while the target's output goes elsewhere (as
@@ -54,7 +36,7 @@ static void progress_line(struct run *r)
 {
 	struct sampler_stats st;
 
-	if (shares_terminal(sampler_pid(r->sampler))) {
+	if (record_target_shares_terminal(sampler_pid(r->sampler))) {
 		if (r->progress_drawn)
 			fputs("\r\033[K", stderr);
 		r->progress_drawn = false;
@@ -124,47 +106,6 @@ static void set_end_meta(struct run *r, const struct sampler_stats *st, const ch
 	set_meta_u64(p, "missed_ticks", st->missed_ticks);
 	set_meta_u64(p, "errors", st->errors);
 	profile_set_meta(p, "end", why);
-}
-
-static void print_stats(const struct sampler_stats *st)
-{
-	double secs = (double)st->elapsed_ns / 1e9;
-	char python[256], kinds[160];
-
-	if (st->python[0])
-		snprintf(python, sizeof(python), "%s", st->python);
-	else if (st->python_refused[0])
-		snprintf(python, sizeof(python), "none (native stacks): %s", st->python_refused);
-	else
-		snprintf(python, sizeof(python), "none (native stacks): no interpreter seen");
-	sampler_errors_describe(st, kinds, sizeof(kinds));
-
-	fprintf(stderr,
-		"trainsample: stats\n"
-		"  duration         %.2f s\n"
-		"  ticks            %" PRIu64 " (missed %" PRIu64 ")\n"
-		"  samples          %" PRIu64 " (idle %" PRIu64 ", truncated %" PRIu64 ", dropped %" PRIu64 ")\n"
-		"  threads          %" PRIu64 " seen, %u live at the end\n"
-		"  errors           %" PRIu64 "%s%s%s\n"
-		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
-		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %.1f us (%" PRIu64 " stacks)\n"
-		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on, %" PRIu64 " resumes held for them\n"
-		"  trainsample cpu  %.3f s (%.1f%% of one core)\n"
-		"  python           %s\n"
-		"  python walks     %" PRIu64 " of the GIL holder while stopped; %" PRIu64 " redone and %"
-		PRIu64  " given up as torn (the thread moved while read)\n",
-		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
-		st->dropped,
-		st->threads_seen, st->threads_live, st->errors, kinds[0] ? " (" : "", kinds,
-		kinds[0] ? ")" : "",
-		(double)st->pause_p50_ns / 1e3, (double)st->pause_p99_ns / 1e3,
-		(double)st->pause_max_ns / 1e3, st->stops, (double)st->unwind_p50_ns / 1e3,
-		(double)st->unwind_p99_ns / 1e3, (double)st->unwind_first_ns / 1e3, st->unwinds,
-		st->syscalls_restarted,
-		st->signals_forwarded, st->signal_holds, (double)st->cpu_ns / 1e9,
-		secs > 0 ? 100.0 * (double)st->cpu_ns / 1e9 / secs : 0.0,
-		python,
-		st->py_holder_walks, st->py_walks_retried, st->py_walks_torn);
 }
 
 static char *join_args(char **argv)
@@ -338,7 +279,7 @@ static int finish(struct run *r, enum sampler_end end)
 		}
 	}
 	if (o->stats)
-		print_stats(&st);
+		record_stats_print(&st);
 	if (!st.samples && !o->quiet && stopped_at_end(r))
 		warn_stopped(sampler_pid(r->sampler));
 	else if (!st.samples && !o->quiet)

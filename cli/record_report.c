@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What record tells the user besides its outputs: the --stats block at
+ * the end, and whether the target writes to our terminal (the progress
+ * line is drawn only when it does not).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "sampler/sampler.h"
+
+/* Whether the target writes to our terminal: its fd 1 or 2 is the
+ * character device our stderr is. */
+bool record_target_shares_terminal(pid_t pid)
+{
+	struct stat ours, theirs;
+	char path[64];
+
+	if (fstat(STDERR_FILENO, &ours) < 0)
+		return true;
+	for (int fd = 1; fd <= 2; fd++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+		if (stat(path, &theirs) == 0 && S_ISCHR(theirs.st_mode) &&
+		    theirs.st_rdev == ours.st_rdev)
+			return true;
+	}
+	return false;
+}
+
+void record_stats_print(const struct sampler_stats *st)
+{
+	double secs = (double)st->elapsed_ns / 1e9;
+	char python[256], kinds[160];
+
+	if (st->python[0])
+		snprintf(python, sizeof(python), "%s", st->python);
+	else if (st->python_refused[0])
+		snprintf(python, sizeof(python), "none (native stacks): %s", st->python_refused);
+	else
+		snprintf(python, sizeof(python), "none (native stacks): no interpreter seen");
+	sampler_errors_describe(st, kinds, sizeof(kinds));
+
+	fprintf(stderr,
+		"trainsample: stats\n"
+		"  duration         %.2f s\n"
+		"  ticks            %" PRIu64 " (missed %" PRIu64 ")\n"
+		"  samples          %" PRIu64 " (idle %" PRIu64 ", truncated %" PRIu64 ", dropped %" PRIu64 ")\n"
+		"  threads          %" PRIu64 " seen, %u live at the end\n"
+		"  errors           %" PRIu64 "%s%s%s\n"
+		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
+		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %.1f us (%" PRIu64 " stacks)\n"
+		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on, %" PRIu64 " resumes held for them\n"
+		"  trainsample cpu  %.3f s (%.1f%% of one core)\n"
+		"  python           %s\n"
+		"  python walks     %" PRIu64 " of the GIL holder while stopped; %" PRIu64 " redone and %"
+		PRIu64  " given up as torn (the thread moved while read)\n",
+		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
+		st->dropped,
+		st->threads_seen, st->threads_live, st->errors, kinds[0] ? " (" : "", kinds,
+		kinds[0] ? ")" : "",
+		(double)st->pause_p50_ns / 1e3, (double)st->pause_p99_ns / 1e3,
+		(double)st->pause_max_ns / 1e3, st->stops, (double)st->unwind_p50_ns / 1e3,
+		(double)st->unwind_p99_ns / 1e3, (double)st->unwind_first_ns / 1e3, st->unwinds,
+		st->syscalls_restarted,
+		st->signals_forwarded, st->signal_holds, (double)st->cpu_ns / 1e9,
+		secs > 0 ? 100.0 * (double)st->cpu_ns / 1e9 / secs : 0.0,
+		python,
+		st->py_holder_walks, st->py_walks_retried, st->py_walks_torn);
+}
