@@ -314,6 +314,9 @@ sleep 60 &
 spid=$!
 reap_later $spid
 kill -STOP $spid
+# The stop takes effect when the process next runs: on a loaded machine
+# that is not at once (the attach then saw it running).
+for _ in $(seq 200); do [ "$(proc_state $spid)" = T ] && break; sleep 0.05; done
 $TS attach $spid -d 1 -o "$TMP/stopped.folded" 2>"$TMP/stopped.err"
 state=$(proc_state $spid)
 said=$(grep -c "PID $spid is stopped (SIGSTOP/Ctrl-Z): it will not run until continued (kill -CONT $spid)" "$TMP/stopped.err")
