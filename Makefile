@@ -86,6 +86,8 @@ run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI)
 	@echo
 	@sh bench/blocked.sh
 	@echo
+	@sh bench/memory.sh
+	@echo
 	@sh bench/overhead.sh
 
 install: $(BIN) $(AGENT)

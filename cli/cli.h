@@ -47,6 +47,7 @@ struct cli_options {
 	bool by_function;     /* --function */
 	bool full_filenames;
 	bool inverted;        /* --inverted: an icicle flamegraph */
+	uint64_t trace_max_slices; /* --trace-max-slices; 0: no limit */
 	/* report's filters */
 	pid_t tid;
 	const char *thread;

@@ -289,6 +289,7 @@ void outputs_render_options(const struct cli_options *o, struct render_options *
 		.pid = (uint32_t)o->pid,
 		.tid = (uint32_t)o->tid,
 		.thread = o->thread,
+		.max_slices = o->trace_max_slices,
 	};
 }
 
@@ -308,12 +309,16 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 			continue;
 		fo.gpu = out->gpu; /* only where the format has the variant (outputs_resolve) */
 		job.file = out->file;
+		err[0] = 0;
 		ret = out->writer->write(&job, err, sizeof(err));
 		if (outputs_finish(out, ret, err, sizeof(err)) < 0) {
 			failed = 1;
 			continue;
 		}
 		outputs_announce(out, outputs_samples_kept(p, &fo), o->quiet);
+		/* A writer that succeeded may leave a note (what a limit left out). */
+		if (err[0] && !o->quiet)
+			fprintf(stderr, "trainsample: %s: %s\n", out->path, err);
 	}
 	return failed ? -EIO : 0;
 }

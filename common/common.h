@@ -86,4 +86,18 @@ int pid_parse(const char *text, pid_t *out);
  * SIGSTOP, Ctrl-Z; not 't', a tracer's stop), 0 if not, -errno. */
 int proc_job_stopped(pid_t pid);
 
+/*
+ * Fixed-size records kept in an anonymous temporary file ($TMPDIR, else
+ * /tmp) behind one buffer, so what grows with a run's length (a timeline)
+ * costs disk, not memory. Read back in the order appended.
+ */
+struct spill;
+
+int spill_new(struct spill **out, size_t record_size);
+int spill_append(struct spill *s, const void *record);
+uint64_t spill_count(const struct spill *s);
+/* Stops at and returns fn's first non-zero result, or -errno. */
+int spill_for_each(const struct spill *s, int (*fn)(const void *record, void *ctx), void *ctx);
+void spill_free(struct spill *s);
+
 #endif

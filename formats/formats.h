@@ -185,16 +185,21 @@ struct profile_span {
 };
 
 /*
- * From now on the profile also keeps spans (memory grows with stack
- * changes, not samples); -EBUSY once samples were added. Rows merged as
+ * From now on the profile also keeps spans: one open span per thread in
+ * memory, the closed ones in a temporary file (common's spill), so memory
+ * does not grow with the run; -EBUSY once samples were added. Rows merged as
  * aggregates (profile_merge_aggregate) have no time and no span.
  */
 int profile_keep_timeline(struct profile *p);
 bool profile_keeps_timeline(const struct profile *p);
-/* Spans in the order they began per thread; stops at fn's first non-zero
- * result. Nothing when the timeline is not kept. */
+/* Spans in the order they began per thread (threads interleaved in the
+ * order their spans ended); stops at fn's first non-zero result. Nothing
+ * when the timeline is not kept. */
 int profile_for_each_span(const struct profile *p,
 			  int (*fn)(const struct profile_span *span, void *ctx), void *ctx);
+uint64_t profile_span_count(const struct profile *p);
+/* The earliest span's start; UINT64_MAX when there is none. */
+uint64_t profile_timeline_start_ns(const struct profile *p);
 
 /* ---- outputs: one table, a row per format (output_writers.c) ---- */
 
@@ -336,6 +341,8 @@ struct render_options {
 	bool gpu;          /* GPU time on launching stacks instead of CPU samples */
 	uint32_t pid, tid; /* only this process / thread; 0: any */
 	const char *thread;/* only threads of this name; NULL: any */
+	uint64_t max_slices; /* trace: the most CPU slices, shorter ones left
+			      * out past it; 0: no limit */
 };
 
 /*
@@ -412,6 +419,9 @@ int pprof_write(const struct profile *p, FILE *out, const struct render_options 
  * names, metadata in otherData, microseconds after the first sample.
  * Frames are compared by function (the line is an argument). -EINVAL when
  * the profile kept no timeline, -ENODATA when its samples carried no time.
+ * Memory is bounded by threads and stack depth, not by the run's length.
+ * Past o->max_slices, slices shorter than a power of two of ns are left out
+ * (otherData says which); then 0 is returned with a note in err.
  */
 int trace_write(const struct profile *p, FILE *out, const struct render_options *o,
 		char *err, size_t errlen);

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The Chrome/Perfetto trace (JSON "Trace Event Format"): a flame chart
- * over time. Per thread, the timeline's spans are walked in order; a frame
- * that stays at its depth across consecutive spans stays one complete
- * ("X") slice, so slices nest like the calls did. A gap in a thread's
- * samples (it was blocked, or not sampled) closes every open slice.
+ * over time, the CPU slices from trace_slices.c and the GPU's from
+ * trace_gpu.c, process and thread names, the recording's metadata.
  * Frames are compared by function, not by line: a slice is a call, and
  * its args hold the line it was first seen at. Times are microseconds
  * after the recording's first span.
@@ -19,137 +17,6 @@
 #include "formats/label_set.h"
 #include "formats/profile_hooks.h"
 #include "formats/trace_impl.h"
-
-static int collect(const struct profile_span *s, void *ctx)
-{
-	struct tr *t = ctx;
-	struct profile_aggregate row = { .pid = s->pid, .tid = s->tid, .stack = s->stack,
-					 .flags = s->flags, .weight_ns = s->end_ns - s->start_ns,
-					 .count = s->count };
-
-	if (s->start_ns < t->t0)
-		t->t0 = s->start_ns;
-	if (!render_keeps(t->p, &t->o, &row))
-		return 0;
-	if (ARRAY_RESERVE(t->spans, t->capspans, t->nspans + 1, 1024) < 0)
-		return -ENOMEM;
-	t->spans[t->nspans++] = s;
-	return 0;
-}
-
-static int by_thread_time(const void *a, const void *b)
-{
-	const struct profile_span *x = *(const struct profile_span *const *)a;
-	const struct profile_span *y = *(const struct profile_span *const *)b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
-}
-
-static int label_of(struct tr *t, uint32_t frame, uint32_t *out)
-{
-	char buf[LABEL_MAX];
-	int ret;
-
-	if (!t->label_of[frame]) {
-		frame_label(t->p, frame, &t->o, t->script_dir, buf, sizeof(buf));
-		ret = label_set_intern(&t->labels, buf, out, NULL);
-		if (ret < 0)
-			return ret;
-		t->label_of[frame] = *out + 1;
-	}
-	*out = t->label_of[frame] - 1;
-	return 0;
-}
-
-/* Ends the open frames from depth `keep` up, at `end`. */
-static int close_from(struct tr *t, uint32_t keep, uint32_t pid, uint32_t tid, uint64_t end)
-{
-	while (t->nopen > keep) {
-		struct open_frame *f = &t->open[--t->nopen];
-
-		if (ARRAY_RESERVE(t->slices, t->capslices, t->nslices + 1, 1024) < 0)
-			return -ENOMEM;
-		t->slices[t->nslices++] = (struct slice){ f->start, end, pid, tid, t->nopen, f->frame };
-	}
-	return 0;
-}
-
-/* prev_end: where the thread's previous span ended, 0 for its first. */
-static int walk_span(struct tr *t, const struct profile_span *s, uint64_t prev_end)
-{
-	/* A quarter of the span's mean interval of slack: timer jitter. */
-	uint64_t slack = (s->end_ns - s->start_ns) / s->count / 4;
-	bool touching = prev_end && s->start_ns <= prev_end + slack;
-	uint32_t keep = 0, label;
-	int depth, ret;
-
-	depth = profile_stack_frames(t->p, s->stack, &t->path, &t->cappath);
-	if (depth < 0)
-		return depth;
-	if (touching) {
-		while (keep < t->nopen && keep < (uint32_t)depth) {
-			ret = label_of(t, t->path[keep], &label);
-			if (ret < 0)
-				return ret;
-			if (label != t->open[keep].label)
-				break;
-			keep++;
-		}
-	}
-	/* Contiguous spans hand over at the new span's start; after a gap,
-	 * what was open ends where its samples did. */
-	ret = close_from(t, keep, s->pid, s->tid, touching ? s->start_ns : prev_end);
-	if (ret < 0)
-		return ret;
-	if (ARRAY_RESERVE(t->open, t->capopen, (size_t)depth, 0) < 0)
-		return -ENOMEM;
-	for (uint32_t i = keep; i < (uint32_t)depth; i++) {
-		ret = label_of(t, t->path[i], &label);
-		if (ret < 0)
-			return ret;
-		t->open[t->nopen++] = (struct open_frame){ label, t->path[i], s->start_ns };
-	}
-	return 0;
-}
-
-static int build_slices(struct tr *t)
-{
-	for (size_t i = 0; i < t->nspans;) {
-		const struct profile_span *first = t->spans[i];
-		uint64_t prev_end = 0;
-		int ret;
-
-		t->nopen = 0;
-		for (; i < t->nspans && t->spans[i]->pid == first->pid &&
-		       t->spans[i]->tid == first->tid; i++) {
-			ret = walk_span(t, t->spans[i], prev_end);
-			if (ret < 0)
-				return ret;
-			prev_end = t->spans[i]->end_ns;
-		}
-		ret = close_from(t, 0, first->pid, first->tid, prev_end);
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
-}
-
-static int by_start(const void *a, const void *b)
-{
-	const struct slice *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return (x->depth > y->depth) - (x->depth < y->depth);
-}
 
 void trace_begin_event(struct tr *t, FILE *out)
 {
@@ -169,18 +36,18 @@ static const char *kind_name(uint32_t kind)
 	return kind <= FRAME_KIND_MAX ? names[kind] : "native";
 }
 
-static void write_slice(struct tr *t, FILE *out, const struct slice *s)
+void trace_write_slice(struct tr *t, FILE *out, uint32_t pid, uint32_t tid,
+		       const struct open_frame *o, uint64_t start, uint64_t end)
 {
-	const struct frame *f = profile_frame(t->p, s->frame);
+	const struct frame *f = profile_frame(t->p, o->frame);
 
 	trace_begin_event(t, out);
-	fprintf(out, "\"ph\":\"X\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":", s->pid,
-		s->tid);
-	trace_put_us(out, s->start - t->t0);
+	fprintf(out, "\"ph\":\"X\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":", pid, tid);
+	trace_put_us(out, start - t->t0);
 	fputs(",\"dur\":", out);
-	trace_put_us(out, s->end - s->start);
+	trace_put_us(out, end - start);
 	fputs(",\"name\":", out);
-	json_put_string(out, t->labels.text[t->label_of[s->frame] - 1]);
+	json_put_string(out, t->labels.text[o->label]);
 	fprintf(out, ",\"cat\":\"%s\"", kind_name(f->kind));
 	if (f->module) {
 		fputs(",\"args\":{\"", out);
@@ -221,23 +88,18 @@ void trace_name_process(struct tr *t, FILE *out, uint32_t pid)
 			 command && (!first_pid || strtoul(first_pid, NULL, 10) == pid) ? command : buf);
 }
 
+/* Every thread the slices were read from, named before its slices. */
 static void write_names(struct tr *t, FILE *out)
 {
-	uint32_t pid = 0, tid = 0;
 	char buf[64];
 
-	for (size_t i = 0; i < t->nslices; i++) {
-		const struct slice *s = &t->slices[i];
-		const char *name;
+	for (uint32_t i = 0; i < t->nwalkers; i++) {
+		const struct trace_walker *w = &t->walkers[i];
+		const char *name = profile_thread_name(t->p, w->pid, w->tid);
 
-		if (s->pid != pid)
-			trace_name_process(t, out, s->pid);
-		else if (s->tid == tid)
-			continue;
-		pid = s->pid, tid = s->tid;
-		name = profile_thread_name(t->p, pid, tid);
-		snprintf(buf, sizeof(buf), "thread %" PRIu32, tid);
-		trace_write_name(t, out, "thread_name", pid, tid, name && *name ? name : buf);
+		trace_name_process(t, out, w->pid);
+		snprintf(buf, sizeof(buf), "thread %" PRIu32, w->tid);
+		trace_write_name(t, out, "thread_name", w->pid, w->tid, name && *name ? name : buf);
 	}
 }
 
@@ -260,21 +122,35 @@ static int write_meta(const char *key, const char *value, void *ctx)
 
 static void tr_free(struct tr *t)
 {
-	free(t->spans);
+	trace_slices_free(t);
 	label_set_free(&t->labels);
 	free(t->label_of);
-	free(t->path);
-	free(t->open);
-	free(t->slices);
 	free(t->gpu);
 	free(t->named);
+}
+
+/* What the limit left out, in otherData and in the caller's buffer as a
+ * note (the write succeeded). */
+static void note_left_out(struct tr *t, FILE *out, char *note, size_t len)
+{
+	uint64_t left = t->slices_all - t->slices_kept;
+
+	if (!t->min_dur_ns)
+		return;
+	fprintf(out, ",\n\"slices_left_out\":\"%" PRIu64 " of %" PRIu64 "\","
+		"\n\"slices_shorter_than_us\":\"", left, t->slices_all);
+	trace_put_us(out, t->min_dur_ns);
+	fputc('"', out);
+	errbuf_set(note, len, 0, "%" PRIu64 " of %" PRIu64 " slices shorter than %.3f ms left "
+		   "out to stay within --trace-max-slices %" PRIu64, left, t->slices_all,
+		   (double)t->min_dur_ns / 1e6, t->o.max_slices);
 }
 
 int trace_write(const struct profile *p, FILE *out, const struct render_options *o,
 		char *err, size_t errlen)
 {
 	static const struct render_options defaults = { 0 };
-	struct tr t = { .p = p, .o = o ? *o : defaults, .t0 = UINT64_MAX };
+	struct tr t = { .p = p, .o = o ? *o : defaults };
 	struct meta_out m = { out, true };
 	int ret;
 
@@ -283,28 +159,29 @@ int trace_write(const struct profile *p, FILE *out, const struct render_options 
 				  "trace: the profile kept no timeline (sample times)");
 	t.o.by_function = true;
 	t.script_dir = profile_meta(p, "python_script_dir");
+	t.t0 = profile_timeline_start_ns(p);
 	t.label_of = calloc((size_t)profile_frame_count(p) + 1, sizeof(*t.label_of));
-	ret = t.label_of ? profile_for_each_span(p, collect, &t) : -ENOMEM;
-	if (!ret)
-		ret = trace_gpu_collect(&t);
+	ret = t.label_of ? trace_gpu_collect(&t) : -ENOMEM;
 	if (!ret && t.t0 == UINT64_MAX && profile_sample_count(p))
 		ret = errbuf_set(err, errlen, -ENODATA, "trace: the recording has no sample times "
 				 "(it holds aggregated rows only), so there is no timeline to draw");
+	/* Counted first: which threads there are (named before their slices),
+	 * and how many slices, for the limit. */
+	if (!ret)
+		ret = trace_slices_pass(&t, NULL);
 	if (ret < 0)
 		goto out;
-	if (t.nspans) /* qsort's base may not be NULL, even for no items */
-		qsort(t.spans, t.nspans, sizeof(*t.spans), by_thread_time);
-	ret = build_slices(&t);
-	if (ret < 0)
-		goto out;
-	if (t.nslices)
-		qsort(t.slices, t.nslices, sizeof(*t.slices), by_start);
+	trace_slices_limit(&t, t.o.max_slices);
 	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{", out);
 	profile_for_each_meta(p, write_meta, &m);
+	if (err && errlen)
+		err[0] = 0;
+	note_left_out(&t, out, err, errlen);
 	fputs("},\n\"traceEvents\":[", out);
 	write_names(&t, out);
-	for (size_t i = 0; i < t.nslices; i++)
-		write_slice(&t, out, &t.slices[i]);
+	ret = trace_slices_pass(&t, out);
+	if (ret < 0)
+		goto out;
 	trace_gpu_write(&t, out);
 	fputs("\n]}\n", out);
 	if (ferror(out))

@@ -6,32 +6,37 @@
 #include <stdio.h>
 
 #include "formats/formats.h"
+#include "formats/intern_table.h"
 #include "formats/label_set.h"
-
-struct slice {
-	uint64_t start, end;
-	uint32_t pid, tid, depth, frame;
-};
 
 struct open_frame {
 	uint32_t label, frame;
 	uint64_t start;
 };
 
+/* A thread's frames open now, while its spans are read. */
+struct trace_walker {
+	uint32_t pid, tid;
+	struct open_frame *open;
+	uint32_t nopen, capopen;
+	uint64_t prev_end; /* where its previous span ended; 0 before the first */
+};
+
 struct tr {
 	const struct profile *p;
 	struct render_options o; /* the caller's, by function */
 	const char *script_dir;
-	const struct profile_span **spans;
-	size_t nspans, capspans;
 	uint64_t t0;
 	struct label_set labels;
 	uint32_t *label_of;     /* per frame id: label + 1 */
 	uint32_t *path, cappath;
-	struct open_frame *open;
-	uint32_t nopen, capopen;
-	struct slice *slices;
-	size_t nslices, capslices;
+	struct trace_walker *walkers; /* in the order threads were first seen */
+	uint32_t nwalkers, capwalkers;
+	struct intern_table walker_index;
+	FILE *out;               /* where slices go; NULL: the counting pass */
+	uint64_t by_duration[64]; /* slices by floor(log2(duration in ns)) */
+	uint64_t slices_all, slices_kept;
+	uint64_t min_dur_ns;     /* shorter slices are left out (the limit) */
 	bool written; /* an event was: the next one needs a comma */
 	const struct gpu_activity **gpu; /* kept by the filters, by device, pid, stream, start */
 	size_t ngpu, capgpu;
@@ -48,6 +53,17 @@ void trace_write_name(struct tr *t, FILE *out, const char *what, uint32_t pid, u
 		      const char *name);
 /* A process's name (the command, or "pid N"), once. */
 void trace_name_process(struct tr *t, FILE *out, uint32_t pid);
+/* One frame's complete slice on a thread's track. */
+void trace_write_slice(struct tr *t, FILE *out, uint32_t pid, uint32_t tid,
+		       const struct open_frame *f, uint64_t start, uint64_t end);
+
+/* trace_slices.c: one pass over the timeline; with out NULL it only counts
+ * the slices by duration, else it writes those the limit keeps. */
+int trace_slices_pass(struct tr *t, FILE *out);
+/* Sets min_dur_ns from the counting pass: 0 when at most max_slices (0: no
+ * limit), else the smallest power of two that leaves at most that many. */
+void trace_slices_limit(struct tr *t, uint64_t max_slices);
+void trace_slices_free(struct tr *t);
 
 /* trace_gpu.c: the GPU activities the filters keep; t0 moves to the
  * earliest of them and of their launches. */

@@ -58,15 +58,22 @@ Test(timeline, spans_merge_touching_samples_and_split_on_change_or_gap)
 	at(p, 1, s2, 16 * MS, SAMPLE_GIL); /* two ticks missed: a gap */
 	cr_assert_eq(profile_for_each_span(p, keep_span, &all), 0);
 	cr_assert_eq(all.n, 5);
+	cr_assert_eq(profile_span_count(p), 5);
+	cr_assert_eq(profile_timeline_start_ns(p), 9 * MS);
+	/* Threads interleave in the order their spans ended; each thread's
+	 * own spans come in order: thread 1's four, then the open ones. */
 	cr_assert_eq(all.s[0].tid, 1);
 	cr_assert_eq(all.s[0].start_ns, 9 * MS);
 	cr_assert_eq(all.s[0].end_ns, 11 * MS);
 	cr_assert_eq(all.s[0].count, 2);
-	cr_assert_eq(all.s[1].tid, 2);
-	cr_assert_eq(all.s[2].flags, SAMPLE_GIL);
-	cr_assert_eq(all.s[2].start_ns, 11 * MS);
-	cr_assert_eq(all.s[3].stack, s2);
-	cr_assert_eq(all.s[4].start_ns, 15 * MS);
+	cr_assert_eq(all.s[1].tid, 1);
+	cr_assert_eq(all.s[1].flags, SAMPLE_GIL);
+	cr_assert_eq(all.s[1].start_ns, 11 * MS);
+	cr_assert_eq(all.s[2].stack, s2);
+	cr_assert_eq(all.s[2].end_ns, 13 * MS);
+	cr_assert_eq(all.s[3].tid, 1);
+	cr_assert_eq(all.s[3].start_ns, 15 * MS);
+	cr_assert_eq(all.s[4].tid, 2);
 	/* Too late once samples were added: the start would be missing. */
 	profile_free(p);
 	p = profile_new();
@@ -101,10 +108,12 @@ Test(trace, slices_nest_and_hand_over_where_the_stack_changes)
 	cr_assert(strstr(text, "\"name\":\"thread_name\",\"args\":{\"name\":\"MainThread\"}"));
 	cr_assert(strstr(text, "\"tid\":1,\"ts\":0.000,\"dur\":4000.000,\"name\":\"main\","
 			       "\"cat\":\"native\",\"args\":{\"module\":\"app\"}}"), "%s", text);
-	cr_assert(strstr(text, "\"tid\":1,\"ts\":0.000,\"dur\":3000.000,\"name\":\"step (train.py)\","
+	/* A child starts its depth in ns after its parent: sorted by start,
+	 * as viewers sort, it comes after the parent it is written before. */
+	cr_assert(strstr(text, "\"tid\":1,\"ts\":0.001,\"dur\":2999.999,\"name\":\"step (train.py)\","
 			       "\"cat\":\"python\",\"args\":{\"file\":\"/src/train.py\",\"line\":10}}"),
 		  "%s", text);
-	cr_assert(strstr(text, "\"ts\":3000.000,\"dur\":1000.000,\"name\":\"load (data.py)\""));
+	cr_assert(strstr(text, "\"ts\":3000.001,\"dur\":999.999,\"name\":\"load (data.py)\""));
 	cr_assert(strstr(text, "\"ts\":7000.000,\"dur\":1000.000,\"name\":\"main\""), "%s", text);
 	cr_assert(strstr(text, "\"otherData\":{\n\"command\":\"python3 train.py\""), "%s", text);
 	free(text);
@@ -160,6 +169,100 @@ Test(trace, without_times_it_says_why)
 	cr_assert_eq(trace_write(p, out, NULL, err, sizeof(err)), -ENODATA);
 	cr_assert(strstr(err, "no sample times"), "%s", err);
 	fclose(out);
+	free(text);
+	profile_free(p);
+}
+
+static int span_order(const struct profile_span *s, void *ctx)
+{
+	uint64_t *last_end = ctx; /* per tid 1 and 2 */
+
+	cr_assert(s->tid == 1 || s->tid == 2);
+	cr_assert_geq(s->start_ns, last_end[s->tid - 1], "tid %u", s->tid);
+	last_end[s->tid - 1] = s->end_ns;
+	last_end[2]++;
+	return 0;
+}
+
+/* A long run's spans go to a temporary file: every one comes back, each
+ * thread's in order, however many there are. */
+Test(timeline, many_spans_come_back_in_order_from_disk)
+{
+	struct profile *p = profile_new();
+	uint32_t a = frame(p, FRAME_NATIVE, "a", "m", 0), b = frame(p, FRAME_NATIVE, "b", "m", 0);
+	uint32_t s1 = stack(p, &a, 1), s2 = stack(p, &b, 1);
+	uint64_t last_end[3] = { 0 };
+	const uint32_t n = 50000; /* about 2 MB of spans: several buffers */
+
+	profile_keep_timeline(p);
+	for (uint32_t i = 0; i < n; i++) {
+		at(p, 1 + i % 2, (i / 2) % 2 ? s1 : s2, (1000 + i / 2) * MS, 0);
+	}
+	cr_assert_eq(profile_span_count(p), n);
+	cr_assert_eq(profile_for_each_span(p, span_order, last_end), 0);
+	cr_assert_eq(last_end[2], n);
+	profile_free(p);
+}
+
+static int count_x(const char *text, const char *name)
+{
+	int n = 0;
+
+	for (const char *s = text; (s = strstr(s, "\"ph\":\"X\"")); s++) {
+		const char *end = strchr(s, '}');
+
+		if (!name || (end && memmem(s, (size_t)(end - s), name, strlen(name))))
+			n++;
+	}
+	return n;
+}
+
+/* Past --trace-max-slices the shortest slices go, the longest stay and
+ * still nest, and the file and the caller are told what went. */
+Test(trace, a_limit_leaves_out_the_shortest_slices)
+{
+	struct profile *p = profile_new();
+	uint32_t m = frame(p, FRAME_NATIVE, "main", "app", 0);
+	uint32_t l = frame(p, FRAME_NATIVE, "loop", "app", 0);
+	uint32_t x = frame(p, FRAME_NATIVE, "x", "app", 0), y = frame(p, FRAME_NATIVE, "y", "app", 0);
+	uint32_t sx[] = { m, l, x }, sy[] = { m, l, y }, sm[] = { m };
+	uint32_t stx = stack(p, sx, 3), sty = stack(p, sy, 3), stm = stack(p, sm, 1);
+	struct render_options o = { .max_slices = 100 };
+	char err[256] = "", *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	profile_keep_timeline(p);
+	/* 1 s of "loop" with x and y alternating each ms (1000 slices of 1 ms),
+	 * then 10 ms in main alone, then 100 ms of loop again. */
+	for (uint64_t i = 1; i <= 1000; i++)
+		at(p, 1, i % 2 ? stx : sty, i * MS, 0);
+	for (uint64_t i = 1001; i <= 1010; i++)
+		at(p, 1, stm, i * MS, 0);
+	for (uint64_t i = 1011; i <= 1110; i++)
+		at(p, 1, i % 2 ? stx : sty, i * MS, 0);
+	out = open_memstream(&text, &len);
+	cr_assert_eq(trace_write(p, out, &o, err, sizeof(err)), 0, "%s", err);
+	fclose(out);
+	cr_assert_eq(count_x(text, "\"main\""), 1, "%s", text);
+	cr_assert_eq(count_x(text, "\"loop\""), 2);
+	cr_assert_eq(count_x(text, NULL), 3);
+	cr_assert(strstr(text, "\"slices_left_out\":\"1100 of 1103\""), "%s", text);
+	/* The 1 ms slices go: the bound is the next power of two, 2^20 ns. */
+	cr_assert(strstr(text, "\"slices_shorter_than_us\":\"1048.576\""), "%s", text);
+	cr_assert(strstr(err, "1100 of 1103 slices shorter than 1.049 ms left out"), "%s", err);
+	free(text);
+
+	/* Without a limit, all of them, and no note. */
+	o.max_slices = 0;
+	err[0] = 0;
+	text = NULL;
+	out = open_memstream(&text, &len);
+	cr_assert_eq(trace_write(p, out, &o, err, sizeof(err)), 0, "%s", err);
+	fclose(out);
+	cr_assert_eq(count_x(text, NULL), 1103);
+	cr_assert_null(strstr(text, "slices_left_out"));
+	cr_assert_eq(err[0], 0, "%s", err);
 	free(text);
 	profile_free(p);
 }
