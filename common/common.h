@@ -93,11 +93,18 @@ int proc_job_stopped(pid_t pid);
  */
 struct spill;
 
+/* An unnamed file, read-write, in $TMPDIR (else /tmp): the fd, or -errno. */
+int temp_file_open(void);
+
 int spill_new(struct spill **out, size_t record_size);
 int spill_append(struct spill *s, const void *record);
 uint64_t spill_count(const struct spill *s);
 /* Stops at and returns fn's first non-zero result, or -errno. */
 int spill_for_each(const struct spill *s, int (*fn)(const void *record, void *ctx), void *ctx);
+/* The same, sorted by cmp (as qsort's; equal records in no set order),
+ * through a temporary file and a few MiB of memory. */
+int spill_for_each_sorted(const struct spill *s, int (*cmp)(const void *a, const void *b),
+			  int (*fn)(const void *record, void *ctx), void *ctx);
 void spill_free(struct spill *s);
 
 #endif

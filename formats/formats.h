@@ -145,17 +145,24 @@ uint64_t profile_gpu_activity_count(const struct profile *p);
  * draws GPU streams, not threads, in time). */
 void profile_keep_gpu_activities(struct profile *p);
 /* In the order they were added; nothing unless kept (the timeline, or
- * profile_keep_gpu_activities). */
+ * profile_keep_gpu_activities). Kept ones wait in a temporary file, so
+ * memory does not grow with them. */
 int profile_for_each_gpu_activity(const struct profile *p,
 				  int (*fn)(const struct gpu_activity *a, void *ctx), void *ctx);
+/* The same in cmp's order (qsort's comparator of two struct gpu_activity),
+ * sorted on disk in a few MiB of memory. */
+int profile_for_each_gpu_activity_sorted(const struct profile *p,
+					 int (*cmp)(const void *a, const void *b),
+					 int (*fn)(const struct gpu_activity *a, void *ctx),
+					 void *ctx);
 /* "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" or "copy". */
 const char *gpu_copy_kind_name(uint32_t copy_kind);
 /* How an activity reads: "[kernel] NAME" ("NAME" without the kind, where
  * the track says it already), "[memcpy HtoD]", "[memset]", "[synchronize]". */
 void gpu_activity_label(const struct profile *p, const struct gpu_activity *a, bool kind,
 			char *buf, size_t len);
-/* qsort order of activity pointers: by device, process, stream, start
- * (stream ids are a process's own). */
+/* qsort order of activities: by device, process, stream, start (stream
+ * ids are a process's own). */
 int gpu_activity_by_stream(const void *a, const void *b);
 
 /* ---- counters: values over time (a GPU's utilization, memory, power) ---- */

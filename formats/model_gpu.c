@@ -49,8 +49,7 @@ void gpu_activity_label(const struct profile *p, const struct gpu_activity *a, b
 
 int gpu_activity_by_stream(const void *x, const void *y)
 {
-	const struct gpu_activity *a = *(const struct gpu_activity *const *)x;
-	const struct gpu_activity *b = *(const struct gpu_activity *const *)y;
+	const struct gpu_activity *a = x, *b = y;
 
 	if (a->device != b->device)
 		return a->device < b->device ? -1 : 1;
@@ -73,12 +72,14 @@ static int leaf_frame(struct profile *p, const struct gpu_activity *a, uint32_t 
 	return ret ? ret : profile_intern_frame(p, &f, frame);
 }
 
+/* On disk (common's spill): a long GPU job launches without end. */
 static int keep(struct profile *p, const struct gpu_activity *a)
 {
-	if (ARRAY_RESERVE(p->gpu, p->gpu_cap, p->gpu_kept + 1, 1024) < 0)
-		return -ENOMEM;
-	p->gpu[p->gpu_kept++] = *a;
-	return 0;
+	int ret;
+
+	if (!p->gpu && (ret = spill_new(&p->gpu, sizeof(*a))) < 0)
+		return ret;
+	return spill_append(p->gpu, a);
 }
 
 int profile_add_gpu_activity(struct profile *p, const struct gpu_activity *a)
@@ -118,16 +119,36 @@ uint64_t profile_gpu_activity_count(const struct profile *p)
 	return p ? p->gpu_count : 0;
 }
 
+struct activity_visit {
+	int (*fn)(const struct gpu_activity *a, void *ctx);
+	void *ctx;
+};
+
+static int visit(const void *record, void *ctx)
+{
+	const struct activity_visit *v = ctx;
+
+	return v->fn(record, v->ctx);
+}
+
 int profile_for_each_gpu_activity(const struct profile *p,
 				  int (*fn)(const struct gpu_activity *a, void *ctx), void *ctx)
 {
+	struct activity_visit v = { fn, ctx };
+
 	if (!p || !fn)
 		return -EINVAL;
-	for (uint64_t i = 0; i < p->gpu_kept; i++) {
-		int ret = fn(&p->gpu[i], ctx);
+	return p->gpu ? spill_for_each(p->gpu, visit, &v) : 0;
+}
 
-		if (ret)
-			return ret;
-	}
-	return 0;
+int profile_for_each_gpu_activity_sorted(const struct profile *p,
+					 int (*cmp)(const void *a, const void *b),
+					 int (*fn)(const struct gpu_activity *a, void *ctx),
+					 void *ctx)
+{
+	struct activity_visit v = { fn, ctx };
+
+	if (!p || !fn || !cmp)
+		return -EINVAL;
+	return p->gpu ? spill_for_each_sorted(p->gpu, cmp, visit, &v) : 0;
 }

@@ -34,7 +34,7 @@ void profile_free_samples(struct profile *p)
 	free(p->aggregates);
 	intern_table_free(&p->aggregate_index);
 	timeline_free(p->timeline);
-	free(p->gpu);
+	spill_free(p->gpu);
 	free(p->counters);
 }
 

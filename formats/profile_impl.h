@@ -49,8 +49,7 @@ struct profile {
 
 	uint64_t sample_count;
 	struct profile_timeline *timeline; /* NULL unless kept */
-	struct gpu_activity *gpu;          /* kept with the timeline */
-	uint64_t gpu_kept, gpu_cap;
+	struct spill *gpu;                 /* kept with the timeline, on disk */
 	uint64_t gpu_count;                /* added, kept or not */
 	bool keep_gpu;                     /* kept without the timeline */
 	struct counter_sample *counters;

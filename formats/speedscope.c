@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/common.h"
 #include "formats/formats.h"
@@ -36,9 +37,16 @@ struct sp {
 	uint32_t capfirst;
 	uint32_t *path;
 	uint32_t cappath;
-	const struct gpu_activity **gpu; /* by device, pid, stream, start */
-	size_t ngpu, capgpu;
+	/* GPU streams, read back from disk sorted by stream: the stream
+	 * being written and where its last activity ended. */
+	uint64_t ngpu, gpu_t0;
 	int gpu_pids;                    /* 1, or 2 for several processes */
+	uint32_t first_gpu_pid;
+	FILE *gpu_out;
+	bool gpu_after;                  /* a profile came before: a comma */
+	bool in_stream;
+	struct gpu_activity stream;      /* the stream's first activity */
+	uint64_t stream_end, stream_at;
 };
 
 static int collect(const struct profile_aggregate *a, void *ctx)
@@ -181,89 +189,109 @@ static int gpu_frame(struct sp *s, const char *label, uint32_t *out)
 	return 0;
 }
 
-static int collect_gpu(const struct gpu_activity *a, void *ctx)
+static bool keeps_gpu(const struct sp *s, const struct gpu_activity *a)
 {
-	struct sp *s = ctx;
 	const char *name;
 
 	if (a->kind == GPU_ACTIVITY_SYNC || (s->o->pid && a->pid != s->o->pid) ||
 	    (s->o->tid && a->tid != s->o->tid))
-		return 0;
+		return false;
 	if (s->o->thread) {
 		name = profile_thread_name(s->p, a->pid, a->tid);
 		if (!name || strcmp(name, s->o->thread))
-			return 0;
+			return false;
 	}
-	if (ARRAY_RESERVE(s->gpu, s->capgpu, s->ngpu + 1, 256) < 0)
-		return -ENOMEM;
-	s->gpu[s->ngpu++] = a;
+	return true;
+}
+
+/* The first pass: how many, from when, and whether several processes. */
+static int count_gpu(const struct gpu_activity *a, void *ctx)
+{
+	struct sp *s = ctx;
+
+	if (!keeps_gpu(s, a))
+		return 0;
+	if (!s->ngpu++)
+		s->first_gpu_pid = a->pid;
+	else if (a->pid != s->first_gpu_pid)
+		s->gpu_pids = 2;
+	if (a->start_ns < s->gpu_t0)
+		s->gpu_t0 = a->start_ns;
 	return 0;
 }
 
-/* One stream's work as an evented profile, activities [from, to): a
- * stream runs one thing at a time, so each opens and closes in turn (an
- * overlap, which a stream cannot have, is cut to keep them balanced). */
-static int write_stream(struct sp *s, FILE *out, size_t from, size_t to, uint64_t t0)
+static void end_stream(struct sp *s)
 {
-	const struct gpu_activity *first = s->gpu[from];
+	uint64_t t0 = s->gpu_t0;
+
+	if (!s->in_stream)
+		return;
+	fprintf(s->gpu_out, "],\"endValue\":%.9f}",
+		(double)(s->stream_at > t0 ? s->stream_at - t0 : 0) / 1e9);
+	s->in_stream = false;
+}
+
+/*
+ * By device, pid, stream, start: one evented profile per stream. A stream
+ * runs one thing at a time, so each activity opens and closes in turn (an
+ * overlap, which a stream cannot have, is cut to keep them balanced).
+ */
+static int write_gpu_event(const struct gpu_activity *a, void *ctx)
+{
+	struct sp *s = ctx;
+	FILE *out = s->gpu_out;
 	char name[LABEL_MAX];
-	uint64_t at = 0, end = 0;
+	uint64_t start, t0 = s->gpu_t0;
 	uint32_t frame;
 	int ret;
 
-	snprintf(name, sizeof(name), "GPU %u stream %u", first->device, first->stream);
-	/* Stream ids are a process's own: with several, each says whose. */
-	if (s->gpu_pids > 1)
-		snprintf(name + strlen(name), sizeof(name) - strlen(name), " (pid %u)", first->pid);
-	fputs("{\"type\":\"evented\",\"name\":", out);
-	json_put_string(out, name);
-	fputs(",\"unit\":\"seconds\",\"startValue\":0,\"events\":[", out);
-	for (size_t i = from; i < to; i++) {
-		const struct gpu_activity *a = s->gpu[i];
-		uint64_t start = a->start_ns > end ? a->start_ns : end;
-
-		if (a->end_ns <= start)
-			continue;
-		gpu_activity_label(s->p, a, true, name, sizeof(name));
-		ret = gpu_frame(s, name, &frame);
-		if (ret < 0)
-			return ret;
-		fprintf(out, "%s{\"type\":\"O\",\"frame\":%u,\"at\":%.9f},"
-			"{\"type\":\"C\",\"frame\":%u,\"at\":%.9f}", end ? "," : "", frame,
-			(double)(start - t0) / 1e9, frame, (double)(a->end_ns - t0) / 1e9);
-		end = a->end_ns;
-		at = end;
+	if (!keeps_gpu(s, a))
+		return 0;
+	if (!s->in_stream || a->device != s->stream.device || a->pid != s->stream.pid ||
+	    a->stream != s->stream.stream) {
+		end_stream(s);
+		snprintf(name, sizeof(name), "GPU %u stream %u", a->device, a->stream);
+		/* Stream ids are a process's own: with several, each says whose. */
+		if (s->gpu_pids > 1)
+			snprintf(name + strlen(name), sizeof(name) - strlen(name), " (pid %u)", a->pid);
+		if (s->gpu_after)
+			fputc(',', out);
+		fputs("{\"type\":\"evented\",\"name\":", out);
+		json_put_string(out, name);
+		fputs(",\"unit\":\"seconds\",\"startValue\":0,\"events\":[", out);
+		s->gpu_after = s->in_stream = true;
+		s->stream = *a;
+		s->stream_end = s->stream_at = 0;
 	}
-	fprintf(out, "],\"endValue\":%.9f}", (double)(at > t0 ? at - t0 : 0) / 1e9);
-	return 0;
+	start = a->start_ns > s->stream_end ? a->start_ns : s->stream_end;
+	if (a->end_ns <= start)
+		return 0;
+	gpu_activity_label(s->p, a, true, name, sizeof(name));
+	ret = gpu_frame(s, name, &frame);
+	if (ret < 0)
+		return ret;
+	fprintf(out, "%s{\"type\":\"O\",\"frame\":%u,\"at\":%.9f},"
+		"{\"type\":\"C\",\"frame\":%u,\"at\":%.9f}", s->stream_end ? "," : "", frame,
+		(double)(start - t0) / 1e9, frame, (double)(a->end_ns - t0) / 1e9);
+	s->stream_end = s->stream_at = a->end_ns;
+	return ferror(out) ? -EIO : 0;
 }
 
 /* After the threads: a profile per GPU stream, where activities were kept. */
 static int write_gpu_profiles(struct sp *s, FILE *out, bool after)
 {
-	uint64_t t0 = UINT64_MAX;
-	size_t from = 0;
-	int ret = profile_for_each_gpu_activity(s->p, collect_gpu, s);
+	int ret;
 
+	s->gpu_t0 = UINT64_MAX;
+	s->gpu_pids = 1;
+	ret = profile_for_each_gpu_activity(s->p, count_gpu, s);
 	if (ret < 0 || !s->ngpu)
 		return ret;
-	qsort(s->gpu, s->ngpu, sizeof(*s->gpu), gpu_activity_by_stream);
-	s->gpu_pids = 1;
-	for (size_t i = 1; i < s->ngpu; i++)
-		if (s->gpu[i]->pid != s->gpu[0]->pid)
-			s->gpu_pids = 2;
-	for (size_t i = 0; i < s->ngpu; i++)
-		if (s->gpu[i]->start_ns < t0)
-			t0 = s->gpu[i]->start_ns;
-	for (size_t i = 1; i <= s->ngpu && !ret; i++) {
-		if (i < s->ngpu && s->gpu[i]->device == s->gpu[from]->device &&
-		    s->gpu[i]->pid == s->gpu[from]->pid && s->gpu[i]->stream == s->gpu[from]->stream)
-			continue;
-		if (after || from)
-			fputc(',', out);
-		ret = write_stream(s, out, from, i, t0);
-		from = i;
-	}
+	s->gpu_out = out;
+	s->gpu_after = after;
+	ret = profile_for_each_gpu_activity_sorted(s->p, gpu_activity_by_stream, write_gpu_event, s);
+	if (!ret)
+		end_stream(s);
 	return ret;
 }
 
@@ -273,7 +301,6 @@ static void sp_free(struct sp *s)
 	free(s->frame_of);
 	free(s->first_frame);
 	free(s->path);
-	free(s->gpu);
 	label_set_free(&s->frames);
 }
 
@@ -304,10 +331,10 @@ int speedscope_write(const struct profile *p, FILE *out, const struct render_opt
 	struct sp s = { .p = p, .o = o ? o : &defaults };
 	const char *command = profile_meta(p, "command");
 	const char *version = profile_meta(p, "trainsample_version");
-	char exporter[96], *body = NULL;
-	size_t body_len = 0, from = 0;
-	FILE *profiles;
-	int ret;
+	char exporter[96], buf[65536];
+	size_t from = 0, n;
+	FILE *profiles = NULL;
+	int ret, fd;
 
 	s.script_dir = profile_meta(p, "python_script_dir");
 	s.frame_of = calloc((size_t)profile_frame_count(p) + 1, sizeof(*s.frame_of));
@@ -320,10 +347,14 @@ int speedscope_write(const struct profile *p, FILE *out, const struct render_opt
 		goto out;
 	if (s.nrows) /* no rows: no array at all, which qsort must not see */
 		qsort(s.rows, s.nrows, sizeof(*s.rows), by_thread);
-	/* Profiles first, into memory: the frames they name are found on the way. */
-	profiles = open_memstream(&body, &body_len);
+	/* Profiles first, into a temporary file (a GPU job's streams grow
+	 * with its length): the frames they name are found on the way. */
+	fd = temp_file_open();
+	profiles = fd >= 0 ? fdopen(fd, "w+") : NULL;
 	if (!profiles) {
-		ret = -errno;
+		ret = fd < 0 ? fd : -errno;
+		if (fd >= 0)
+			close(fd);
 		goto out;
 	}
 	for (size_t i = 1; i <= s.nrows && !ret; i++) {
@@ -336,8 +367,8 @@ int speedscope_write(const struct profile *p, FILE *out, const struct render_opt
 	}
 	if (!ret && !s.o->gpu)
 		ret = write_gpu_profiles(&s, profiles, s.nrows > 0);
-	if (fclose(profiles) && !ret)
-		ret = -ENOMEM;
+	if (!ret && (fflush(profiles) || ferror(profiles)))
+		ret = -EIO;
 	if (ret < 0)
 		goto out;
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"name\":", out);
@@ -352,12 +383,15 @@ int speedscope_write(const struct profile *p, FILE *out, const struct render_opt
 		write_frame(&s, out, i);
 	}
 	fprintf(out, "]},\"activeProfileIndex\":%zu,\"profiles\":[", busiest(&s));
-	fwrite(body, 1, body_len, out);
+	rewind(profiles);
+	while ((n = fread(buf, 1, sizeof(buf), profiles)) > 0)
+		fwrite(buf, 1, n, out);
 	fputs("]}\n", out);
-	if (ferror(out))
+	if (ferror(out) || ferror(profiles))
 		ret = -EIO;
 out:
-	free(body);
+	if (profiles)
+		fclose(profiles);
 	sp_free(&s);
 	if (ret < 0)
 		return errbuf_set(err, errlen, ret, "speedscope: %s", strerror(-ret));

@@ -125,7 +125,6 @@ static void tr_free(struct tr *t)
 	trace_slices_free(t);
 	label_set_free(&t->labels);
 	free(t->label_of);
-	free(t->gpu);
 	free(t->named);
 }
 
@@ -182,7 +181,9 @@ int trace_write(const struct profile *p, FILE *out, const struct render_options 
 	ret = trace_slices_pass(&t, out);
 	if (ret < 0)
 		goto out;
-	trace_gpu_write(&t, out);
+	ret = trace_gpu_write(&t, out);
+	if (ret < 0)
+		goto out;
 	fputs("\n]}\n", out);
 	if (ferror(out))
 		ret = -EIO;

@@ -5,6 +5,11 @@
  * memsets as slices (name, grid and block, bytes); each CPU thread that
  * launched work gets a track beside its own with its CUDA API calls, and
  * an arrow (a flow) from each call to what it launched.
+ *
+ * The activities wait on disk (a long job launches without end) and are
+ * read back sorted, twice: by track for the slices and arrows, by
+ * launching thread for the API calls. Only a record or two of each pass
+ * are in memory.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,8 +36,7 @@ static uint32_t track_of(const struct gpu_activity *a)
 
 static int by_track(const void *x, const void *y)
 {
-	const struct gpu_activity *a = *(const struct gpu_activity *const *)x;
-	const struct gpu_activity *b = *(const struct gpu_activity *const *)y;
+	const struct gpu_activity *a = x, *b = y;
 	uint32_t ta = track_of(a), tb = track_of(b);
 
 	if (a->device != b->device)
@@ -66,26 +70,33 @@ static uint32_t gpu_pid(const struct tr *t, uint32_t device, uint32_t pid)
 	return GPU_PID_BASE + ((device & 63) << 22);
 }
 
+/* The first pass: t0, which devices several processes share, which have
+ * work of their own (named by it, not by their counters). */
 static int collect_one(const struct gpu_activity *a, void *ctx)
 {
 	struct tr *t = ctx;
+	uint32_t d = a->device & 63;
 
 	if (!keeps(t, a))
 		return 0;
-	if (ARRAY_RESERVE(t->gpu, t->capgpu, t->ngpu + 1, 1024) < 0)
-		return -ENOMEM;
-	t->gpu[t->ngpu++] = a;
+	t->ngpu++;
 	if (a->start_ns < t->t0)
 		t->t0 = a->start_ns;
 	if (a->launch_start_ns && a->launch_start_ns < t->t0)
 		t->t0 = a->launch_start_ns;
+	if (a->kind == GPU_ACTIVITY_SYNC) /* carries no device of its own */
+		return 0;
+	if (!(t->gpu_devices & (1ull << d)))
+		t->gpu_first_pid[d] = a->pid;
+	else if (t->gpu_first_pid[d] != a->pid)
+		t->shared_devices |= 1ull << d;
+	t->gpu_devices |= 1ull << d;
 	return 0;
 }
 
 static int by_launch(const void *x, const void *y)
 {
-	const struct gpu_activity *a = *(const struct gpu_activity *const *)x;
-	const struct gpu_activity *b = *(const struct gpu_activity *const *)y;
+	const struct gpu_activity *a = x, *b = y;
 
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
@@ -123,57 +134,38 @@ int trace_gpu_collect(struct tr *t)
 {
 	int ret = profile_for_each_gpu_activity(t->p, collect_one, t);
 
-	if (!ret)
-		ret = profile_for_each_counter(t->p, counter_start, t);
-	if (ret < 0)
-		return ret;
-	if (t->ngpu)
-		qsort(t->gpu, t->ngpu, sizeof(*t->gpu), by_track);
-	/* Sorted by device, then pid: a device is shared when its pid
-	 * changes before the device does. Syncs carry no device of their own. */
-	for (size_t i = 0, first = SIZE_MAX; i < t->ngpu; i++) {
-		const struct gpu_activity *a = t->gpu[i];
-
-		if (a->kind == GPU_ACTIVITY_SYNC)
-			continue;
-		if (first == SIZE_MAX || t->gpu[first]->device != a->device)
-			first = i; /* the device's first process */
-		else if (t->gpu[first]->pid != a->pid)
-			t->shared_devices |= 1ull << (a->device & 63);
-	}
-	return 0;
+	return ret ? ret : profile_for_each_counter(t->p, counter_start, t);
 }
 
 static const char *const categories[] = { "", "kernel", "memcpy", "memset", "sync" };
 
-static void write_names(struct tr *t, FILE *out)
+/* Names the device's process and the track, where `a` is the first of
+ * them in track order (prev: the activity before it, if any). */
+static void name_track(struct tr *t, FILE *out, const struct gpu_activity *prev,
+		       const struct gpu_activity *a)
 {
+	uint32_t pid = gpu_pid(t, a->device, a->pid);
 	char buf[320], key[32];
+	const char *name;
 
-	for (size_t i = 0; i < t->ngpu; i++) {
-		const struct gpu_activity *a = t->gpu[i], *prev = i ? t->gpu[i - 1] : NULL;
-		uint32_t pid = gpu_pid(t, a->device, a->pid);
-		const char *name;
-
-		if (!prev || gpu_pid(t, prev->device, prev->pid) != pid) {
-			snprintf(key, sizeof(key), "gpu.%u.name", a->device);
-			name = profile_meta(t->p, key);
-			snprintf(buf, sizeof(buf), "GPU %u%s%s", a->device, name ? ": " : "",
-				 name ? name : "");
-			if (pid != gpu_pid(t, a->device, 0))
-				snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " (pid %u)", a->pid);
-			trace_write_name(t, out, "process_name", pid, 0, buf);
-		} else if (track_of(prev) == track_of(a)) {
-			continue;
-		}
-		if (a->stream == UINT32_MAX)
-			snprintf(buf, sizeof(buf), "synchronization");
-		else if (a->kind == GPU_ACTIVITY_SYNC)
-			snprintf(buf, sizeof(buf), "stream %u waits", a->stream);
-		else
-			snprintf(buf, sizeof(buf), "stream %u", a->stream);
-		trace_write_name(t, out, "thread_name", pid, track_of(a), buf);
+	if (!prev || gpu_pid(t, prev->device, prev->pid) != pid) {
+		snprintf(key, sizeof(key), "gpu.%u.name", a->device);
+		name = profile_meta(t->p, key);
+		snprintf(buf, sizeof(buf), "GPU %u%s%s", a->device, name ? ": " : "",
+			 name ? name : "");
+		if (pid != gpu_pid(t, a->device, 0))
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " (pid %u)", a->pid);
+		trace_write_name(t, out, "process_name", pid, 0, buf);
+	} else if (track_of(prev) == track_of(a)) {
+		return;
 	}
+	if (a->stream == UINT32_MAX)
+		snprintf(buf, sizeof(buf), "synchronization");
+	else if (a->kind == GPU_ACTIVITY_SYNC)
+		snprintf(buf, sizeof(buf), "stream %u waits", a->stream);
+	else
+		snprintf(buf, sizeof(buf), "stream %u", a->stream);
+	trace_write_name(t, out, "thread_name", pid, track_of(a), buf);
 }
 
 /* An activity as a slice of its stream's track, from `start` (its own,
@@ -202,59 +194,96 @@ static void write_activity(struct tr *t, FILE *out, const struct gpu_activity *a
 	fputs("}}", out);
 }
 
-/* The launches (one per API call, however many kernels a graph made) on
- * their threads' API tracks, named after the threads. */
-static void write_launches(struct tr *t, FILE *out, const struct gpu_activity **by)
+/* What a sorted pass remembers of the activity before. */
+struct gpu_pass {
+	struct tr *t;
+	FILE *out;
+	struct gpu_activity prev;
+	bool have_prev;
+	uint64_t track_end;
+	uint64_t index; /* of the activity in track order: its arrow's id */
+};
+
+/* A launch (one per API call, however many kernels a graph made) on its
+ * thread's API track, named after the thread; by launching thread. */
+static int write_launch(const struct gpu_activity *a, void *ctx)
 {
+	struct gpu_pass *g = ctx;
+	struct gpu_activity before = g->prev;
+	const struct gpu_activity *prev = g->have_prev ? &before : NULL;
+	struct tr *t = g->t;
+	FILE *out = g->out;
 	char buf[320];
+	const char *name;
 
-	for (size_t i = 0; i < t->ngpu; i++) {
-		const struct gpu_activity *a = by[i], *prev = i ? by[i - 1] : NULL;
-		const char *name;
-
-		if (!a->launch_start_ns)
-			continue;
-		if (!prev || prev->pid != a->pid || prev->tid != a->tid || !prev->launch_start_ns) {
-			trace_name_process(t, out, a->pid); /* it may have no CPU samples */
-			name = profile_thread_name(t->p, a->pid, a->tid);
-			snprintf(buf, sizeof(buf), "%s%sCUDA API (thread %u)", name && *name ? name : "",
-				 name && *name ? ": " : "", a->tid);
-			trace_write_name(t, out, "thread_name", a->pid, API_TID_BASE + a->tid, buf);
-		} else if (prev->launch_start_ns == a->launch_start_ns) {
-			continue;
-		}
-		trace_begin_event(t, out);
-		fprintf(out, "\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", a->pid, API_TID_BASE + a->tid);
-		trace_put_us(out, a->launch_start_ns - t->t0);
-		fputs(",\"dur\":", out);
-		trace_put_us(out, a->launch_end_ns > a->launch_start_ns ?
-				  a->launch_end_ns - a->launch_start_ns : 1);
-		fputs(",\"name\":", out);
-		json_put_string(out, a->api ? profile_string(t->p, a->api) : "launch");
-		fputs(",\"cat\":\"cuda_api\"}", out);
+	if (!keeps(t, a) || !a->launch_start_ns)
+		return 0;
+	g->prev = *a;
+	g->have_prev = true;
+	if (!prev || prev->pid != a->pid || prev->tid != a->tid) {
+		trace_name_process(t, out, a->pid); /* it may have no CPU samples */
+		name = profile_thread_name(t->p, a->pid, a->tid);
+		snprintf(buf, sizeof(buf), "%s%sCUDA API (thread %u)", name && *name ? name : "",
+			 name && *name ? ": " : "", a->tid);
+		trace_write_name(t, out, "thread_name", a->pid, API_TID_BASE + a->tid, buf);
+	} else if (prev->launch_start_ns == a->launch_start_ns) {
+		return 0;
 	}
+	trace_begin_event(t, out);
+	fprintf(out, "\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", a->pid, API_TID_BASE + a->tid);
+	trace_put_us(out, a->launch_start_ns - t->t0);
+	fputs(",\"dur\":", out);
+	trace_put_us(out, a->launch_end_ns > a->launch_start_ns ?
+			  a->launch_end_ns - a->launch_start_ns : 1);
+	fputs(",\"name\":", out);
+	json_put_string(out, a->api ? profile_string(t->p, a->api) : "launch");
+	fputs(",\"cat\":\"cuda_api\"}", out);
+	return ferror(out) ? -EIO : 0;
 }
 
 /* An arrow from the call to the work: a flow starting in the launch's
  * slice and ending in the activity's (bp "e": the enclosing slice). */
-static void write_flows(struct tr *t, FILE *out)
+static void write_flow(struct tr *t, FILE *out, const struct gpu_activity *a, uint64_t id)
 {
-	for (size_t i = 0; i < t->ngpu; i++) {
-		const struct gpu_activity *a = t->gpu[i];
+	trace_begin_event(t, out);
+	fprintf(out, "\"ph\":\"s\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":", id,
+		a->pid, API_TID_BASE + a->tid);
+	trace_put_us(out, a->launch_start_ns - t->t0);
+	fputs(",\"name\":\"launch\",\"cat\":\"launch\"}", out);
+	trace_begin_event(t, out);
+	fprintf(out, "\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":",
+		id, gpu_pid(t, a->device, a->pid), track_of(a));
+	trace_put_us(out, a->start_ns - t->t0);
+	fputs(",\"name\":\"launch\",\"cat\":\"launch\"}", out);
+}
 
-		if (!a->launch_start_ns || a->kind == GPU_ACTIVITY_SYNC)
-			continue;
-		trace_begin_event(t, out);
-		fprintf(out, "\"ph\":\"s\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"ts\":", i + 1, a->pid,
-			API_TID_BASE + a->tid);
-		trace_put_us(out, a->launch_start_ns - t->t0);
-		fputs(",\"name\":\"launch\",\"cat\":\"launch\"}", out);
-		trace_begin_event(t, out);
-		fprintf(out, "\"ph\":\"f\",\"bp\":\"e\",\"id\":%zu,\"pid\":%u,\"tid\":%u,\"ts\":", i + 1,
-			gpu_pid(t, a->device, a->pid), track_of(a));
-		trace_put_us(out, a->start_ns - t->t0);
-		fputs(",\"name\":\"launch\",\"cat\":\"launch\"}", out);
-	}
+/* By track: each track's name, its slices, and the arrows to them. */
+static int write_on_track(const struct gpu_activity *a, void *ctx)
+{
+	struct gpu_pass *g = ctx;
+	struct gpu_activity before = g->prev;
+	const struct gpu_activity *prev = g->have_prev ? &before : NULL;
+	uint64_t start = a->start_ns;
+	struct tr *t = g->t;
+
+	if (!keeps(t, a))
+		return 0;
+	name_track(t, g->out, prev, a);
+	if (!prev || gpu_pid(t, prev->device, prev->pid) != gpu_pid(t, a->device, a->pid) ||
+	    track_of(prev) != track_of(a))
+		g->track_end = 0;
+	g->prev = *a;
+	g->have_prev = true;
+	g->index++;
+	if (a->launch_start_ns && a->kind != GPU_ACTIVITY_SYNC)
+		write_flow(t, g->out, a, g->index);
+	if (start < g->track_end)
+		start = g->track_end;
+	if (a->end_ns < start || (a->end_ns == start && g->track_end))
+		return 0; /* inside the slice before it: nothing of its own */
+	write_activity(t, g->out, a, start);
+	g->track_end = a->end_ns;
+	return ferror(g->out) ? -EIO : 0;
 }
 
 struct counters_out {
@@ -290,40 +319,21 @@ static int write_counter(const struct counter_sample *c, void *ctx)
 	return 0;
 }
 
-void trace_gpu_write(struct tr *t, FILE *out)
+int trace_gpu_write(struct tr *t, FILE *out)
 {
-	const struct gpu_activity **by_thread;
-	struct counters_out co = { t, out, 0 };
+	struct counters_out co = { t, out, t->gpu_devices & ~t->shared_devices };
+	struct gpu_pass g = { .t = t, .out = out };
+	int ret = 0;
 
-	/* Devices with activities are named by write_names (unless shared:
-	 * then their counters get a process of the device's own). */
-	write_names(t, out);
-	for (size_t i = 0; i < t->ngpu; i++)
-		if (t->gpu[i]->device < 64 && !(t->shared_devices & (1ull << t->gpu[i]->device)))
-			co.named |= 1ull << t->gpu[i]->device;
-	profile_for_each_counter(t->p, write_counter, &co);
-	if (!t->ngpu)
-		return;
-	for (size_t i = 0, track_end = 0; i < t->ngpu; i++) {
-		const struct gpu_activity *a = t->gpu[i], *prev = i ? t->gpu[i - 1] : NULL;
-		uint64_t start = a->start_ns;
-
-		if (!prev || gpu_pid(t, prev->device, prev->pid) != gpu_pid(t, a->device, a->pid) ||
-		    track_of(prev) != track_of(a))
-			track_end = 0;
-		if (start < track_end)
-			start = track_end;
-		if (a->end_ns < start || (a->end_ns == start && track_end))
-			continue; /* inside the slice before it: nothing of its own */
-		write_activity(t, out, a, start);
-		track_end = a->end_ns;
-	}
-	by_thread = malloc(t->ngpu * sizeof(*by_thread));
-	if (by_thread) {
-		memcpy(by_thread, t->gpu, t->ngpu * sizeof(*by_thread));
-		qsort(by_thread, t->ngpu, sizeof(*by_thread), by_launch);
-		write_launches(t, out, by_thread);
-		free(by_thread);
-	}
-	write_flows(t, out);
+	/* Devices with activities are named with their tracks, before their
+	 * counters (unless shared: then the counters get a process of the
+	 * device's own). */
+	if (t->ngpu)
+		ret = profile_for_each_gpu_activity_sorted(t->p, by_track, write_on_track, &g);
+	if (!ret)
+		ret = profile_for_each_counter(t->p, write_counter, &co);
+	if (ret < 0 || !t->ngpu)
+		return ret;
+	g = (struct gpu_pass){ .t = t, .out = out };
+	return profile_for_each_gpu_activity_sorted(t->p, by_launch, write_launch, &g);
 }

@@ -38,8 +38,9 @@ struct tr {
 	uint64_t slices_all, slices_kept;
 	uint64_t min_dur_ns;     /* shorter slices are left out (the limit) */
 	bool written; /* an event was: the next one needs a comma */
-	const struct gpu_activity **gpu; /* kept by the filters, by device, pid, stream, start */
-	size_t ngpu, capgpu;
+	uint64_t ngpu;           /* GPU activities the filters keep */
+	uint64_t gpu_devices;    /* bit per device with work (the first 64) */
+	uint32_t gpu_first_pid[64];
 	uint64_t shared_devices; /* bit per device several processes used */
 	uint32_t *named;         /* processes named so far */
 	size_t nnamed, capnamed;
@@ -65,11 +66,11 @@ int trace_slices_pass(struct tr *t, FILE *out);
 void trace_slices_limit(struct tr *t, uint64_t max_slices);
 void trace_slices_free(struct tr *t);
 
-/* trace_gpu.c: the GPU activities the filters keep; t0 moves to the
- * earliest of them and of their launches. */
+/* trace_gpu.c: counts the GPU activities the filters keep; t0 moves to
+ * the earliest of them and of their launches. */
 int trace_gpu_collect(struct tr *t);
 /* A process per device, a track per stream, each launch on a track of its
  * CPU thread's, arrows from launches to what they launched. */
-void trace_gpu_write(struct tr *t, FILE *out);
+int trace_gpu_write(struct tr *t, FILE *out);
 
 #endif
