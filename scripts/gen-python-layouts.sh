@@ -4,19 +4,23 @@
 # (scripts/py_layout_probe.c). Re-run when a supported version is added;
 # review the diff: it is data the sampler trusts.
 #   scripts/gen-python-layouts.sh [INCLUDE_DIR...]
-# Without arguments: the pyenv interpreters 3.8-3.13 on this machine, and
-# Debian's /usr/include/python3.X for a minor version pyenv lacks.
+# Without arguments: the pyenv interpreters 3.8-3.13 on this machine,
+# Debian's /usr/include/python3.X for a minor version pyenv lacks, and
+# 3.14 and 3.15 from the Debian sid root of `make sid-root` (SID_ROOT,
+# build/sid-root by default; its libpython3.X-dev has the headers).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out="$here/../symbolize/python/layouts_gen.h"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+sid=${SID_ROOT:-$here/../build/sid-root}
 
 if [ $# -eq 0 ]; then
 	root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
-	for minor in 8 9 10 11 12 13; do
+	for minor in 8 9 10 11 12 13 14 15; do
 		dir=$(ls -d "$root"/versions/3.$minor.*/include/python3.$minor 2>/dev/null | sort -V | tail -1)
 		[ -n "$dir" ] || dir=/usr/include/python3.$minor
+		[ -f "$dir/Python.h" ] || dir=$sid/usr/include/python3.$minor
 		if [ -f "$dir/Python.h" ]; then
 			set -- "$@" "$dir"
 		else
@@ -30,7 +34,11 @@ fi
 	echo " * own headers; do not edit. */"
 	echo "static const struct py_layout py_layouts_gen[] = {"
 	for inc; do
-		gcc -w -I"$inc" -I"$inc/internal" "$here/py_layout_probe.c" -o "$tmp/probe"
+		# Debian's pyconfig.h is in the multiarch folder beside the
+		# headers (<x86_64-linux-gnu/python3.X/pyconfig.h>): that root's
+		# include folder, searched after the host's own (its libc).
+		gcc -w -I"$inc" -I"$inc/internal" -idirafter "$inc/.." \
+			"$here/py_layout_probe.c" -o "$tmp/probe"
 		"$tmp/probe"
 	done
 	echo "};"

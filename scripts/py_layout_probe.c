@@ -24,6 +24,9 @@
 #if PY_VERSION_HEX >= 0x030C0000
 #include "internal/pycore_gil.h"
 #endif
+#if PY_VERSION_HEX >= 0x030E0000
+#include "internal/pycore_stackref.h"
+#endif
 #if PY_VERSION_HEX >= 0x030B0000
 #include "internal/pycore_dict.h"
 #include "internal/pycore_moduleobject.h"
@@ -137,7 +140,16 @@ int main(void)
 	/* Not in the debug offsets. */
 	F("tstate_datastack_top", offsetof(PyThreadState, datastack_top));
 	F("chunk_data", offsetof(_PyStackChunk, data));
-	F("frame_owner_cstack", FRAME_OWNED_BY_CSTACK);
+#if PY_VERSION_HEX >= 0x030E0000
+	/* The interpreter's own frames (the evaluator's entry frame, a
+	 * thread's base frame) are owned by it; 3.14 still has a CSTACK
+	 * value above it, 3.15 none. */
+	F("frame_owner_shim", FRAME_OWNED_BY_INTERPRETER);
+	/* f_executable and localsplus are _PyStackRefs: tagged pointers. */
+	F("stackref_tag", Py_TAG_BITS);
+#else
+	F("frame_owner_shim", FRAME_OWNED_BY_CSTACK);
+#endif
 #else
 	/* 3.8-3.12: every offset from the headers. */
 	F("runtime_interp_head", offsetof(_PyRuntimeState, interpreters.head));
@@ -181,7 +193,7 @@ int main(void)
 	F("code_linetable", offsetof(PyCodeObject, co_linetable));
 	F("code_adaptive", offsetof(PyCodeObject, co_code_adaptive));
 #if PY_VERSION_HEX >= 0x030C0000
-	F("frame_owner_cstack", FRAME_OWNED_BY_CSTACK);
+	F("frame_owner_shim", FRAME_OWNED_BY_CSTACK);
 #else
 	F("frame_is_entry", offsetof(_PyInterpreterFrame, is_entry));
 #endif

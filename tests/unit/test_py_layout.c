@@ -121,7 +121,7 @@ static void fake_build(struct fake *f, unsigned minor)
 		if (i + 1 < n)
 			put64(fr, l->frame_back, f->frames[i + 1]);
 		if (shim && i == 2) {
-			((uint8_t *)(uintptr_t)fr)[l->frame_owner] = (uint8_t)l->frame_owner_cstack;
+			((uint8_t *)(uintptr_t)fr)[l->frame_owner] = (uint8_t)l->frame_owner_shim;
 			continue;
 		}
 		put64(fr, l->frame_code, f->codes[c]);
