@@ -137,7 +137,7 @@ while read -r label py; do
 	case " ${ONLY:-$label} " in *" $label "*) ;; *) continue ;; esac
 	if [ -z "$py" ]; then
 		for t in "dump while recorded" "dump right after start" "dump seizes nothing it need not"; do
-			skip "$label: $t" "$label is not installed here"
+			skip "$label: $t" "$(python_missing_why "$label")"
 		done
 		continue
 	fi
