@@ -46,10 +46,13 @@ fi
 if [ "$what" = torch ] && [ ! -f "$dir/.stamp-torch" ]; then
 	start=$(date +%s)
 	# apt inside the root, under its own /proc; the host's apt is not used.
+	# The mirror may be a snapshot whose Release has expired (debootstrap
+	# does not check that; apt does): its date is not checked either.
 	if ! unshare --mount --pid --fork sh -c '
 		mount -t proc proc "$1/proc" &&
-		chroot "$1" sh -c "apt-get update && DEBIAN_FRONTEND=noninteractive \
-			apt-get install -y --no-install-recommends python3-torch"' \
+		chroot "$1" sh -c "apt-get -o Acquire::Check-Valid-Until=false update &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y \
+			--no-install-recommends python3-torch"' \
 		sh "$dir" >"$dir.torch.log" 2>&1; then
 		echo "sid-root: installing python3-torch failed; see $dir.torch.log:" >&2
 		tail -5 "$dir.torch.log" >&2
