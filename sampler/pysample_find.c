@@ -183,7 +183,7 @@ static int choose_layout(struct sampler *s, const struct sym_mapping *m, uint64_
 	return 0;
 }
 
-/* 3.13: the rest of the layout from the runtime's debug offsets. */
+/* 3.13+: the rest of the layout from the runtime's debug offsets. */
 static int read_debug_offsets(struct sampler *s)
 {
 	struct pysample *py = s->py;

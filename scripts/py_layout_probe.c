@@ -3,11 +3,16 @@
  * Prints one CPython build's struct offsets as a C initializer of
  * struct py_layout (symbolize/python/python.h). Compiled by
  * gen-python-layouts.sh against each interpreter's own internal headers.
+ *   py_layout_probe               print the initializer
+ *   py_layout_probe RUNTIME.bin   3.14+: check that the _Py_DebugOffsets at
+ *                                 the start of a binary's .PyRuntime section
+ *                                 are what these headers say (exit 1 if not)
  */
 #define Py_BUILD_CORE 1
 #include <Python.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #if PY_VERSION_HEX < 0x030B0000
 #include <frameobject.h>
 #endif
@@ -23,6 +28,9 @@
 #endif
 #if PY_VERSION_HEX >= 0x030C0000
 #include "internal/pycore_gil.h"
+#endif
+#if PY_VERSION_HEX >= 0x030E0000
+#include "internal/pycore_stackref.h"
 #endif
 #if PY_VERSION_HEX >= 0x030B0000
 #include "internal/pycore_dict.h"
@@ -41,11 +49,57 @@ struct dict_keys_310 {
 };
 #endif
 
-#define F(name, value) printf("\t\t.%s = %lu,\n", name, (unsigned long)(value))
+#define F(name, value) field(name, (unsigned long)(value))
 
-int main(void)
+/* With RUNTIME.bin: its bytes, compared with the headers' debug offsets
+ * word by word where trainsample reads one (the debug_ positions below);
+ * nothing is printed. */
+static const unsigned char *binary;
+static const unsigned char *expected;
+static int mismatches;
+
+static void field(const char *name, unsigned long value)
 {
-	printf("\t{ /* %s */\n", PY_VERSION);
+	if (!binary) {
+		printf("\t\t.%s = %lu,\n", name, value);
+		return;
+	}
+	if (strncmp(name, "debug_", 6) || !strcmp(name, "debug_size"))
+		return;
+	if (memcmp(binary + value, expected + value, 8)) {
+		fprintf(stderr, "the binary's %s differs from the headers'\n", name + 6);
+		mismatches++;
+	}
+}
+
+int main(int argc, char **argv)
+{
+#ifdef _Py_DebugOffsets_INIT
+	/* 3.14+ (the initializer is a macro from 3.14): the headers and the
+	 * interpreter that is run must agree, or the offsets generated here
+	 * (those not in the debug offsets) may not be that interpreter's. */
+	static const _Py_DebugOffsets want = _Py_DebugOffsets_INIT(_Py_Debug_Cookie);
+	static unsigned char got[sizeof(want)];
+
+	if (argc > 1) {
+		FILE *f = fopen(argv[1], "rb");
+		size_t n = f ? fread(got, 1, sizeof(got), f) : 0;
+
+		if (f)
+			fclose(f);
+		if (n != sizeof(got) || memcmp(got, _Py_Debug_Cookie, 8)) {
+			fprintf(stderr, "not %zu bytes of debug offsets\n", sizeof(got));
+			return 1;
+		}
+		binary = got;
+		expected = (const unsigned char *)&want;
+	}
+#else
+	if (argc > 1)
+		return 2; /* nothing to check against before 3.14 */
+#endif
+	if (!binary)
+		printf("\t{ /* %s */\n", PY_VERSION);
 	F("version", (PY_MAJOR_VERSION << 8) | PY_MINOR_VERSION);
 	F("object_type", offsetof(PyObject, ob_type));
 	F("bytes_size", offsetof(PyVarObject, ob_size));
@@ -137,7 +191,16 @@ int main(void)
 	/* Not in the debug offsets. */
 	F("tstate_datastack_top", offsetof(PyThreadState, datastack_top));
 	F("chunk_data", offsetof(_PyStackChunk, data));
-	F("frame_owner_cstack", FRAME_OWNED_BY_CSTACK);
+#if PY_VERSION_HEX >= 0x030E0000
+	/* The interpreter's own frames (the evaluator's entry frame, a
+	 * thread's base frame) are owned by it; 3.14 still has a CSTACK
+	 * value above it, 3.15 none. */
+	F("frame_owner_shim", FRAME_OWNED_BY_INTERPRETER);
+	/* f_executable and localsplus are _PyStackRefs: tagged pointers. */
+	F("stackref_tag", Py_TAG_BITS);
+#else
+	F("frame_owner_shim", FRAME_OWNED_BY_CSTACK);
+#endif
 #else
 	/* 3.8-3.12: every offset from the headers. */
 	F("runtime_interp_head", offsetof(_PyRuntimeState, interpreters.head));
@@ -181,7 +244,7 @@ int main(void)
 	F("code_linetable", offsetof(PyCodeObject, co_linetable));
 	F("code_adaptive", offsetof(PyCodeObject, co_code_adaptive));
 #if PY_VERSION_HEX >= 0x030C0000
-	F("frame_owner_cstack", FRAME_OWNED_BY_CSTACK);
+	F("frame_owner_shim", FRAME_OWNED_BY_CSTACK);
 #else
 	F("frame_is_entry", offsetof(_PyInterpreterFrame, is_entry));
 #endif
@@ -197,6 +260,7 @@ int main(void)
 #endif
 #endif
 #endif
-	printf("\t},\n");
-	return 0;
+	if (!binary)
+		printf("\t},\n");
+	return mismatches ? 1 : 0;
 }

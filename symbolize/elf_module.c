@@ -252,6 +252,62 @@ static int keep_one_per_address(struct sym_module *m,
 }
 
 /*
+ * Functions whose cold part is named NAME.cold when the file does not name
+ * it: the CPython evaluator, whose frames --native tells by name (see
+ * cold_parts.c for why a stripped build hides them).
+ */
+static const char *const cold_wanted[] = { "_PyEval_EvalFrameDefault" };
+
+struct raw_list {
+	const struct raw_symbol *raw;
+	size_t n;
+};
+
+static bool starts_a_symbol(void *ctx, uint64_t lo, uint64_t hi)
+{
+	const struct raw_list *l = ctx;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->raw[i].addr >= lo && l->raw[i].addr < hi)
+			return true;
+	return false;
+}
+
+/* Adds NAME.cold for each wanted function whose cold part elf does not
+ * name. Best effort: a part not found stays nameless. */
+static int add_cold_parts(Elf *elf, struct raw_symbol **raw, size_t *n)
+{
+	static const char *const cold_names[] = { "_PyEval_EvalFrameDefault.cold" };
+
+	for (size_t w = 0; w < sizeof(cold_wanted) / sizeof(cold_wanted[0]); w++) {
+		size_t len = strlen(cold_wanted[w]);
+		struct raw_list list = { *raw, *n };
+		struct raw_symbol *grown;
+		uint64_t lo, hi;
+		size_t i;
+
+		for (i = 0; i < *n; i++)
+			if ((*raw)[i].len == len && !memcmp((*raw)[i].name, cold_wanted[w], len))
+				break;
+		if (i == *n || sym_cold_part(elf, (*raw)[i].addr, (*raw)[i].size,
+					     starts_a_symbol, &list, &lo, &hi) < 0)
+			continue;
+		grown = realloc(*raw, (*n + 1) * sizeof(**raw));
+		if (!grown)
+			return -ENOMEM;
+		*raw = grown;
+		(*raw)[(*n)++] = (struct raw_symbol){
+			.addr = lo,
+			.size = hi - lo,
+			.name = cold_names[w],
+			.len = strlen(cold_names[w]),
+			.rank = (*raw)[i].rank,
+		};
+	}
+	return 0;
+}
+
+/*
  * The symbols of one or more files linked at the same addresses (a
  * module's .dynsym and its MiniDebugInfo .symtab), each file's .symtab or
  * else .dynsym. *full: some came from a .symtab, not only .dynsym.
@@ -273,6 +329,9 @@ static int read_symbols_of(Elf *const *elfs, size_t elf_count,
 		*full |= sh.sh_type == SHT_SYMTAB;
 		ret = collect_symbols(elfs[i], scn, &sh, &raw, &n);
 	}
+	/* The first file has the code (a debug file has none). */
+	if (!ret && raw && elf_count)
+		ret = add_cold_parts(elfs[0], &raw, &n);
 	if (!ret && raw) {
 		qsort(raw, n, sizeof(*raw), compare_raw);
 		ret = keep_one_per_address(m, raw, n);

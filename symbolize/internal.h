@@ -123,6 +123,17 @@ void sym_perf_map_refresh(struct sym_perf_map *pm, bool *changed);
 /* Drops every entry read so far; only later ones will count. */
 void sym_perf_map_forget(struct sym_perf_map *pm);
 
+/* ---- a stripped function's nameless cold part (cold_parts.c) ---- */
+
+/*
+ * The range [*lo, *hi) of the cold part of the function at [addr, addr +
+ * size) of elf: an FDE range that two of its rel32 jumps land in and
+ * where named() says no symbol starts. -ENOENT where none is found.
+ */
+int sym_cold_part(struct Elf *elf, uint64_t addr, uint64_t size,
+		  bool (*named)(void *ctx, uint64_t lo, uint64_t hi), void *ctx,
+		  uint64_t *lo, uint64_t *hi);
+
 /* ---- MiniDebugInfo (minidebuginfo.c) ---- */
 
 /*

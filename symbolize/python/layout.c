@@ -3,8 +3,9 @@
  * CPython layouts and the walks over them: interpreters, thread states and
  * frame chains. Versions differ in where the current frame hangs (tstate
  * ->frame up to 3.10, ->cframe->current_frame in 3.11-3.12,
- * ->current_frame in 3.13) and in how an evaluator call's first frame is
- * marked (is_entry in 3.11, a C-stack-owned shim frame below it from 3.12).
+ * ->current_frame from 3.13) and in how an evaluator call's first frame is
+ * marked (is_entry in 3.11, a shim frame below it from 3.12, owned by the
+ * C stack up to 3.13 and by the interpreter from 3.14).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -111,7 +112,8 @@ int py_layout_from_debug_offsets(const struct py_layout *base,
 		return -EPROTO;
 	}
 	version = u64_at(b, base->debug_version);
-	/* PY_VERSION_HEX: 0x030d00f0; the minor version must be ours. */
+	/* PY_VERSION_HEX: 0x030d00f0; the minor version must be ours (the
+	 * positions above are that version's). */
 	if ((version >> 16) != base->version) {
 		errbuf_set(err, errlen, 0, "the debug offsets are of version %#llx, not 3.%u",
 		       (unsigned long long)version, base->version & 0xff);
@@ -385,14 +387,17 @@ int py_frames_read(const struct py_target *t, uint64_t tstate,
 			*end = PY_WALK_ERROR;
 			break;
 		}
-		if (l->version >= 0x030c && buf[l->frame_owner] == l->frame_owner_cstack) {
-			/* The shim below an evaluator call's first frame. */
+		if (l->version >= 0x030c && buf[l->frame_owner] >= l->frame_owner_shim) {
+			/* The shim below an evaluator call's first frame (3.15:
+			 * also the thread's base frame, at the bottom). */
 			if (n)
 				out[n - 1].entry = true;
 		} else {
 			f->addr = frame;
 			f->locals = 0;
-			f->code = u64_at(buf, l->frame_code);
+			/* 3.14+: a tagged stack reference; its low bits say
+			 * how it is counted, not where it points. */
+			f->code = u64_at(buf, l->frame_code) & ~(uint64_t)l->stackref_tag;
 			if (l->version <= 0x030a) {
 				int32_t lasti;
 

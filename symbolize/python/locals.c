@@ -450,13 +450,24 @@ int py_frame_locals(const struct py_target *t, uint64_t frame, uint64_t code,
 		return ret;
 	for (int i = 0; i < n; i++) {
 		struct py_local *v = &out[count];
-		uint64_t obj = values[i];
+		uint64_t obj = values[i], tag = t->l.stackref_tag;
 
+		/* 3.14+: a _PyStackRef. Its low bits say how the object is
+		 * counted (NULL is the tag alone); all of them set is an int
+		 * kept in the reference itself (PyStackRef_TagInt). */
+		if (tag && (obj & tag) != tag)
+			obj &= ~tag;
 		if (!obj)
 			continue; /* unbound */
 		memset(v, 0, sizeof(*v));
 		if (py_string_read(t, names[i], v->name, sizeof(v->name)) < 0 || !v->name[0])
 			snprintf(v->name, sizeof(v->name), "<unreadable name>");
+		if (tag && (obj & tag) == tag) {
+			snprintf(v->type, sizeof(v->type), "int");
+			snprintf(v->value, sizeof(v->value), "%lld", (long long)((int64_t)obj >> 2));
+			count++;
+			continue;
+		}
 		py_value_render(t, obj, v);
 		/* A cell and free variable's value is its cell's content (a
 		 * 3.11+ argument is a cell only once MAKE_CELL ran). */

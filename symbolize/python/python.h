@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * symbolize/python/ — the Python side of symbolization: CPython's memory
- * layouts, 3.8-3.13, and everything that reads a Python thread's frames
+ * layouts, 3.8-3.15, and everything that reads a Python thread's frames
  * through them: the thread-state list, the GIL holder, the frame chain,
  * code objects, strings, line tables and threading's thread names.
  *
@@ -27,7 +27,7 @@
  * which every version that has them lists).
  */
 struct py_layout {
-	uint32_t version;              /* 0x0308 .. 0x030d */
+	uint32_t version;              /* 0x0308 .. 0x030f */
 	uint32_t object_type;
 	uint32_t bytes_size, bytes_data;
 	uint32_t unicode_length, unicode_state;
@@ -44,7 +44,13 @@ struct py_layout {
 	uint32_t tstate_datastack_chunk, tstate_datastack_top, chunk_data;
 	uint32_t frame_back, frame_code;
 	uint32_t frame_instr;          /* f_lasti (int), prev_instr, instr_ptr */
-	uint32_t frame_owner, frame_owner_cstack, frame_is_entry;
+	/* frame_owner_shim: the lowest owner of a frame that is not a Python
+	 * function's (3.12-3.13: FRAME_OWNED_BY_CSTACK, 3.14+:
+	 * FRAME_OWNED_BY_INTERPRETER; 3.14 keeps a CSTACK value above it) */
+	uint32_t frame_owner, frame_owner_shim, frame_is_entry;
+	/* 3.14+: f_executable and localsplus hold _PyStackRefs, pointers with
+	 * these low bits used as tags (Py_TAG_BITS); 0 before */
+	uint32_t stackref_tag;
 	uint32_t code_filename, code_name, code_qualname, code_firstlineno;
 	uint32_t code_linetable, code_adaptive;
 	/* thread names: sys.modules -> threading._active -> Thread._name */
@@ -59,7 +65,8 @@ struct py_layout {
 	uint32_t type_name, type_flags, var_size, tuple_items;
 	uint32_t dict_used, set_used, float_value, cell_ref;
 	uint32_t long_tag;             /* ob_size (<= 3.11), lv_tag (3.12+) */
-	/* 3.13: where in the runtime's _Py_DebugOffsets each offset is */
+	/* 3.13+: where in the runtime's _Py_DebugOffsets each offset is (that
+	 * struct's own layout differs in each version) */
 	uint32_t debug_version, debug_free_threaded, debug_size;
 	uint32_t debug_runtime_interp_head, debug_interp_next;
 	uint32_t debug_interp_tstate_head, debug_interp_gil;
@@ -81,7 +88,7 @@ const struct py_layout *py_layout_find(unsigned major, unsigned minor);
 /* The lowest and highest supported version, as 0x0308. */
 void py_layout_range(unsigned *lo, unsigned *hi);
 
-/* The 3.13 layout from the bytes at the start of its _PyRuntime. -EPROTO
+/* The 3.13+ layout from the bytes at the start of its _PyRuntime. -EPROTO
  * when the cookie or the version does not match, -ENOTSUP for a
  * free-threaded build. */
 int py_layout_from_debug_offsets(const struct py_layout *base,

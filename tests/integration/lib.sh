@@ -76,7 +76,9 @@ folded_with_prefix() {
 	} END { print n + 0 }' "$1"
 }
 # The CPython interpreters to test, "LABEL PATH" per line, or "LABEL" alone
-# for one that is not on this machine: pyenv's 3.8-3.13 and Debian's 3.11.
+# for one that is not on this machine: pyenv's 3.8-3.13, Debian's 3.11,
+# and Debian sid's 3.14 and 3.15 run in the root of `make sid-root`
+# (tests/sid/python3.X chroots into it).
 python_interpreters() {
 	root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
 	for m in 8 9 10 11 12 13; do
@@ -84,6 +86,31 @@ python_interpreters() {
 		echo "pyenv-3.$m${p:+ $p}"
 	done
 	if [ -x /usr/bin/python3.11 ]; then echo "debian-3.11 /usr/bin/python3.11"; else echo "debian-3.11"; fi
+	for m in 14 15; do
+		if sid_root_ready; then echo "sid-3.$m tests/sid/python3.$m"; else echo "sid-3.$m"; fi
+	done
+}
+
+# Why interpreter LABEL has no path in python_interpreters' list.
+python_missing_why() {
+	case $1 in
+	sid-*) sid_root_ready || echo "$sid_root_why" ;;
+	*) echo "$1 is not installed here" ;;
+	esac
+}
+
+# Whether the sid root is built (make sid-root) and runs its programs here;
+# sid_root_why says why not.
+sid_root_ready() {
+	if [ ! -f build/sid-root/.stamp ]; then
+		sid_root_why="no sid root (make sid-root; it needs network and root)"
+		return 1
+	fi
+	if ! tests/sid/run-in-root.sh /bin/true 2>/dev/null; then
+		sid_root_why="the sid root does not run here (unshare and chroot need root)"
+		return 1
+	fi
+	return 0
 }
 
 # --stats' errors line in file $1 is "errors N" or "errors N (KIND n, ...)"

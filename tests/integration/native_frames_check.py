@@ -27,6 +27,7 @@ outward of their stack's innermost Python frame; BETWEEN: likewise, those
 between two Python frames.
 """
 import json
+import re
 import sys
 from collections import Counter
 
@@ -73,8 +74,12 @@ def main():
             for k, i in enumerate(stack[:inner + 1]):
                 if is_interp[i] and k < inner:
                     continue
-                if not shape or shape[-1] != frames[i]["name"]:
-                    shape.append(frames[i]["name"])
+                # A run of nameless frames of one module is one step: a
+                # stripped libc's qsort recurses through two of them to a
+                # depth and in an order that differ from sample to sample.
+                name = re.sub(r"^0x[0-9a-f]+ \(", "0x* (", frames[i]["name"])
+                if not shape or shape[-1] != name:
+                    shape.append(name)
             shapes[";".join(shape)] += 1
     top, n = shapes.most_common(1)[0] if shapes else ("-", 0)
     share = 100.0 * n / samples if samples else 0.0

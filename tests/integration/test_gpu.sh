@@ -531,3 +531,24 @@ EOT
 else
 	skip "gpu: attach's checks of the agent's socket" "needs root, setpriv and a nobody user"
 fi
+
+# The agent's in-process walk on the sid root's 3.14 and 3.15 (the root
+# sees this folder at the same path, so the agent and the fake load there).
+for m in 14 15; do
+	label=sid-3.$m
+	if ! sid_root_ready; then
+		skip "$label: gpu: each launch on its Python line, read by the agent" "$sid_root_why"
+		continue
+	fi
+	$TS record -q -r 500 -o "$TMP/s$m.folded" -- tests/sid/python3.$m tests/python/gpu_launch.py \
+		"$FAKE" $STEPS >/dev/null 2>"$TMP/s$m.err"
+	rc=$?
+	line=$(grep -n 'lib\..*backward_kernel' tests/python/gpu_launch.py | cut -d: -f1)
+	n=$(folded_with "$TMP/s$m.folded" "backward (gpu_launch.py:$line)")
+	g=$(folded_with "$TMP/s$m.folded" "forward (gpu_launch.py:$(grep -n 'lib\..*gemm_kernel' tests/python/gpu_launch.py | cut -d: -f1))")
+	[ $rc = 0 ] && grep -q '^\[gpu\];<module> (gpu_launch.py:[0-9]*);backward (gpu_launch.py:'"$line"');\[kernel\] backward_kernel ' "$TMP/s$m.folded" &&
+		[ "$(awk '/^\[gpu\];.*\[kernel\] backward_kernel / { n += $NF } END { print n + 0 }' "$TMP/s$m.folded")" = $((STEPS * 2)) ] &&
+		[ "$n" -gt 0 ] && [ "$g" -gt 0 ]
+	check $? "$label: gpu: each launch on its Python line, read by the agent" \
+		"rc $rc, $n/$g: $(grep '^\[gpu\]' "$TMP/s$m.folded" | head -3) $(tail -3 "$TMP/s$m.err")"
+done

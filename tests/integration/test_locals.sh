@@ -47,7 +47,7 @@ python_interpreters >"$TMP/pythons"
 while read -r label py; do
 	case " ${ONLY:-$label} " in *" $label "*) ;; *) continue ;; esac
 	if [ -z "$py" ]; then
-		skip "$label: dump --locals" "$label is not installed here"
+		skip "$label: dump --locals" "$(python_missing_why "$label")"
 		continue
 	fi
 	locals_dump "$label" "$py"

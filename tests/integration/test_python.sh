@@ -312,7 +312,7 @@ while read -r label py; do
 	case " ${ONLY:-$label} " in *" $label "*) ;; *) continue ;; esac
 	if [ -z "$py" ]; then
 		for t in "shares" "launches" "threads" "late thread" "shapes" "consistent stacks" "--native" "--native-all" "dump"; do
-			skip "$label: $t" "$label is not installed here"
+			skip "$label: $t" "$(python_missing_why "$label")"
 		done
 		continue
 	fi
@@ -384,7 +384,7 @@ old=$(ls -d "$root"/versions/3.7.*/bin/python3.7 2>/dev/null | tail -1)
 if [ -n "$old" ]; then
 	$TS record -o "$TMP/old.folded" -- "$old" $P/short.py 2>"$TMP/old.err"
 	native=$(folded_with_prefix "$TMP/old.folded" "_PyEval_EvalFrameDefault")
-	grep -q "Python 3.7 (.*) in process [0-9]* is not supported (3.8 to 3.13 are): native stacks only" "$TMP/old.err" &&
+	grep -q "Python 3.7 (.*) in process [0-9]* is not supported (3.8 to 3.15 are): native stacks only" "$TMP/old.err" &&
 		[ "$native" -gt 0 ]
 	check $? "Python 3.7 is refused in one line and profiled natively" "$(cat "$TMP/old.err")"
 	$TS record -q --stats -o "$TMP/old.folded" -- "$old" $P/short.py 2>"$TMP/old.err"

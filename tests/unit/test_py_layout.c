@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The Python layout module on memory built here: a fake interpreter laid
- * out with each version's offsets, line tables of each format, the 3.13
- * debug offsets, and garbage that must never crash or hang a walk.
+ * out with each version's offsets, line tables of each format, the 3.13 to
+ * 3.15 debug offsets, and garbage that must never crash or hang a walk.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -62,6 +62,60 @@ static uint64_t code_obj(struct arena *a, const struct py_layout *l, const char 
 	return c;
 }
 
+/*
+ * 3.13+: the layout as a process gives it, through the runtime's debug
+ * offsets laid out at each version's own positions (base->debug_*). The
+ * values are stand-ins laid out like 3.12's, the current frame hanging
+ * from the thread state itself.
+ */
+static void fake_debug_layout(const struct py_layout *base, struct py_layout *l)
+{
+	const struct py_layout *v = py_layout_find(3, 12);
+	const struct { uint32_t pos; uint64_t value; } fields[] = {
+		{ base->debug_runtime_interp_head, v->runtime_interp_head },
+		{ base->debug_interp_next, v->interp_next },
+		{ base->debug_interp_tstate_head, v->interp_tstate_head },
+		{ base->debug_interp_gil, v->interp_gil },
+		{ base->debug_gil_state, 2000 },
+		{ base->debug_gil_locked, 2000 + v->gil_locked },
+		{ base->debug_gil_holder, 2000 + v->gil_holder },
+		{ base->debug_tstate_next, v->tstate_next },
+		{ base->debug_tstate_interp, v->tstate_interp },
+		{ base->debug_tstate_frame, v->tstate_frame },
+		{ base->debug_tstate_thread_id, v->tstate_thread_id },
+		{ base->debug_tstate_native_thread_id, v->tstate_native_thread_id },
+		{ base->debug_tstate_datastack_chunk, v->tstate_datastack_chunk },
+		{ base->debug_frame_back, v->frame_back },
+		{ base->debug_frame_code, v->frame_code },
+		{ base->debug_frame_instr, v->frame_instr },
+		{ base->debug_frame_owner, v->frame_owner },
+		{ base->debug_code_filename, v->code_filename },
+		{ base->debug_code_name, v->code_name },
+		{ base->debug_code_qualname, v->code_qualname },
+		{ base->debug_code_linetable, v->code_linetable },
+		{ base->debug_code_firstlineno, v->code_firstlineno },
+		{ base->debug_code_adaptive, v->code_adaptive },
+		{ base->debug_interp_modules, v->interp_modules },
+		{ base->debug_frame_localsplus, v->frame_localsplus },
+		{ base->debug_code_localsplusnames, v->code_localsplusnames },
+		{ base->debug_code_localspluskinds, v->code_localspluskinds },
+	};
+	uint8_t b[PY_DEBUG_OFFSETS_MAX] = { 0 };
+	char err[128];
+
+	cr_assert_leq(base->debug_size, sizeof(b), "3.%u: %u bytes of debug offsets",
+		      base->version & 0xff, base->debug_size);
+	memcpy(b, "xdebugpy", 8);
+	put64((uint64_t)(uintptr_t)b, base->debug_version, (uint64_t)base->version << 16 | 0xf0);
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		put64((uint64_t)(uintptr_t)b, fields[i].pos, fields[i].value);
+	cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), l, err, sizeof(err)), 0,
+		     "3.%u: %s", base->version & 0xff, err);
+	cr_assert_eq(l->frame_code, v->frame_code);
+	cr_assert_eq(l->tstate_native_thread_id, v->tstate_native_thread_id);
+	cr_assert_eq(l->gil_holder, v->gil_holder);
+}
+
 struct fake {
 	struct arena a;
 	struct py_target t;
@@ -90,12 +144,8 @@ static void fake_build(struct fake *f, unsigned minor)
 	cr_assert(f->a.mem);
 	f->a.used = 16;
 	*l = *base;
-	if (minor >= 13) {
-		/* 3.13's real offsets come from its debug offsets; these are
-		 * plausible stand-ins laid out like 3.12's. */
-		*l = *py_layout_find(3, 12);
-		l->version = 0x030d;
-	}
+	if (minor >= 13)
+		fake_debug_layout(base, l);
 	f->t.mem.read = arena_read;
 	f->t.mem.ctx = &f->a;
 	f->t.code_type = CODE_TYPE;
@@ -121,10 +171,11 @@ static void fake_build(struct fake *f, unsigned minor)
 		if (i + 1 < n)
 			put64(fr, l->frame_back, f->frames[i + 1]);
 		if (shim && i == 2) {
-			((uint8_t *)(uintptr_t)fr)[l->frame_owner] = (uint8_t)l->frame_owner_cstack;
+			((uint8_t *)(uintptr_t)fr)[l->frame_owner] = (uint8_t)l->frame_owner_shim;
 			continue;
 		}
-		put64(fr, l->frame_code, f->codes[c]);
+		/* 3.14+: a stack reference, tagged as a deferred one is. */
+		put64(fr, l->frame_code, f->codes[c] | (l->stackref_tag ? 1 : 0));
 		if (minor >= 11)
 			put64(fr, l->frame_instr, f->codes[c] + l->code_adaptive + 2);
 		else
@@ -192,7 +243,7 @@ static void check_version(unsigned minor)
 
 Test(py_layout, walks_a_fake_interpreter_of_each_version)
 {
-	for (unsigned minor = 8; minor <= 13; minor++)
+	for (unsigned minor = 8; minor <= 15; minor++)
 		check_version(minor);
 }
 
@@ -279,40 +330,96 @@ static void debug_offsets(uint8_t *b, const struct py_layout *base)
 {
 	memset(b, 0, PY_DEBUG_OFFSETS_MAX);
 	memcpy(b, "xdebugpy", 8);
-	put64((uint64_t)(uintptr_t)b, base->debug_version, 0x030d00f0);
+	put64((uint64_t)(uintptr_t)b, base->debug_version, (uint64_t)base->version << 16 | 0xf0);
 	put64((uint64_t)(uintptr_t)b, base->debug_tstate_frame, 72);
 	put64((uint64_t)(uintptr_t)b, base->debug_gil_state, 1000);
 	put64((uint64_t)(uintptr_t)b, base->debug_gil_locked, 1016);
 	put64((uint64_t)(uintptr_t)b, base->debug_gil_holder, 1008);
 }
 
-Test(py_layout, debug_offsets_of_313)
+/* Each version's debug offsets where that version's struct has them; a
+ * bad cookie, another version's, a free-threaded build and an implausible
+ * offset are refused. */
+Test(py_layout, debug_offsets_of_313_to_315)
 {
-	const struct py_layout *base = py_layout_find(3, 13);
-	uint8_t b[PY_DEBUG_OFFSETS_MAX];
-	struct py_layout l;
-	char err[128];
+	for (unsigned minor = 13; minor <= 15; minor++) {
+		const struct py_layout *base = py_layout_find(3, minor);
+		uint8_t b[PY_DEBUG_OFFSETS_MAX];
+		struct py_layout l;
+		char err[128];
 
-	cr_assert(base);
-	debug_offsets(b, base);
-	cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)), 0,
-		     "%s", err);
-	cr_assert_eq(l.tstate_frame, 72);
-	cr_assert_eq(l.gil_locked, 16);
-	cr_assert_eq(l.gil_holder, 8);
+		cr_assert(base, "3.%u", minor);
+		debug_offsets(b, base);
+		cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)), 0,
+			     "3.%u: %s", minor, err);
+		cr_assert_eq(l.tstate_frame, 72);
+		cr_assert_eq(l.gil_locked, 16);
+		cr_assert_eq(l.gil_holder, 8);
 
-	b[0] = 'y';
-	cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)), -EPROTO);
-	debug_offsets(b, base);
-	put64((uint64_t)(uintptr_t)b, base->debug_version, 0x030c00f0);
-	cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)), -EPROTO);
-	debug_offsets(b, base);
-	put64((uint64_t)(uintptr_t)b, base->debug_free_threaded, 1);
-	cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)), -ENOTSUP);
-	cr_assert(strstr(err, "free-threaded"), "%s", err);
-	debug_offsets(b, base);
-	put64((uint64_t)(uintptr_t)b, base->debug_tstate_frame, 1ull << 40);
-	cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)), -EPROTO);
+		b[0] = 'y';
+		cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)),
+			     -EPROTO);
+		debug_offsets(b, base);
+		put64((uint64_t)(uintptr_t)b, base->debug_version, 0x030c00f0);
+		cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)),
+			     -EPROTO);
+		/* The neighbour version's struct read at these positions. */
+		debug_offsets(b, py_layout_find(3, minor == 15 ? 14 : minor + 1));
+		cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)),
+			     -EPROTO, "3.%u took another version's debug offsets", minor);
+		debug_offsets(b, base);
+		put64((uint64_t)(uintptr_t)b, base->debug_free_threaded, 1);
+		cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)),
+			     -ENOTSUP);
+		cr_assert(strstr(err, "free-threaded"), "%s", err);
+		debug_offsets(b, base);
+		put64((uint64_t)(uintptr_t)b, base->debug_tstate_frame, 1ull << 40);
+		cr_assert_eq(py_layout_from_debug_offsets(base, b, sizeof(b), &l, err, sizeof(err)),
+			     -EPROTO);
+	}
+}
+
+/* 3.14 and 3.15 differ from 3.13 where the headers say: the struct of
+ * debug offsets grew, frames hold tagged references, and the entry frame
+ * is the interpreter's (3.14 keeps FRAME_OWNED_BY_CSTACK above it). */
+Test(py_layout, what_changed_in_314_and_315)
+{
+	const struct py_layout *l13 = py_layout_find(3, 13), *l14 = py_layout_find(3, 14),
+			       *l15 = py_layout_find(3, 15);
+
+	cr_assert(l13 && l14 && l15);
+	cr_assert_eq(l13->stackref_tag, 0);
+	cr_assert_eq(l14->stackref_tag, 3);
+	cr_assert_eq(l15->stackref_tag, 3);
+	cr_assert_eq(l13->frame_owner_shim, 3);
+	cr_assert_eq(l14->frame_owner_shim, 3);
+	cr_assert_eq(l15->frame_owner_shim, 3);
+	cr_assert_gt(l14->debug_size, l13->debug_size);
+	cr_assert_gt(l15->debug_size, l14->debug_size);
+	cr_assert_neq(l14->debug_tstate_frame, l13->debug_tstate_frame);
+	cr_assert_neq(l15->debug_tstate_native_thread_id, l14->debug_tstate_native_thread_id);
+}
+
+/* A 3.14 shim owned by the C stack (4, above the interpreter's 3) is
+ * skipped as the interpreter's own is. */
+Test(py_layout, a_314_cstack_frame_is_a_shim)
+{
+	struct fake f;
+	struct py_raw_frame out[16];
+	struct py_walk_scratch s;
+	enum py_walk_end end;
+	int n;
+
+	fake_build(&f, 14);
+	((uint8_t *)(uintptr_t)f.frames[2])[f.t.l.frame_owner] = 4;
+	cr_assert_eq(py_walk_scratch_init(&s), 0);
+	n = py_frames_read(&f.t, f.tstate, &s, out, 16, &end);
+	cr_assert_eq(end, PY_WALK_COMPLETE);
+	cr_assert_eq(n, 3);
+	cr_assert(out[1].entry);
+	cr_assert_eq(out[0].code, f.codes[0], "the tag is not part of the address");
+	py_walk_scratch_free(&s);
+	free(f.a.mem);
 }
 
 static void count_name(void *ctx, uint64_t ident, const char *name)
@@ -338,7 +445,7 @@ Test(py_layout, garbage_never_crashes_or_hangs)
 	cr_assert_eq(py_walk_scratch_init(&s), 0);
 	cr_assert_eq(py_code_cache_new(&cache), 0);
 	for (int round = 0; round < 300; round++) {
-		unsigned minor = 8 + round % 6;
+		unsigned minor = 8 + round % 8;
 		struct py_target t = { .l = *py_layout_find(3, minor) };
 		enum py_walk_end end;
 		int n;
