@@ -106,6 +106,8 @@ run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI)
 	@echo
 	@sh bench/memory.sh
 	@echo
+	@sh bench/contended.sh
+	@echo
 	@sh bench/overhead.sh
 
 install: $(BIN) $(AGENT)
