@@ -190,6 +190,8 @@ struct sampler {
 	sigset_t old_mask;    /* the caller's mask, restored on free */
 	struct rlimit old_nofile; /* the caller's descriptor limit, likewise */
 	unsigned long old_timer_slack; /* and its timer slack */
+	int old_nice;         /* and its nice value, where we raised ours */
+	bool nice_raised;
 	int sigfd;
 	int timerfd;
 	bool stop_requested;

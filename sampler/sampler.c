@@ -83,6 +83,17 @@ int sampler_new(struct sampler **out, struct profile *p,
 	/* Default slack (50 us) would smear the deadlines at 1 kHz. */
 	s->old_timer_slack = (unsigned long)prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	/*
+	 * A thread we stop stays stopped until we resume it, so every moment
+	 * we wait for a CPU is added to its pause. Ahead of CPU-bound
+	 * neighbours (nice -10 from ours, where we may: root, CAP_SYS_NICE)
+	 * a --native pause under load went from a p50 of about 1 ms to 30 us
+	 * (bench/contended.sh). We use no more CPU for it, only get it sooner.
+	 */
+	errno = 0;
+	s->old_nice = getpriority(PRIO_PROCESS, 0);
+	s->nice_raised = !errno && setpriority(PRIO_PROCESS, 0, s->old_nice - 10 < -20 ? -20 :
+					       s->old_nice - 10) == 0;
 	/* Two descriptors per thread: a process with a thousand threads would
 	 * exhaust the usual soft limit of 1024. A started command gets the
 	 * original limit back. */
@@ -244,6 +255,8 @@ void sampler_free(struct sampler *s)
 	if (s->old_nofile.rlim_cur)
 		setrlimit(RLIMIT_NOFILE, &s->old_nofile);
 	prctl(PR_SET_TIMERSLACK, s->old_timer_slack, 0, 0, 0);
+	if (s->nice_raised)
+		setpriority(PRIO_PROCESS, 0, s->old_nice);
 	free(s);
 }
 

@@ -33,6 +33,8 @@ child_exec(char *const argv[], int go_fd, int err_fd, const struct sampler *s)
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 	setrlimit(RLIMIT_NOFILE, &s->old_nofile);
 	prctl(PR_SET_TIMERSLACK, s->old_timer_slack, 0, 0, 0);
+	if (s->nice_raised)
+		setpriority(PRIO_PROCESS, 0, s->old_nice);
 	execvp(argv[0], argv);
 	e = errno;
 	if (write(err_fd, &e, sizeof(e)) < 0)

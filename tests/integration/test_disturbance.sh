@@ -281,3 +281,19 @@ b2=$(beats "$TMP/hb5")
 [ "$b2" -gt "$b1" ]
 check $? "and runs on when continued"
 kill -9 $pid 2>/dev/null
+
+# trainsample runs ahead of CPU-bound neighbours (nice -10 from its own,
+# where it may), so a thread it stopped is resumed sooner; the command it
+# starts gets trainsample's original nice value back, whatever it was.
+nice_of() { cut -d' ' -f19 "/proc/$1/stat"; }
+own=$($TS record -q -o "$TMP/nice.folded" -- sh -c 'sleep 0.3; cut -d" " -f19 /proc/$PPID/stat')
+cmd0=$($TS record -q -o "$TMP/nice.folded" -- sh -c 'cut -d" " -f19 /proc/self/stat')
+cmd5=$(nice -n 5 $TS record -q -o "$TMP/nice.folded" -- sh -c 'cut -d" " -f19 /proc/self/stat')
+base=$(nice_of $$)
+if [ "$(id -u)" = 0 ]; then
+	[ "$own" = $((base - 10)) ] && [ "$cmd0" = "$base" ] && [ "$cmd5" = $((base + 5)) ]
+else
+	[ "$cmd0" = "$base" ] && [ "$cmd5" = $((base + 5)) ]
+fi
+check $? "trainsample raises its priority where it may; its command keeps the original nice value" \
+	"shell nice $base, trainsample $own, command $cmd0, under nice 5: $cmd5"
