@@ -21,6 +21,9 @@ struct sym_process;
 /* What trainsample last did to a thread, as far as ptrace is concerned. */
 struct thread {
 	pid_t tid;
+	pid_t ns_tid;         /* its id in the target's own PID namespace, as
+			       * the target itself names it (Python's
+			       * native_thread_id); 0 not read yet */
 	int stat_fd;          /* /proc/PID/task/TID/stat, kept open */
 	int syscall_fd;       /* /proc/PID/task/TID/syscall, opened on demand */
 	int schedstat_fd;     /* /proc/PID/task/TID/schedstat, likewise */
@@ -174,6 +177,9 @@ struct sampler {
 			       * its walk (opt.memory_only, until a native
 			       * tick needs every thread seized) */
 	pid_t tracer;         /* memory-only: the process's tracer; 0 none */
+	bool other_pidns;     /* the target lives in a PID namespace below
+			       * ours (a container): its own thread ids
+			       * differ from the ones we trace */
 	bool exited;          /* the whole process is gone */
 	int exit_status;      /* wait status of the spawned child, if reaped */
 	bool exit_reaped;
@@ -229,6 +235,11 @@ int sampler_open_symbols(struct sampler *s, char *err, size_t errlen);
 /* threads.c */
 struct thread *thread_find(struct sampler *s, pid_t tid);
 struct thread *thread_add(struct sampler *s, pid_t tid);
+/* The thread the target knows as ns_tid in its own PID namespace (what
+ * gettid() returned there); the same as thread_find outside containers. */
+struct thread *thread_find_ns(struct sampler *s, pid_t ns_tid);
+/* Notes whether the target is in a PID namespace below ours. */
+void threads_note_namespace(struct sampler *s);
 void thread_remove(struct sampler *s, struct thread *t);
 void threads_sweep(struct sampler *s);
 void threads_free(struct sampler *s);
