@@ -173,6 +173,11 @@ struct signal_masks {
 struct sampler {
 	pid_t pid;
 	bool spawned;         /* we started it: it is our child */
+	pid_t child;          /* spawned: the command we started, whose exit
+			       * status is the run's; pid itself unless we
+			       * followed its launcher into a child */
+	bool follow_launcher; /* pid was reached from a launcher and has not
+			       * exec'd since: its forks are followed too */
 	bool memory_only;     /* seize nothing but a running GIL holder for
 			       * its walk (opt.memory_only, until a native
 			       * tick needs every thread seized) */
@@ -307,10 +312,20 @@ int unseized_seize_for_walk(struct sampler *s, struct thread *t);
 
 /* pysample_find.c: finding the target's CPython */
 int pysample_new(struct sampler *s);
+/* The same for process pid (which the sampler is about to target). */
+int pysample_new_for(struct sampler *s, pid_t pid);
 void pysample_free(struct pysample *py);
 void pysample_search(struct sampler *s, uint64_t now);
 /* Says, once, when no Python was ever found: the profile is native. */
 void pysample_finish(struct sampler *s);
+
+/* follow.c: record -- unshare -p -f CMD, the sampler moves from the
+ * launcher it started to the child it forked into a new PID namespace */
+bool follow_wanted(struct sampler *s, pid_t child);
+/* Makes child the target and lets the launcher go (its thread stopped,
+ * at a stop now, is left to the caller to detach). The child's thread,
+ * or NULL when it cannot be followed (nothing has changed then). */
+struct thread *follow_child(struct sampler *s, pid_t child, struct thread *stopped);
 
 /* pysample_tick.c: a tick that reads Python stacks, stopping at most the
  * GIL holder */
