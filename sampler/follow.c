@@ -37,7 +37,7 @@ bool follow_wanted(struct sampler *s, pid_t child)
 	struct stat mine, its;
 	char buf[32];
 
-	if (!s->spawned || child == s->pid ||
+	if (!s->spawned || s->detaching_all || child == s->pid ||
 	    proc_status_field(child, "PPid", buf, sizeof(buf)) < 0 ||
 	    (pid_t)strtol(buf, NULL, 10) != s->pid ||
 	    proc_status_field(child, "Tgid", buf, sizeof(buf)) < 0 ||

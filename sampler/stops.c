@@ -430,14 +430,15 @@ void stops_handle(struct sampler *s, pid_t tid, int status)
 	t = thread_find(s, tid);
 	stops_log(s, "stop tid %d sig %d event %d%s%s%s", (int)tid, sig, event, t ? "" : " (new)",
 		  t && t->interrupt_sent ? " interrupted" : "", t && t->detaching ? " detaching" : "");
-	/* A launcher's child may report its first stop before the launcher
-	 * reports the fork. */
-	if (!t && follow_wanted(s, tid))
-		t = follow_child(s, tid, NULL);
 	if (!t) {
 		bool foreign;
 
 		t = adopt(s, tid, &foreign);
+		/* A launcher's child may report its first stop before the
+		 * launcher reports the fork (checked for processes only: a
+		 * new thread costs nothing more). */
+		if (!t && foreign && follow_wanted(s, tid))
+			t = follow_child(s, tid, NULL);
 		if (!t) {
 			if (ptrace(PTRACE_DETACH, tid, NULL, NULL) < 0 && errno != ESRCH)
 				stats_error(s, SAMPLER_ERR_PTRACE);
