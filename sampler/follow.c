@@ -15,7 +15,6 @@
  * before.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
