@@ -196,3 +196,27 @@ rc=$?
 	! grep -q spin_in_host "$TMP/cn.folded"
 check $? "container root: record --native -- a pivot_root container: the root's library, thread names" \
 	"exit $rc: $(cat "$TMP/cn.out"); $(cut -c1-200 "$TMP/cn.folded" | head)"
+
+# Rootless: a user's own chroot'ed container (unshare -r), attached by that
+# user, who may not open /proc/PID/map_files: symbols come from the path
+# the maps give, which only the host can reach (its root does not hold it).
+if ! command -v setpriv >/dev/null 2>&1 ||
+	! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -r -p -f true 2>/dev/null; then
+	skip "rootless container: dump --native as its user" "setpriv missing, or user namespaces not allowed for nobody"
+	exit 0
+fi
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+mkdir -p "$TMP/nobody" && chmod 777 "$TMP/nobody"
+as_nobody unshare -r -p -f --mount-proc -R "$PWD/$ROOT" /usr/bin/python3.9 /ts/ns_native.py "$LIB" 20 "$TMP/nobody" \
+	>"$TMP/nobody/out" 2>&1 &
+reap_later $!
+wait_file "$TMP/nobody/out" 10
+pid=$(wait_pgrep "/usr/bin/python3.9 /ts/ns_native.py $LIB 20 $TMP/nobody")
+sleep 0.5
+as_nobody $TS dump --pid "$pid" --native >"$TMP/nobody/dump" 2>&1
+head -1 "$TMP/nobody/dump" | grep -q "Python 3.9 (python3.9)" &&
+	grep -q "^    spin_in_root \[libnsside.so\]" "$TMP/nobody/dump" &&
+	grep -q "^    start_thread \[libpthread-2.31.so\]" "$TMP/nobody/dump"
+check $? "rootless container (unshare -r -R, as nobody): dump --native without privilege reads its root's files" \
+	"$(cat "$TMP/nobody/dump")"
+kill "$pid" 2>/dev/null
