@@ -220,18 +220,31 @@ static bool names_its_module(const char *fn, const char *mod)
 	       !strncmp(fn + n - m - 1, mod, m);
 }
 
+/* "Process 4242", and in a container the PID it has there, which is what
+ * its own logs and tools show. */
+static void print_process(pid_t pid)
+{
+	pid_t inner;
+	int levels;
+
+	printf("Process %d", (int)pid);
+	if (proc_ns_tid(pid, pid, &inner, &levels) == 0 && levels > 1)
+		printf(" (PID %d in its PID namespace)", (int)inner);
+}
+
 static void print_text(const struct profile *p, const struct rows *rows, pid_t pid,
 		       const struct sampler_stats *st, struct frames *frames,
 		       const struct sampler *locals)
 {
 	const char *script = profile_meta(p, "python_script_dir");
 
+	print_process(pid);
 	if (st->python[0])
-		printf("Process %d: %s\n", (int)pid, st->python);
+		printf(": %s\n", st->python);
 	else if (st->python_refused[0])
-		printf("Process %d: no Python stacks: %s (native stacks)\n", (int)pid, st->python_refused);
+		printf(": no Python stacks: %s (native stacks)\n", st->python_refused);
 	else
-		printf("Process %d: no Python interpreter (native stacks)\n", (int)pid);
+		printf(": no Python interpreter (native stacks)\n");
 	for (size_t i = 0; i < rows->n; i++) {
 		const struct thread_row *r = &rows->r[i];
 		const char *name = profile_thread_name(p, (uint32_t)pid, r->tid);

@@ -85,6 +85,13 @@ int pid_parse(const char *text, pid_t *out);
 /* 1 when every live thread of pid is in a job-control stop (state 'T':
  * SIGSTOP, Ctrl-Z; not 't', a tracer's stop), 0 if not, -errno. */
 int proc_job_stopped(pid_t pid);
+/*
+ * The id thread tid of process pid has in its own (innermost) PID
+ * namespace, from the "NSpid:" line of /proc/PID/task/TID/status, and how
+ * many namespaces that line lists (1: ours, no container). A kernel
+ * without the line (before 4.1) gives tid and 1. 0 or -errno.
+ */
+int proc_ns_tid(pid_t pid, pid_t tid, pid_t *inner, int *levels);
 
 /*
  * Fixed-size records kept in an anonymous temporary file ($TMPDIR, else

@@ -3,7 +3,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -54,4 +56,54 @@ int proc_job_stopped(pid_t pid)
 	}
 	closedir(d);
 	return stopped && !running;
+}
+
+/* Long enough for any status file's head: NSpid comes before the
+ * signal masks and memory figures, after at most a long Groups line. */
+#define STATUS_MAX 8192
+
+int proc_ns_tid(pid_t pid, pid_t tid, pid_t *inner, int *levels)
+{
+	char path[64], text[STATUS_MAX];
+	const char *line, *end;
+	ssize_t n;
+	int fd, count = 0;
+	pid_t last = tid;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, text, sizeof(text) - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	text[n] = '\0';
+	*inner = tid;
+	*levels = 1;
+	line = strstr(text, "\nNSpid:");
+	if (!line)
+		return 0;
+	end = strchr(line + 1, '\n');
+	if (!end)
+		return -EIO; /* cut short: the last field may be too */
+	for (const char *s = line + 7; s < end; s++) {
+		char *after;
+		long v;
+
+		if (*s < '0' || *s > '9' || (s[-1] >= '0' && s[-1] <= '9'))
+			continue;
+		v = strtol(s, &after, 10);
+		if (after > end || v <= 0 || v > INT_MAX)
+			return -EIO;
+		last = (pid_t)v;
+		count++;
+	}
+	if (!count)
+		return -EIO;
+	*inner = last;
+	*levels = count;
+	return 0;
 }

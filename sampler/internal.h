@@ -21,6 +21,9 @@ struct sym_process;
 /* What trainsample last did to a thread, as far as ptrace is concerned. */
 struct thread {
 	pid_t tid;
+	pid_t ns_tid;         /* its id in the target's own PID namespace, as
+			       * the target itself names it (Python's
+			       * native_thread_id); 0 not read yet */
 	int stat_fd;          /* /proc/PID/task/TID/stat, kept open */
 	int syscall_fd;       /* /proc/PID/task/TID/syscall, opened on demand */
 	int schedstat_fd;     /* /proc/PID/task/TID/schedstat, likewise */
@@ -170,10 +173,18 @@ struct signal_masks {
 struct sampler {
 	pid_t pid;
 	bool spawned;         /* we started it: it is our child */
+	pid_t child;          /* spawned: the command we started, whose exit
+			       * status is the run's; pid itself unless we
+			       * followed its launcher into a child */
+	bool follow_launcher; /* pid was reached from a launcher and has not
+			       * exec'd since: its forks are followed too */
 	bool memory_only;     /* seize nothing but a running GIL holder for
 			       * its walk (opt.memory_only, until a native
 			       * tick needs every thread seized) */
 	pid_t tracer;         /* memory-only: the process's tracer; 0 none */
+	bool other_pidns;     /* the target lives in a PID namespace below
+			       * ours (a container): its own thread ids
+			       * differ from the ones we trace */
 	bool exited;          /* the whole process is gone */
 	int exit_status;      /* wait status of the spawned child, if reaped */
 	bool exit_reaped;
@@ -231,6 +242,11 @@ int sampler_open_symbols(struct sampler *s, char *err, size_t errlen);
 /* threads.c */
 struct thread *thread_find(struct sampler *s, pid_t tid);
 struct thread *thread_add(struct sampler *s, pid_t tid);
+/* The thread the target knows as ns_tid in its own PID namespace (what
+ * gettid() returned there); the same as thread_find outside containers. */
+struct thread *thread_find_ns(struct sampler *s, pid_t ns_tid);
+/* Notes whether the target is in a PID namespace below ours. */
+void threads_note_namespace(struct sampler *s);
 void thread_remove(struct sampler *s, struct thread *t);
 void threads_sweep(struct sampler *s);
 void threads_free(struct sampler *s);
@@ -298,10 +314,20 @@ int unseized_seize_for_walk(struct sampler *s, struct thread *t);
 
 /* pysample_find.c: finding the target's CPython */
 int pysample_new(struct sampler *s);
+/* The same for process pid (which the sampler is about to target). */
+int pysample_new_for(struct sampler *s, pid_t pid);
 void pysample_free(struct pysample *py);
 void pysample_search(struct sampler *s, uint64_t now);
 /* Says, once, when no Python was ever found: the profile is native. */
 void pysample_finish(struct sampler *s);
+
+/* follow.c: record -- unshare -p -f CMD, the sampler moves from the
+ * launcher it started to the child it forked into a new PID namespace */
+bool follow_wanted(struct sampler *s, pid_t child);
+/* Makes child the target and lets the launcher go (its thread stopped,
+ * at a stop now, is left to the caller to detach). The child's thread,
+ * or NULL when it cannot be followed (nothing has changed then). */
+struct thread *follow_child(struct sampler *s, pid_t child, struct thread *stopped);
 
 /* pysample_tick.c: a tick that reads Python stacks, stopping at most the
  * GIL holder */

@@ -36,6 +36,11 @@ static ssize_t read_target(void *ctx, uint64_t addr, void *buf, size_t len)
 
 int pysample_new(struct sampler *s)
 {
+	return pysample_new_for(s, s->pid);
+}
+
+int pysample_new_for(struct sampler *s, pid_t pid)
+{
 	struct pysample *py = calloc(1, sizeof(*py));
 	int ret;
 
@@ -54,7 +59,7 @@ int pysample_new(struct sampler *s)
 		return ret;
 	}
 	py->target.mem.read = read_target;
-	py->target.mem.ctx = (void *)(intptr_t)s->pid;
+	py->target.mem.ctx = (void *)(intptr_t)pid;
 	s->py = py;
 	return 0;
 }

@@ -33,7 +33,8 @@ bool pysample_ready(const struct sampler *s)
  * Before 3.11 a thread state knows its pthread_t, the address of glibc's
  * struct pthread, which holds the kernel tid at a fixed offset. That
  * offset is found once: the first one at which every thread's struct holds
- * a distinct tid of this process.
+ * a distinct tid of this process (as the process itself numbers its
+ * threads: in a container, in its own PID namespace).
  */
 static uint32_t find_tid_offset(struct sampler *s, int n)
 {
@@ -51,7 +52,7 @@ static uint32_t find_tid_offset(struct sampler *s, int n)
 		bool ok = true;
 
 		for (int i = 0; i < have && ok; i++) {
-			ok = words[i][w] > 0 && thread_find(s, (pid_t)words[i][w]);
+			ok = words[i][w] > 0 && thread_find_ns(s, (pid_t)words[i][w]);
 			for (int j = 0; j < i && ok; j++)
 				ok = words[j][w] != words[i][w];
 		}
@@ -67,6 +68,7 @@ void pysample_map_tids(struct sampler *s, int n)
 
 	for (int i = 0; i < n; i++) {
 		const struct py_thread *pt = &py->threads[i];
+		struct thread *t;
 		uint32_t tid = 0;
 
 		if (py->target.l.version >= 0x030b) {
@@ -77,6 +79,10 @@ void pysample_map_tids(struct sampler *s, int n)
 			if (py->tid_offset)
 				remote_read(s->pid, pt->thread_id + py->tid_offset, &tid, sizeof(tid));
 		}
+		/* The target's own id for the thread; ours differs in a
+		 * container. */
+		if (s->other_pidns && tid)
+			tid = (t = thread_find_ns(s, (pid_t)tid)) ? (uint32_t)t->tid : 0;
 		py->tids[i] = (pid_t)tid;
 	}
 }

@@ -110,6 +110,8 @@ int sampler_open_symbols(struct sampler *s, char *err, size_t errlen)
 {
 	int ret = sym_process_open(s->pid, &s->sym, err, errlen);
 
+	threads_note_namespace(s);
+
 	if (!ret && s->opt.python) {
 		ret = pysample_new(s);
 		if (ret < 0)

@@ -19,7 +19,9 @@
 
 #include "sampler/internal.h"
 
-#define SEIZE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
+/* Forks are seen so that a launcher's child can be followed (follow.c);
+ * any other is let go at once. */
+#define SEIZE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK)
 
 /* Between fork and exec: only async-signal-safe calls. */
 static void __attribute__((noreturn))
@@ -132,7 +134,7 @@ int sampler_spawn(struct sampler **out, char *const argv[], struct profile *p,
 		close(ep[0]);
 		goto fail_free;
 	}
-	s->pid = pid;
+	s->pid = s->child = pid;
 	s->spawned = true;
 	/* Seized before it execs: the command is traced from its first instruction. */
 	if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)(long)SEIZE_OPTIONS) < 0 ||
@@ -199,7 +201,7 @@ static void wait_signals(struct sampler *s)
 	struct signalfd_siginfo si;
 
 	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
-		if ((pid_t)si.ssi_pid == s->pid)
+		if ((pid_t)si.ssi_pid == s->pid || (pid_t)si.ssi_pid == s->child)
 			continue;
 		/* Ctrl-Z stopped the command too; the shell waits for us to stop. */
 		if (si.ssi_signo == SIGTSTP && !s->nthreads)
@@ -224,7 +226,7 @@ int sampler_wait_command(struct sampler *s, int timeout_ms, int *exit_code)
 		uint64_t now = monotonic_ns();
 		int wait_ms = -1;
 
-		if (r == s->pid && (WIFEXITED(status) || WIFSIGNALED(status))) {
+		if (r == s->child && (WIFEXITED(status) || WIFSIGNALED(status))) {
 			s->exit_reaped = true;
 			break;
 		}

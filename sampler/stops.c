@@ -274,13 +274,22 @@ static void release_foreign(struct sampler *s, pid_t pid)
 		n->detaching = true;
 }
 
-static void handle_clone(struct sampler *s, struct thread *t)
+static void detach_at_stop(struct sampler *s, struct thread *t, int sig, int event);
+
+/* A new thread, or a new process (clone without CLONE_THREAD, fork with
+ * a spawned command): a launcher's child is followed (follow.c). */
+static void handle_clone(struct sampler *s, struct thread *t, int sig, int event)
 {
 	unsigned long msg = 0;
 	bool foreign = false;
 
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg) == 0 && msg &&
 	    !thread_find(s, (pid_t)msg)) {
+		if (event != PTRACE_EVENT_CLONE && follow_wanted(s, (pid_t)msg) &&
+		    follow_child(s, (pid_t)msg, t)) {
+			detach_at_stop(s, t, sig, event);
+			return;
+		}
 		adopt(s, (pid_t)msg, &foreign);
 		if (foreign)
 			release_foreign(s, (pid_t)msg);
@@ -301,6 +310,7 @@ static void handle_exec(struct sampler *s)
 		if (!s->threads[i]->gone)
 			thread_remove(s, s->threads[i]);
 	s->exec_seq++; /* copies waiting to be unwound belong to the old image */
+	s->follow_launcher = false; /* a program now, not a launcher */
 	if (!thread_add(s, s->pid))
 		stats_error(s, SAMPLER_ERR_MEMORY);
 	sym_process_exec(s->sym);
@@ -319,13 +329,14 @@ static void handle_exit(struct sampler *s, pid_t tid, int status)
 
 	if (t)
 		thread_remove(s, t);
-	if (tid == s->pid) {
-		/* A traced leader is reported only once the whole group is gone. */
+	/* A traced leader is reported only once the whole group is gone. */
+	if (tid == s->pid)
 		s->exited = true;
-		if (s->spawned) {
-			s->exit_status = status;
-			s->exit_reaped = true;
-		}
+	/* The command we started; after following its launcher's child, the
+	 * launcher, which outlives it by a moment (our child, not traced). */
+	if (s->spawned && tid == s->child) {
+		s->exit_status = status;
+		s->exit_reaped = true;
 	}
 }
 
@@ -357,12 +368,14 @@ static void detach_at_stop(struct sampler *s, struct thread *t, int sig, int eve
 		if (sig > 0 && sig <= 64)
 			s->target_signal_ns[sig] = monotonic_ns();
 	}
-	if (event == PTRACE_EVENT_CLONE) {
+	if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
+	    event == PTRACE_EVENT_VFORK) {
 		unsigned long msg = 0;
 
-		/* Its child was seized too and must be let go as well. */
+		/* Its child was seized too and must be let go as well, unless
+		 * it is the child we follow now. */
 		if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg) == 0 && msg &&
-		    traced_by_us((pid_t)msg) && ptrace(PTRACE_DETACH, (pid_t)msg, NULL, NULL) < 0) {
+		    (pid_t)msg != s->pid && traced_by_us((pid_t)msg) && ptrace(PTRACE_DETACH, (pid_t)msg, NULL, NULL) < 0) {
 			struct thread *n = thread_add(s, (pid_t)msg);
 
 			if (n)
@@ -421,6 +434,11 @@ void stops_handle(struct sampler *s, pid_t tid, int status)
 		bool foreign;
 
 		t = adopt(s, tid, &foreign);
+		/* A launcher's child may report its first stop before the
+		 * launcher reports the fork (checked for processes only: a
+		 * new thread costs nothing more). */
+		if (!t && foreign && follow_wanted(s, tid))
+			t = follow_child(s, tid, NULL);
 		if (!t) {
 			if (ptrace(PTRACE_DETACH, tid, NULL, NULL) < 0 && errno != ESRCH)
 				stats_error(s, SAMPLER_ERR_PTRACE);
@@ -442,7 +460,9 @@ void stops_handle(struct sampler *s, pid_t tid, int status)
 		handle_event_stop(s, t, sig);
 		break;
 	case PTRACE_EVENT_CLONE:
-		handle_clone(s, t);
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		handle_clone(s, t, sig, event);
 		break;
 	case PTRACE_EVENT_EXEC:
 		handle_exec(s);

@@ -33,6 +33,37 @@ struct thread *thread_find(struct sampler *s, pid_t tid)
 	return NULL;
 }
 
+/*
+ * In a container the target's threads have ids of their own (1 for its
+ * first process), and those are what it stores in its memory; NSpid maps
+ * them to ours. Read once per thread, and only for such a target.
+ */
+struct thread *thread_find_ns(struct sampler *s, pid_t ns_tid)
+{
+	if (!s->other_pidns)
+		return thread_find(s, ns_tid);
+	for (size_t i = 0; i < s->nthreads; i++) {
+		struct thread *t = s->threads[i];
+		int levels;
+
+		if (t->gone)
+			continue;
+		if (!t->ns_tid && proc_ns_tid(s->pid, t->tid, &t->ns_tid, &levels) < 0)
+			t->ns_tid = 0; /* gone, or unreadable: tried again next time */
+		if (t->ns_tid == ns_tid)
+			return t;
+	}
+	return NULL;
+}
+
+void threads_note_namespace(struct sampler *s)
+{
+	pid_t inner;
+	int levels;
+
+	s->other_pidns = proc_ns_tid(s->pid, s->pid, &inner, &levels) == 0 && levels > 1;
+}
+
 struct thread *thread_add(struct sampler *s, pid_t tid)
 {
 	struct thread *t = thread_find(s, tid);

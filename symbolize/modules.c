@@ -115,6 +115,17 @@ static void load_entry(struct sym_process *p, struct module_entry *e,
 	snprintf(root, sizeof(root), "%s/root", p->view);
 	n = snprintf(path, sizeof(path), "%s%s", root, m->path);
 	/*
+	 * The maps name a file as seen from our root where we can reach it:
+	 * a process chroot'ed (unshare -R, a chroot in our mount namespace)
+	 * maps "/srv/root/usr/lib/..." , which its own root does not hold;
+	 * one in a container of its own (pivot_root: Docker, podman) maps
+	 * "/usr/lib/...", which is its root's file, not ours. The inode
+	 * tells which path is the mapped file. Debug files are still looked
+	 * for under its root first.
+	 */
+	if (!m->deleted && !same_inode(path, m->inode) && same_inode(m->path, m->inode))
+		n = snprintf(path, sizeof(path), "%s", m->path);
+	/*
 	 * Deleted, or replaced on disk since it was mapped (a package upgraded
 	 * under a running job): the path names another file. The mapped one
 	 * is still reachable through map_files (which needs privileges); if

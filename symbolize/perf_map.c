@@ -31,7 +31,6 @@
 #define PERF_MAP_FILE_MAX (256ULL << 20)
 #define PERF_MAP_ENTRIES_MAX (1U << 20)
 #define NAME_BLOCK_SIZE (64 * 1024)
-#define STATUS_MAX 8192
 
 struct perf_entry {
 	uint64_t start;
@@ -70,41 +69,13 @@ struct sym_perf_map {
 	struct name_block *names;
 };
 
-/* The last field of "NSpid:" in /proc/PID/status: the pid the process
- * sees itself as, and so names its perf map by. */
+/* The pid the process sees itself as, and so names its perf map by. */
 static int namespace_pid(int pid)
 {
-	char path[64], text[STATUS_MAX];
-	const char *line, *end;
-	ssize_t n;
-	int fd, nspid = pid;
+	pid_t inner;
+	int levels;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return pid;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return pid;
-	text[n] = '\0';
-	line = strstr(text, "\nNSpid:");
-	if (!line)
-		return pid;
-	end = strchr(line + 1, '\n');
-	if (!end)
-		return pid; /* cut short: the last field may be too */
-	for (const char *s = line + 7; s < end; s++) {
-		char *after;
-		long v;
-
-		if (*s < '0' || *s > '9' || (s[-1] >= '0' && s[-1] <= '9'))
-			continue;
-		v = strtol(s, &after, 10);
-		if (after <= end && v > 0 && v <= INT_MAX)
-			nspid = (int)v;
-	}
-	return nspid;
+	return proc_ns_tid(pid, pid, &inner, &levels) ? pid : (int)inner;
 }
 
 int sym_perf_map_open(const char *root, int pid, struct sym_perf_map **out)

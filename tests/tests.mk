@@ -21,8 +21,11 @@ SYMTEST_LIBS := $(BUILD)/tests/libsymtest.so $(BUILD)/tests/libsymtest_lld.so \
 # headers, and a fake NVML.
 FAKE_CUPTI   := $(if $(CUPTI_INC),$(BUILD)/tests/fake/libcupti.so.13) $(BUILD)/tests/fake/libnvidia-ml.so.1
 
+# One library built as the container's copy and as the host's (tests/nslib).
+NSSIDE_LIBS  := $(BUILD)/tests/nslib/root/libnsside.so $(BUILD)/tests/nslib/host/libnsside.so
+
 TEST_FIXTURES := $(FAKE_CUPTI) $(UNIT_BINS) $(TARGET_BINS) $(NOFP_BINS) $(SYMTEST_LIBS) \
-                 $(BUILD)/tests/targets32/spin32
+                 $(BUILD)/tests/targets32/spin32 $(NSSIDE_LIBS)
 
 # Targets are what the profiler is measured against: frame pointers kept,
 # little inlining, debug info; the nofp ones are built as programs usually
@@ -64,6 +67,16 @@ $(BUILD)/tests/nofp/stripped/nofp_shares: $(BUILD)/tests/nofp/nofp_shares
 $(BUILD)/tests/targets32/spin32: tests/targets32/spin32.c
 	@mkdir -p $(@D)
 	-$(CC) -m32 -O1 -nostdlib -static -o $@ $<
+
+$(BUILD)/tests/nslib/%/libnsside.so: tests/nslib/nsside.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -DSIDE=$* -shared -fPIC -o $@ $<
+
+# The container tests' root filesystem (Debian bullseye), built once; the
+# tests build it too when it is missing, and skip when that fails.
+.PHONY: ns-root
+ns-root:
+	@sh scripts/ns-root.sh $(BUILD)/ns-root
 
 $(BUILD)/tests/libsymtest.so: tests/unit/symtest_lib.c
 	@mkdir -p $(@D)
