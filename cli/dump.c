@@ -279,7 +279,14 @@ static void print_json(const struct profile *p, const struct rows *rows, pid_t p
 		       const struct sampler_stats *st, struct frames *frames,
 		       const struct sampler *locals)
 {
-	printf("{\"pid\": %d, \"python\": ", (int)pid);
+	pid_t inner;
+	int levels;
+
+	printf("{\"pid\": %d, ", (int)pid);
+	/* In a container: the PID it has there, as in the text. */
+	if (proc_ns_tid(pid, pid, &inner, &levels) == 0 && levels > 1)
+		printf("\"pid_in_namespace\": %d, ", (int)inner);
+	printf("\"python\": ");
 	if (st->python[0])
 		json_put_string(stdout, st->python);
 	else

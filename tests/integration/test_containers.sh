@@ -77,9 +77,12 @@ host_interpreter() {
 			cur && index($0, fn) { found = 1 }
 			END { exit !found }' "$TMP/$label.dump" || ok=1
 	done
-	[ $ok = 0 ] && head -1 "$TMP/$label.dump" | grep -q "^Process $pid (PID 1 in its PID namespace): Python "
-	check $? "$label: dump by host PID names the threads, each with its Python frames, and the PID inside" \
-		"$(cat "$TMP/$label.dump")"
+	$TS dump --json --pid "$pid" >"$TMP/$label.json" 2>&1
+	[ $ok = 0 ] && head -1 "$TMP/$label.dump" | grep -q "^Process $pid (PID 1 in its PID namespace): Python " &&
+		python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["pid"] == int(sys.argv[2]) and d["pid_in_namespace"] == 1, d' \
+			"$TMP/$label.json" "$pid"
+	check $? "$label: dump by host PID names the threads, each with its Python frames, and the PID inside (text and JSON)" \
+		"$(cat "$TMP/$label.dump" "$TMP/$label.json")"
 	$TS attach "$pid" -q -t -r 500 -d 1 -o "$TMP/$label.t.folded" 2>/dev/null
 	[ "$(folded_with_prefix "$TMP/$label.t.folded" "thread $pid (MainThread)")" -gt 0 ] &&
 		grep -q "^thread [0-9]* (loader);.*spin_loader (" "$TMP/$label.t.folded" &&
