@@ -79,12 +79,14 @@ run-demo: $(BIN)
 bench: deps
 	@$(MAKE) --no-print-directory run-bench
 
-run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI)
+run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI) $(BUILD)/tests/targets/thread_storm
 	@$(BUILD)/bench/render
 	@echo
 	@sh bench/gpu_launch.sh
 	@echo
 	@sh bench/blocked.sh
+	@echo
+	@sh bench/storm.sh
 	@echo
 	@sh bench/overhead.sh
 

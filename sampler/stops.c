@@ -242,24 +242,6 @@ static void handle_event_stop(struct sampler *s, struct thread *t, int sig)
 	resume_after(s, t, 0);
 }
 
-static pid_t tgid_of(pid_t tid)
-{
-	char buf[32];
-
-	if (proc_status_field(tid, "Tgid", buf, sizeof(buf)) < 0)
-		return -1;
-	return (pid_t)strtol(buf, NULL, 10);
-}
-
-/* clone() without CLONE_THREAD makes a process; TRACECLONE seized it anyway. */
-static struct thread *adopt(struct sampler *s, pid_t tid, bool *foreign)
-{
-	*foreign = tgid_of(tid) != s->pid;
-	if (*foreign)
-		return NULL;
-	return thread_add(s, tid);
-}
-
 /* clone() without CLONE_THREAD: let the new process go now, or at its first stop. */
 static void release_foreign(struct sampler *s, pid_t pid)
 {
@@ -281,10 +263,14 @@ static void handle_clone(struct sampler *s, struct thread *t)
 
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg) == 0 && msg &&
 	    !thread_find(s, (pid_t)msg)) {
-		adopt(s, (pid_t)msg, &foreign);
+		/* clone() without CLONE_THREAD makes a process; TRACECLONE
+		 * seized it anyway. */
+		thread_adopt(s, (pid_t)msg, &foreign);
 		if (foreign)
 			release_foreign(s, (pid_t)msg);
 	}
+	if (!foreign)
+		storm_note_clone(s, t);
 	consume_interrupt(s, t, true);
 	resume_after(s, t, 0);
 }
@@ -420,7 +406,7 @@ void stops_handle(struct sampler *s, pid_t tid, int status)
 	if (!t) {
 		bool foreign;
 
-		t = adopt(s, tid, &foreign);
+		t = thread_adopt(s, tid, &foreign);
 		if (!t) {
 			if (ptrace(PTRACE_DETACH, tid, NULL, NULL) < 0 && errno != ESRCH)
 				stats_error(s, SAMPLER_ERR_PTRACE);
