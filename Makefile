@@ -3,6 +3,8 @@
 #   make            build build/trainsample
 #   make deps       install the Debian packages the build and tests need
 #   make test       deps, then build and run every test; ends with "N passed, N failed"
+#   make check-sanitize  ASan/UBSan build in build/san: unit tests and a short
+#                   integration subset (also part of make test)
 #   make demo       deps, then profile the bundled example
 #   make bench      overhead benchmark (prints figures)
 #   make install PREFIX=/usr/local
@@ -52,7 +54,7 @@ AGENT_SRCS := $(wildcard cuda/agent/*.c) $(PYREAD_SRCS) $(COMMON_SRCS)
 .DEFAULT_GOAL := all
 include tests/tests.mk
 
-.PHONY: all deps test check demo run-demo bench run-bench install clean fuzz gpu-check
+.PHONY: all deps test check check-sanitize demo run-demo bench run-bench install clean fuzz gpu-check
 all: $(BIN) $(AGENT)
 
 $(BUILD)/libtrainsample_cuda.so: $(AGENT_SRCS) $(wildcard cuda/agent/*.h) cuda/gpu_record.h \
@@ -69,6 +71,12 @@ test: deps
 
 check: $(BIN) $(AGENT) $(TEST_FIXTURES)
 	@sh tests/run.sh
+
+# The unit tests and a few record/report/dump runs with trainsample built
+# with ASan and UBSan (tests/integration/test_sanitize.sh, which make test
+# runs too); the targets are the normal build's.
+check-sanitize: $(BIN) $(TEST_FIXTURES)
+	@sh tests/integration/test_sanitize.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory run-demo
