@@ -204,6 +204,8 @@ struct sampler {
 	uint64_t storm_window_ns; /* the start of the window clones are counted in */
 	unsigned storm_clones;    /* ... and how many came in it */
 	DIR *task_dir;        /* /proc/PID/task, kept open for the listing */
+	pid_t *storm_tids;    /* the table's tids, sorted, for the listing */
+	size_t storm_tids_cap;
 
 	struct copy_queue queue;
 	uint64_t exec_seq;    /* execs seen; copies of older images are dropped */

@@ -28,6 +28,7 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
+#include "common/common.h"
 #include "sampler/internal.h"
 
 #define STORM_WINDOW_NS 100000000ull
@@ -80,6 +81,28 @@ static int open_task_dir(struct sampler *s)
 	return 0;
 }
 
+static int compare_tids(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The tids of the table, sorted: a listing of n threads is then looked up
+ * in n log n, not n squared, in a process with thousands of threads. */
+static size_t known_tids(struct sampler *s)
+{
+	size_t n = 0;
+
+	if (ARRAY_RESERVE(s->storm_tids, s->storm_tids_cap, s->nthreads + 1, 64) < 0)
+		return 0;
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (!s->threads[i]->gone)
+			s->storm_tids[n++] = s->threads[i]->tid;
+	qsort(s->storm_tids, n, sizeof(*s->storm_tids), compare_tids);
+	return n;
+}
+
 /*
  * At a tick, before thread states are read: seizes the threads started
  * since the last tick by threads that no longer report clones. Seizing
@@ -88,11 +111,13 @@ static int open_task_dir(struct sampler *s)
 void storm_scan(struct sampler *s)
 {
 	struct dirent *e;
+	size_t nknown;
 
 	if (!s->storm || s->memory_only || s->detaching_all)
 		return;
 	if (!s->task_dir && open_task_dir(s) < 0)
 		return;
+	nknown = known_tids(s);
 	rewinddir(s->task_dir);
 	while ((e = readdir(s->task_dir))) {
 		pid_t tid;
@@ -100,7 +125,8 @@ void storm_scan(struct sampler *s)
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
 		tid = (pid_t)strtol(e->d_name, NULL, 10);
-		if (thread_find(s, tid))
+		if (bsearch(&tid, s->storm_tids, nknown, sizeof(tid), compare_tids) ||
+		    thread_find(s, tid))
 			continue;
 		if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)STORM_SEIZE_OPTIONS) < 0) {
 			/* EPERM: seized already by a clone event not handled
@@ -121,4 +147,7 @@ void storm_free(struct sampler *s)
 	if (s->task_dir)
 		closedir(s->task_dir);
 	s->task_dir = NULL;
+	free(s->storm_tids);
+	s->storm_tids = NULL;
+	s->storm_tids_cap = 0;
 }
