@@ -6,8 +6,10 @@
 # and medians), and the share of truncated samples of the last run.
 # The goal is a storm at most 1.5x as long.
 #   PAIRS=5 STORM=100000 PYSTORM=20000 sh bench/storm.sh
+# TS=path/to/trainsample measures another build (an older one, before).
 cd "$(dirname "$0")/.." || exit 1
 pairs=${PAIRS:-3}
+TS=${TS:-build/trainsample}
 out=$(mktemp -d) || exit 1
 trap 'rm -rf "$out"' EXIT
 
@@ -26,7 +28,7 @@ storm() { # LABEL CMD...: PAIRS alternating pairs, alone and recorded
 	: >"$out/traced"
 	for i in $(seq "$pairs"); do
 		wall "$@" >>"$out/alone"
-		wall build/trainsample record -q -r 1000 --stats -o "$out/s.folded" -- "$@" >>"$out/traced"
+		wall "$TS" record -q -r 1000 --stats -o "$out/s.folded" -- "$@" >>"$out/traced"
 		cp "$out/run.err" "$out/stats"
 	done
 	awk -v label="$label" -v alone="$out/alone" -v traced="$out/traced" '
