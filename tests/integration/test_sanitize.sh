@@ -19,18 +19,20 @@ if ! echo 'int main(void) { return 0; }' |
 	exit 0
 fi
 
-# -O1 is what the sanitizers are run at. gcc once stopped the build at -O1
+# The make that runs this script (make test) must not hand its variables
+# and jobserver to these builds: env -u. -O1 is what the sanitizers are
+# run at. gcc once stopped the build at -O1
 # (cli/gpu.c) and -O3 (symbolize/debug_file.c) with false "null destination
 # pointer" warnings under -Werror: the whole build covers -O1, and those two
 # files are compiled at -O3 too.
 units=$(ls tests/unit/test_*.c | sed 's|tests/unit/\(.*\)\.c|'"$SAN"'/tests/unit/\1|')
 # shellcheck disable=SC2086
-make -s -j2 BUILD="$SAN" CFLAGS="$SAN_CFLAGS" "$SAN/trainsample" $units >"$TMP/make.log" 2>&1
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -j2 BUILD="$SAN" CFLAGS="$SAN_CFLAGS" "$SAN/trainsample" $units >"$TMP/make.log" 2>&1
 rc=$?
 check $rc "trainsample and the unit tests build with ASan/UBSan at -O1 under -Werror" \
 	"exit $rc: $(grep -m3 -A3 error "$TMP/make.log")"
 [ $rc -eq 0 ] || exit 0
-make -s BUILD="$TMP/o3" CFLAGS="-O3 -g -fsanitize=address,undefined" \
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s BUILD="$TMP/o3" CFLAGS="-O3 -g -fsanitize=address,undefined" \
 	"$TMP/o3/obj/cli/gpu.o" "$TMP/o3/obj/symbolize/debug_file.o" >"$TMP/make3.log" 2>&1
 rc=$?
 check $rc "cli/gpu.c and symbolize/debug_file.c build with ASan/UBSan at -O3 under -Werror" \
