@@ -246,6 +246,15 @@ static enum sym_unwind_end why_stopped(const struct unwind_ctx *c)
 	return SYM_UNWIND_NO_INFO;
 }
 
+/* A word of the copy, nothing else: a frame record must lie in it. */
+static bool copy_word(const struct sym_stack_copy *s, uint64_t addr, uint64_t *val)
+{
+	if (addr < s->base || addr - s->base > s->len || s->len - (addr - s->base) < 8)
+		return false;
+	memcpy(val, s->data + (addr - s->base), 8);
+	return true;
+}
+
 /*
  * Right after a clone syscall glibc's clone and clone3 have no CFI: they
  * end the parent's before the syscall and start the child's, whose
@@ -271,9 +280,6 @@ static int after_clone(struct unwind_ctx *c, const struct sym_regs *r)
 	return r->r[SYM_REG_RAX] == 0 ? 1 : 2;
 }
 
-/* A word of the copy, nothing else: a frame record must lie in it. */
-static bool copy_word(const struct sym_stack_copy *s, uint64_t addr, uint64_t *val);
-
 /* The caller of clone's parent side: the wrappers push nothing before the
  * syscall, so the return address is the word at sp. */
 static bool clone_parent_step(struct unwind_ctx *c, uint64_t sp, uint64_t bp,
@@ -288,15 +294,6 @@ static bool clone_parent_step(struct unwind_ctx *c, uint64_t sp, uint64_t bp,
 	next->r[SYM_REG_RSP] = sp + 8;
 	next->r[SYM_REG_RBP] = bp;
 	next->known = 1u << SYM_REG_RIP | 1u << SYM_REG_RSP | 1u << SYM_REG_RBP;
-	return true;
-}
-
-/* A word of the copy, nothing else: a frame record must lie in it. */
-static bool copy_word(const struct sym_stack_copy *s, uint64_t addr, uint64_t *val)
-{
-	if (addr < s->base || addr - s->base > s->len || s->len - (addr - s->base) < 8)
-		return false;
-	memcpy(val, s->data + (addr - s->base), 8);
 	return true;
 }
 
