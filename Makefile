@@ -3,6 +3,8 @@
 #   make            build build/trainsample
 #   make deps       install the Debian packages the build and tests need
 #   make test       deps, then build and run every test; ends with "N passed, N failed"
+#   make check-sanitize  ASan/UBSan build in build/san: unit tests and a short
+#                   integration subset (also part of make test)
 #   make demo       deps, then profile the bundled example
 #   make bench      overhead benchmark (prints figures)
 #   make sid-root   a Debian sid root with Python 3.14 and 3.15 for the tests
@@ -54,8 +56,8 @@ AGENT_SRCS := $(wildcard cuda/agent/*.c) $(PYREAD_SRCS) $(COMMON_SRCS)
 .DEFAULT_GOAL := all
 include tests/tests.mk
 
-.PHONY: all deps test check demo run-demo bench run-bench install clean fuzz gpu-check \
-        sid-root sid-root-torch
+.PHONY: all deps test check check-sanitize demo run-demo bench run-bench install clean fuzz \
+        gpu-check sid-root sid-root-torch
 all: $(BIN) $(AGENT)
 
 $(BUILD)/libtrainsample_cuda.so: $(AGENT_SRCS) $(wildcard cuda/agent/*.h) cuda/gpu_record.h \
@@ -88,6 +90,12 @@ $(SID_ROOT)/.stamp-torch: $(SID_ROOT)/.stamp
 check: $(BIN) $(AGENT) $(TEST_FIXTURES)
 	@sh tests/run.sh
 
+# The unit tests and a few record/report/dump runs with trainsample built
+# with ASan and UBSan (tests/integration/test_sanitize.sh, which make test
+# runs too); the targets are the normal build's.
+check-sanitize: $(BIN) $(TEST_FIXTURES)
+	@sh tests/integration/test_sanitize.sh
+
 demo: deps
 	@$(MAKE) --no-print-directory run-demo
 
@@ -97,12 +105,14 @@ run-demo: $(BIN)
 bench: deps
 	@$(MAKE) --no-print-directory run-bench
 
-run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI)
+run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI) $(BUILD)/tests/targets/thread_storm
 	@$(BUILD)/bench/render
 	@echo
 	@sh bench/gpu_launch.sh
 	@echo
 	@sh bench/blocked.sh
+	@echo
+	@sh bench/storm.sh
 	@echo
 	@sh bench/memory.sh
 	@echo

@@ -33,7 +33,7 @@ bool record_target_shares_terminal(pid_t pid)
 void record_stats_print(const struct sampler_stats *st)
 {
 	double secs = (double)st->elapsed_ns / 1e9;
-	char python[256], kinds[160];
+	char python[256], kinds[160], storm[128] = "";
 
 	if (st->python[0])
 		snprintf(python, sizeof(python), "%s", st->python);
@@ -42,13 +42,17 @@ void record_stats_print(const struct sampler_stats *st)
 	else
 		snprintf(python, sizeof(python), "none (native stacks): no interpreter seen");
 	sampler_errors_describe(st, kinds, sizeof(kinds));
+	if (st->storm_ns)
+		snprintf(storm, sizeof(storm),
+			 "; a thread storm from %.2f s: %" PRIu64 " threads found at ticks",
+			 (double)st->storm_ns / 1e9, st->storm_seized);
 
 	fprintf(stderr,
 		"trainsample: stats\n"
 		"  duration         %.2f s\n"
 		"  ticks            %" PRIu64 " (missed %" PRIu64 ")\n"
 		"  samples          %" PRIu64 " (idle %" PRIu64 ", truncated %" PRIu64 ", dropped %" PRIu64 ")\n"
-		"  threads          %" PRIu64 " seen, %u live at the end\n"
+		"  threads          %" PRIu64 " seen, %u live at the end%s\n"
 		"  errors           %" PRIu64 "%s%s%s\n"
 		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
 		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %.1f us (%" PRIu64 " stacks)\n"
@@ -59,7 +63,7 @@ void record_stats_print(const struct sampler_stats *st)
 		PRIu64  " given up as torn (the thread moved while read)\n",
 		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
 		st->dropped,
-		st->threads_seen, st->threads_live, st->errors, kinds[0] ? " (" : "", kinds,
+		st->threads_seen, st->threads_live, storm, st->errors, kinds[0] ? " (" : "", kinds,
 		kinds[0] ? ")" : "",
 		(double)st->pause_p50_ns / 1e3, (double)st->pause_p99_ns / 1e3,
 		(double)st->pause_max_ns / 1e3, st->stops, (double)st->unwind_p50_ns / 1e3,

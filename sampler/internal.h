@@ -3,6 +3,7 @@
 #ifndef TRAINSAMPLE_SAMPLER_INTERNAL_H
 #define TRAINSAMPLE_SAMPLER_INTERNAL_H
 
+#include <dirent.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -211,6 +212,13 @@ struct sampler {
 	uint64_t target_signal_ns[65]; /* when the target last got each signal */
 	bool tstp_requested;  /* Ctrl-Z: detach, stop ourselves, re-attach */
 	bool detaching_all;   /* threads that show up now are let go at once */
+	/* storm.c: clones come too fast to stop for each one */
+	bool storm;           /* new threads are found by listing, at ticks */
+	uint64_t storm_window_ns; /* the start of the window clones are counted in */
+	unsigned storm_clones;    /* ... and how many came in it */
+	DIR *task_dir;        /* /proc/PID/task, kept open for the listing */
+	pid_t *storm_tids;    /* the table's tids, sorted, for the listing */
+	size_t storm_tids_cap;
 
 	struct copy_queue queue;
 	uint64_t exec_seq;    /* execs seen; copies of older images are dropped */
@@ -247,6 +255,9 @@ struct thread *thread_add(struct sampler *s, pid_t tid);
 struct thread *thread_find_ns(struct sampler *s, pid_t ns_tid);
 /* Notes whether the target is in a PID namespace below ours. */
 void threads_note_namespace(struct sampler *s);
+/* thread_add for a tid a clone event named: NULL with *foreign set when
+ * it is a new process rather than a thread of ours. */
+struct thread *thread_adopt(struct sampler *s, pid_t tid, bool *foreign);
 void thread_remove(struct sampler *s, struct thread *t);
 void threads_sweep(struct sampler *s);
 void threads_free(struct sampler *s);
@@ -375,6 +386,11 @@ int native_hide_interpreter(uint32_t *frames, uint8_t *kinds, int n);
 /* Whether path names a python executable (python, python3, python3.11d),
  * whose frames are the interpreter's where libpython holds the evaluator. */
 bool native_is_python_executable(const char *path);
+
+/* storm.c: thread storms, where new threads are found at ticks */
+void storm_note_clone(struct sampler *s, struct thread *t);
+void storm_scan(struct sampler *s);
+void storm_free(struct sampler *s);
 
 /* tick.c */
 void tick_sample(struct sampler *s, uint64_t now);

@@ -181,6 +181,9 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	for (size_t i = 0; i < s->nthreads; i++)
 		live += !s->threads[i]->gone;
 	st->threads_live = live;
+	/* From the start of sampling, and never 0 once it began. */
+	if (s->storm)
+		st->storm_ns = s->st.storm_ns > s->start_ns ? s->st.storm_ns - s->start_ns : 1;
 	if (s->py && s->py->ever_ready)
 		snprintf(st->python, sizeof(st->python), "%s", s->py->what);
 	if (s->py && !s->py->ever_ready)
@@ -244,6 +247,7 @@ void sampler_free(struct sampler *s)
 	if (s->nthreads)
 		detach_threads(s);
 	threads_free(s);
+	storm_free(s);
 	queue_free(s);
 	free(s->blocked);
 	addr_cache_free(s->addrs);

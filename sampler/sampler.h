@@ -78,6 +78,10 @@ struct sampler_stats {
 	uint64_t truncated;        /* stacks that ended early */
 	uint64_t threads_seen;
 	uint32_t threads_live;
+	uint64_t storm_ns;         /* how long after the start clones came so
+				    * fast that new threads were found at
+				    * ticks instead; 0 never */
+	uint64_t storm_seized;     /* threads seized so, at a tick */
 	uint64_t stops;            /* threads interrupted to copy */
 	uint64_t pause_p50_ns;     /* time a thread stayed stopped per copy */
 	uint64_t pause_p99_ns;

@@ -307,6 +307,7 @@ static void regs_from_user(const struct user_regs_struct *u, struct sym_regs *r)
 	r->r[SYM_REG_R15] = u->r15;
 	r->r[SYM_REG_RIP] = u->rip;
 	r->known = (1u << SYM_REG_COUNT) - 1;
+	r->syscall = (int64_t)u->orig_rax;
 }
 
 /* Unwinds a copy and interns its stack, merged with the Python frames

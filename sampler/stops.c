@@ -242,24 +242,6 @@ static void handle_event_stop(struct sampler *s, struct thread *t, int sig)
 	resume_after(s, t, 0);
 }
 
-static pid_t tgid_of(pid_t tid)
-{
-	char buf[32];
-
-	if (proc_status_field(tid, "Tgid", buf, sizeof(buf)) < 0)
-		return -1;
-	return (pid_t)strtol(buf, NULL, 10);
-}
-
-/* clone() without CLONE_THREAD makes a process; TRACECLONE seized it anyway. */
-static struct thread *adopt(struct sampler *s, pid_t tid, bool *foreign)
-{
-	*foreign = tgid_of(tid) != s->pid;
-	if (*foreign)
-		return NULL;
-	return thread_add(s, tid);
-}
-
 /* clone() without CLONE_THREAD: let the new process go now, or at its first stop. */
 static void release_foreign(struct sampler *s, pid_t pid)
 {
@@ -290,10 +272,14 @@ static void handle_clone(struct sampler *s, struct thread *t, int sig, int event
 			detach_at_stop(s, t, sig, event);
 			return;
 		}
-		adopt(s, (pid_t)msg, &foreign);
+		/* clone() without CLONE_THREAD makes a process; TRACECLONE
+		 * seized it anyway. */
+		thread_adopt(s, (pid_t)msg, &foreign);
 		if (foreign)
 			release_foreign(s, (pid_t)msg);
 	}
+	if (!foreign)
+		storm_note_clone(s, t);
 	consume_interrupt(s, t, true);
 	resume_after(s, t, 0);
 }
@@ -433,7 +419,7 @@ void stops_handle(struct sampler *s, pid_t tid, int status)
 	if (!t) {
 		bool foreign;
 
-		t = adopt(s, tid, &foreign);
+		t = thread_adopt(s, tid, &foreign);
 		/* A launcher's child may report its first stop before the
 		 * launcher reports the fork (checked for processes only: a
 		 * new thread costs nothing more). */

@@ -64,24 +64,69 @@ void threads_note_namespace(struct sampler *s)
 	s->other_pidns = proc_ns_tid(s->pid, s->pid, &inner, &levels) == 0 && levels > 1;
 }
 
+/* Takes stat_fd (-1: none) into a new entry. */
+static struct thread *thread_new(struct sampler *s, pid_t tid, int stat_fd)
+{
+	struct thread *t;
+
+	if (ARRAY_RESERVE(s->threads, s->cap_threads, s->nthreads + 1, 16) < 0 ||
+	    !(t = calloc(1, sizeof(*t)))) {
+		if (stat_fd >= 0)
+			close(stat_fd);
+		return NULL;
+	}
+	t->tid = tid;
+	t->syscall_fd = t->schedstat_fd = -1;
+	t->stat_fd = stat_fd;
+	s->threads[s->nthreads++] = t;
+	s->st.threads_seen++;
+	return t;
+}
+
 struct thread *thread_add(struct sampler *s, pid_t tid)
 {
 	struct thread *t = thread_find(s, tid);
 
 	if (t)
 		return t;
-	if (ARRAY_RESERVE(s->threads, s->cap_threads, s->nthreads + 1, 16) < 0)
-		return NULL;
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	t->tid = tid;
-	t->syscall_fd = t->schedstat_fd = -1;
 	/* Running out of descriptors only costs an open per read. */
-	t->stat_fd = open_task_file(s->pid, tid, "stat");
-	s->threads[s->nthreads++] = t;
-	s->st.threads_seen++;
-	return t;
+	return thread_new(s, tid, open_task_file(s->pid, tid, "stat"));
+}
+
+static pid_t tgid_of(pid_t tid)
+{
+	char buf[32];
+
+	if (proc_status_field(tid, "Tgid", buf, sizeof(buf)) < 0)
+		return -1;
+	return (pid_t)strtol(buf, NULL, 10);
+}
+
+/*
+ * /proc/PID/task/TID resolves only for a thread of PID (even an exited one
+ * we have not reaped), so the stat file the entry keeps open anyway tells
+ * a new thread from a new process. Reading TID's status instead cost the
+ * target, stopped in its clone event meanwhile, a generated page of text
+ * per thread. The status is still asked where the open failed otherwise.
+ */
+struct thread *thread_adopt(struct sampler *s, pid_t tid, bool *foreign)
+{
+	struct thread *t = thread_find(s, tid);
+	int fd;
+
+	*foreign = false;
+	if (t)
+		return t;
+	fd = open_task_file(s->pid, tid, "stat");
+	if (fd < 0 && errno == ENOENT) {
+		*foreign = true;
+		return NULL;
+	}
+	if (fd < 0 && tgid_of(tid) != s->pid) {
+		*foreign = true;
+		return NULL;
+	}
+	return thread_new(s, tid, fd);
 }
 
 static void thread_close(struct thread *t)

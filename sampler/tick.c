@@ -249,6 +249,7 @@ void tick_sample(struct sampler *s, uint64_t now)
 	s->st.ticks++;
 	s->our_cpu = sched_getcpu();
 	s->trap_on_our_cpu = false;
+	storm_scan(s);
 	pysample_search(s, now);
 	if (pysample_ready(s) && !s->opt.native) {
 		pysample_tick(s);

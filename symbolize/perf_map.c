@@ -417,7 +417,9 @@ static int add_segments(struct sym_perf_map *pm, size_t first_new)
 		free(w.out);
 		return -ENOMEM;
 	}
-	memcpy(w.items, pm->segments, pm->segment_count * sizeof(*w.items));
+	/* No segments yet: segments is NULL, which memcpy may not be given. */
+	if (pm->segment_count)
+		memcpy(w.items, pm->segments, pm->segment_count * sizeof(*w.items));
 	for (size_t i = 0; i < added; i++) {
 		const struct perf_entry *e = &pm->entries[first_new + i];
 

@@ -161,6 +161,8 @@ enum sym_reg {
 struct sym_regs {
 	uint64_t r[SYM_REG_COUNT];
 	uint32_t known; /* bit (1 << enum sym_reg) */
+	int64_t syscall; /* the last syscall made (orig_rax) where rax is
+			  * known: a clone's child is told by it */
 };
 
 struct sym_stack_copy {

@@ -12,6 +12,7 @@
 #include <libunwind.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "symbolize/internal.h"
 
@@ -255,6 +256,48 @@ static bool copy_word(const struct sym_stack_copy *s, uint64_t addr, uint64_t *v
 }
 
 /*
+ * Right after a clone syscall glibc's clone and clone3 have no CFI: they
+ * end the parent's before the syscall and start the child's, whose
+ * undefined return address marks the outermost frame, a few instructions
+ * later. A thread stopped at the instruction after the syscall is told by
+ * its registers: the syscall it made was a clone, and the two bytes before
+ * pc are the syscall instruction (0f 05). Returns 1 for the new thread
+ * (rax 0, the child's return value: it starts there, on an empty stack,
+ * and has no caller), 2 for the thread that called clone (in its clone
+ * event stop, or a clone our interrupt will restart), 0 otherwise.
+ */
+static int after_clone(struct unwind_ctx *c, const struct sym_regs *r)
+{
+	uint64_t pc = r->r[SYM_REG_RIP];
+	unw_word_t code;
+
+	if (!(r->known & (1u << SYM_REG_RAX)) || pc < 2)
+		return 0;
+	if (r->syscall != SYS_clone && r->syscall != SYS_clone3)
+		return 0;
+	if (access_mem(NULL, pc - 2, &code, 0, c) < 0 || (code & 0xffff) != 0x050f)
+		return 0;
+	return r->r[SYM_REG_RAX] == 0 ? 1 : 2;
+}
+
+/* The caller of clone's parent side: the wrappers push nothing before the
+ * syscall, so the return address is the word at sp. */
+static bool clone_parent_step(struct unwind_ctx *c, uint64_t sp, uint64_t bp,
+			      struct sym_regs *next)
+{
+	uint64_t ra;
+
+	if (!copy_word(c->stack, sp, &ra) || !is_code(c->p, ra))
+		return false;
+	memset(next, 0, sizeof(*next));
+	next->r[SYM_REG_RIP] = ra - 1;
+	next->r[SYM_REG_RSP] = sp + 8;
+	next->r[SYM_REG_RBP] = bp;
+	next->known = 1u << SYM_REG_RIP | 1u << SYM_REG_RSP | 1u << SYM_REG_RBP;
+	return true;
+}
+
+/*
  * Where a frame has no CFI (JIT code, hand-written assembly), its frame
  * pointer is followed: the record [saved rbp, return address] must lie in
  * the copy above sp, and the return address must be code. libunwind's own
@@ -308,6 +351,7 @@ int sym_unwind(struct sym_process *p, const struct sym_regs *regs,
 	for (uint64_t prev = pcs[0];;) {
 		unw_word_t ip = 0, sp = 0, bp = 0, new_sp = 0;
 		bool exact, after_signal, have_fp;
+		int clone_side;
 
 		/* The frame after a signal frame was interrupted, not calling. */
 		after_signal = exact = is_sigreturn(&c, prev);
@@ -316,10 +360,17 @@ int sym_unwind(struct sym_process *p, const struct sym_regs *regs,
 		c.needed_register = false;
 		c.no_info = false;
 		ret = unw_step(&cursor);
+		clone_side = c.no_info && n == 1 ? after_clone(&c, regs) : 0;
+		if (clone_side == 1) {
+			ret = 0; /* a new thread: the outermost frame */
+			break;
+		}
 		if (c.no_info) {
 			/* libunwind guessed for a frame without CFI: use ours. */
 			ret = -UNW_ENOINFO;
-			if (have_fp && frame_pointer_step(&c, sp, bp, &resumed[fallbacks % 2])) {
+			if (have_fp && (clone_side == 2 ?
+					clone_parent_step(&c, sp, bp, &resumed[fallbacks % 2]) :
+					frame_pointer_step(&c, sp, bp, &resumed[fallbacks % 2]))) {
 				c.regs = &resumed[fallbacks++ % 2];
 				if (n == max_pcs) {
 					*end = SYM_UNWIND_FRAME_LIMIT;

@@ -402,10 +402,10 @@ int py_frames_read(const struct py_target *t, uint64_t tstate,
 				int32_t lasti;
 
 				memcpy(&lasti, buf + l->frame_instr, sizeof(lasti));
-				/* 3.10 counts 2-byte code units. */
-				if (lasti >= 0 && l->version == 0x030a)
-					lasti *= 2;
-				f->instr = lasti < 0 ? UINT64_MAX : (uint64_t)lasti;
+				/* 3.10 counts 2-byte code units; in 64 bits, so a
+				 * garbage count cannot overflow. */
+				f->instr = lasti < 0 ? UINT64_MAX :
+					   (uint64_t)lasti * (l->version == 0x030a ? 2 : 1);
 				f->entry = true;
 			} else {
 				f->instr = u64_at(buf, l->frame_instr);
