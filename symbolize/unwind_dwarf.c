@@ -280,6 +280,17 @@ static int after_clone(struct unwind_ctx *c, const struct sym_regs *r)
 	return r->r[SYM_REG_RAX] == 0 ? 1 : 2;
 }
 
+/* The caller, unwound from its call instruction (ra - 1): the three
+ * registers a return address, a stack pointer and a frame pointer give. */
+static void caller_regs(struct sym_regs *next, uint64_t ra, uint64_t sp, uint64_t bp)
+{
+	memset(next, 0, sizeof(*next));
+	next->r[SYM_REG_RIP] = ra - 1;
+	next->r[SYM_REG_RSP] = sp;
+	next->r[SYM_REG_RBP] = bp;
+	next->known = 1u << SYM_REG_RIP | 1u << SYM_REG_RSP | 1u << SYM_REG_RBP;
+}
+
 /* The caller of clone's parent side: the wrappers push nothing before the
  * syscall, so the return address is the word at sp. */
 static bool clone_parent_step(struct unwind_ctx *c, uint64_t sp, uint64_t bp,
@@ -289,11 +300,7 @@ static bool clone_parent_step(struct unwind_ctx *c, uint64_t sp, uint64_t bp,
 
 	if (!copy_word(c->stack, sp, &ra) || !is_code(c->p, ra))
 		return false;
-	memset(next, 0, sizeof(*next));
-	next->r[SYM_REG_RIP] = ra - 1;
-	next->r[SYM_REG_RSP] = sp + 8;
-	next->r[SYM_REG_RBP] = bp;
-	next->known = 1u << SYM_REG_RIP | 1u << SYM_REG_RSP | 1u << SYM_REG_RBP;
+	caller_regs(next, ra, sp + 8, bp);
 	return true;
 }
 
@@ -313,11 +320,7 @@ static bool frame_pointer_step(struct unwind_ctx *c, uint64_t sp, uint64_t bp,
 	if (bp < sp || bp % 8 || !copy_word(c->stack, bp, &saved_bp) ||
 	    !copy_word(c->stack, bp + 8, &ra) || !is_code(c->p, ra))
 		return false;
-	memset(next, 0, sizeof(*next));
-	next->r[SYM_REG_RIP] = ra - 1;
-	next->r[SYM_REG_RSP] = bp + 16;
-	next->r[SYM_REG_RBP] = saved_bp;
-	next->known = 1u << SYM_REG_RIP | 1u << SYM_REG_RSP | 1u << SYM_REG_RBP;
+	caller_regs(next, ra, bp + 16, saved_bp);
 	return true;
 }
 
