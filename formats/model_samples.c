@@ -35,7 +35,7 @@ void profile_free_samples(struct profile *p)
 	intern_table_free(&p->aggregate_index);
 	timeline_free(p->timeline);
 	spill_free(p->gpu);
-	free(p->counters);
+	spill_free(p->counters);
 }
 
 static bool same_thread(const void *key, uint32_t id)

@@ -52,8 +52,7 @@ struct profile {
 	struct spill *gpu;                 /* kept with the timeline, on disk */
 	uint64_t gpu_count;                /* added, kept or not */
 	bool keep_gpu;                     /* kept without the timeline */
-	struct counter_sample *counters;
-	uint64_t ncounters, capcounters;
+	struct spill *counters;            /* on disk */
 
 	const struct profile_listener *listener;
 	void *listener_ctx;

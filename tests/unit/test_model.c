@@ -339,3 +339,39 @@ Test(model, many_stacks_and_a_million_samples, .timeout = 60)
 	free(stacks);
 	profile_free(p);
 }
+
+struct counter_order {
+	uint64_t n;
+	bool in_order;
+};
+
+static int check_counter(const struct counter_sample *c, void *ctx)
+{
+	struct counter_order *o = ctx;
+
+	if (c->time_ns != 1000 + o->n || c->value != (double)(o->n % 100))
+		o->in_order = false;
+	o->n++;
+	return 0;
+}
+
+/* Counters of a long run (a day at 10 Hz per track is millions) wait on
+ * disk: every one comes back, in order, past the memory buffer. */
+Test(model, counters_come_back_in_order_past_the_buffer)
+{
+	struct profile *p = profile_new();
+	struct counter_order o = { 0, true };
+	uint32_t track;
+
+	cr_assert_eq(profile_intern_string(p, "gpu.0.power W", &track), 0);
+	for (uint64_t i = 0; i < 40000; i++) {
+		struct counter_sample c = { .time_ns = 1000 + i, .track = track,
+					    .value = (double)(i % 100) };
+
+		cr_assert_eq(profile_add_counter(p, &c), 0);
+	}
+	cr_assert_eq(profile_for_each_counter(p, check_counter, &o), 0);
+	cr_assert_eq(o.n, 40000);
+	cr_assert(o.in_order);
+	profile_free(p);
+}
