@@ -14,7 +14,8 @@ of INTERPRETER. Prints one line:
   SAMPLES HIDDEN_OK KEPT_BELOW ORDERED SHAPE_SHARE DROPPABLE BETWEEN SHAPE
 Samples are the file's rows (a run of equal samples is one).
 SAMPLES: samples whose innermost Python frame is LEAF (unmerged ones left
-out); HIDDEN_OK: of them, those with no interpreter frame outward of LEAF
+out, and those whose native unwind stopped short, which say so in their
+root frame; test_python.sh counts and bounds those); HIDDEN_OK: of them, those with no interpreter frame outward of LEAF
 (default) or with one between two Python frames (all); KEPT_BELOW: samples of the whole file
 with an interpreter frame below their innermost Python frame; ORDERED: of
 SAMPLES, those with PATH in order; SHAPE: the commonest stack of SAMPLES down
@@ -45,6 +46,8 @@ def main():
     for prof in doc["profiles"]:
         for stack, weight in zip(prof["samples"], prof["weights"]):
             if any(frames[i]["name"] == "[unmerged]" for i in stack):
+                continue
+            if stack and frames[stack[0]]["name"].startswith("[truncated"):
                 continue
             pys = [k for k, i in enumerate(stack) if is_py[i]]
             if not pys:

@@ -118,6 +118,9 @@ check(tgt and wait_for(running),
       "fg: both run again and trainsample traces the command again",
       f"command {tgt} {state(tgt)}, tracer {tracer(tgt)} (trainsample {tsp})")
 
+# Ctrl-Z came as soon as the command was traced: give the run some ticks
+# after fg (the command computes throughout), so there are samples to write.
+time.sleep(0.3)
 while pump(0):
     pass
 ctrl_c = len(out)

@@ -174,7 +174,10 @@ interpreter_modules() {
 	ldd "$1" 2>/dev/null | awk '$1 ~ /^libpython/ { print $1 }'
 }
 
-# --native: Python -> C (qsort) -> Python, the order exact in >= 99%. By
+# --native: Python -> C (qsort) -> Python, the order exact in >= 99% of the
+# samples whose native unwind reached the outermost frame; those where it
+# stopped short (a "[truncated: ...]" root: sid's stripped 3.15 has leaves
+# whose CFI is not found, about 1%) are at most 2% of the comparator's. By
 # default the interpreter's frames outward of the innermost Python frame
 # are hidden (the stack starts at libc's __libc_start_main), with
 # --native-all none is (it starts at _start); the rest is the same stack.
@@ -185,10 +188,11 @@ native_merge() {
 		root=__libc_start_main mode=default
 		[ $opt = --native-all ] && root=_start mode=all
 		$TS record -q $opt -r 500 -o "$TMP/q.folded" -o "$TMP/q$mode.speedscope.json" -- "$py" $P/qsort_cb.py 1.5
-		read -r exact all odd <<-EOT
+		read -r exact all truncated odd <<-EOT
 		$(awk -v root=$root '{
 			c = $NF; s = $0; sub(/ [0-9]+$/, "", s)
 			if (index(s, "compare (") == 0) next
+			if (index(s, "[truncated") == 1) { truncated += c; next }
 			all += c
 			k = split(s, fr, ";"); m = so = q = cb = 0
 			for (i = 1; i <= k; i++) {
@@ -199,13 +203,13 @@ native_merge() {
 			}
 			if (fr[1] == root && m && m < so && so < q && q < cb && index(s, "[unmerged]") == 0) exact += c
 			else if (odd == "") odd = $0
-		} END { print exact + 0, all + 0, substr(odd, 1, 600) }' "$TMP/q.folded")
+		} END { print exact + 0, all + 0, truncated + 0, substr(odd, 1, 600) }' "$TMP/q.folded")
 		EOT
 		share=$(percent "$exact" "$all")
-		echo "$label $opt: $all samples in the comparator, $share% in exact order from $root"
-		[ "$all" -gt 100 ] && at_least "$share" 99
+		echo "$label $opt: $all samples in the comparator unwound whole, $share% in exact order from $root; $truncated cut short"
+		[ "$all" -gt 100 ] && at_least "$share" 99 && [ $((truncated * 50)) -le $((all + truncated)) ]
 		check $? "$label: $opt orders Python, qsort and the Python callback exactly" \
-			"$share% of $all; one not in order: $odd" "$share%"
+			"$share% of $all, $truncated more cut short; one not in order: $odd" "$share%, $truncated cut short"
 		read -r n fine below ordered top dropped between shape <<-EOT
 		$(python3 tests/integration/native_frames_check.py "$TMP/q$mode.speedscope.json" $mode \
 			compare "main,sort_once,qsort_r|qsort,compare" $modules)
