@@ -85,6 +85,9 @@ int pid_parse(const char *text, pid_t *out);
 /* 1 when every live thread of pid is in a job-control stop (state 'T':
  * SIGSTOP, Ctrl-Z; not 't', a tracer's stop), 0 if not, -errno. */
 int proc_job_stopped(pid_t pid);
+/* The ids of pid's threads, from /proc/PID/task, into *tids (the caller
+ * frees it). 0 or -errno. */
+int proc_tids(pid_t pid, pid_t **tids, size_t *n);
 /*
  * The id thread tid of process pid has in its own (innermost) PID
  * namespace, from the "NSpid:" line of /proc/PID/task/TID/status, and how

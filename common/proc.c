@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* What /proc says about a process's state. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,11 +33,12 @@ static char task_state(pid_t pid, const char *tid)
 	return paren && paren[1] == ' ' ? paren[2] : 0;
 }
 
-int proc_job_stopped(pid_t pid)
+int proc_tids(pid_t pid, pid_t **tids, size_t *n)
 {
 	char path[64];
 	struct dirent *e;
-	int stopped = 0, running = 0;
+	pid_t *v = NULL;
+	size_t cnt = 0, cap = 0;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
@@ -44,17 +46,41 @@ int proc_job_stopped(pid_t pid)
 	if (!d)
 		return -errno;
 	while ((e = readdir(d))) {
-		char state;
-
-		if (e->d_name[0] == '.')
+		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
-		state = task_state(pid, e->d_name);
+		if (ARRAY_RESERVE(v, cap, cnt + 1, 64) < 0) {
+			free(v);
+			closedir(d);
+			return -ENOMEM;
+		}
+		v[cnt++] = (pid_t)strtol(e->d_name, NULL, 10);
+	}
+	closedir(d);
+	*tids = v;
+	*n = cnt;
+	return 0;
+}
+
+int proc_job_stopped(pid_t pid)
+{
+	int stopped = 0, running = 0;
+	pid_t *tids;
+	size_t n;
+	int ret = proc_tids(pid, &tids, &n);
+
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < n; i++) {
+		char name[16], state;
+
+		snprintf(name, sizeof(name), "%d", (int)tids[i]);
+		state = task_state(pid, name);
 		if (state == 'T')
 			stopped++;
 		else if (state && state != 'Z' && state != 'X')
 			running++; /* a zombie thread never runs again anyway */
 	}
-	closedir(d);
+	free(tids);
 	return stopped && !running;
 }
 

@@ -313,34 +313,6 @@ int thread_read_name(struct sampler *s, pid_t tid, char *buf, size_t len)
 	return 0;
 }
 
-int proc_tids(pid_t pid, pid_t **tids, size_t *n)
-{
-	char path[64];
-	struct dirent *e;
-	pid_t *v = NULL;
-	size_t cnt = 0, cap = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
-		if (ARRAY_RESERVE(v, cap, cnt + 1, 64) < 0) {
-			free(v);
-			closedir(d);
-			return -ENOMEM;
-		}
-		v[cnt++] = (pid_t)strtol(e->d_name, NULL, 10);
-	}
-	closedir(d);
-	*tids = v;
-	*n = cnt;
-	return 0;
-}
-
 bool traced_by_us(pid_t tid)
 {
 	char buf[32];
