@@ -370,26 +370,45 @@ static int begin(struct run *r, const struct sampler_options *so)
 	return 0;
 }
 
+/* Whether pid ignores sig (SIG_IGN, say inherited from a shell that ran
+ * us in the background): sending it would only cost 2 s. */
+static bool ignores_signal(pid_t pid, int sig)
+{
+	char buf[32];
+
+	return proc_status_field(pid, "SigIgn", buf, sizeof(buf)) == 0 &&
+	       (strtoull(buf, NULL, 16) >> (sig - 1)) & 1;
+}
+
 /*
  * -d N with a command: when the time is up the command is ended, as py-spy
  * does, rather than waited for: SIGINT first (Python's KeyboardInterrupt,
  * so its finally blocks and atexit handlers run), SIGTERM and SIGKILL each
- * after 2 s more. Its status is returned as a shell gives it.
+ * after 2 s more. A signal the command ignores is skipped. Its status is
+ * returned as a shell gives it.
  */
 static int end_command(struct run *r, const char *name, int *code)
 {
 	static const int signals[] = { SIGINT, SIGTERM, SIGKILL };
+	static const size_t nsignals = sizeof(signals) / sizeof(signals[0]);
 	pid_t pid = sampler_pid(r->sampler);
-	int ret = -ETIMEDOUT;
+	const char *why = "the duration is up";
+	int ret = -ETIMEDOUT, skipped = 0;
 
-	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]) && ret == -ETIMEDOUT; i++) {
+	for (size_t i = 0; i < nsignals && ret == -ETIMEDOUT; i++) {
+		if (i + 1 < nsignals && ignores_signal(pid, signals[i])) {
+			skipped = signals[i];
+			continue;
+		}
 		if (!r->o->quiet)
-			fprintf(stderr, "trainsample: %s; ending %s (PID %d) with SIG%s\n",
-				i ? "still running 2 s later" : "the duration is up", name, (int)pid,
-				sigabbrev_np(signals[i]));
+			fprintf(stderr, "trainsample: %s; ending %s (PID %d) with SIG%s%s%s%s\n",
+				why, name, (int)pid, sigabbrev_np(signals[i]),
+				skipped ? " (it ignores SIG" : "", skipped ? sigabbrev_np(skipped) : "",
+				skipped ? ")" : "");
 		kill(pid, signals[i]);
-		ret = sampler_wait_command(r->sampler, i + 1 < sizeof(signals) / sizeof(signals[0])
-					   ? 2000 : -1, code);
+		ret = sampler_wait_command(r->sampler, i + 1 < nsignals ? 2000 : -1, code);
+		why = "still running 2 s later";
+		skipped = 0;
 	}
 	return ret;
 }

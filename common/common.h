@@ -88,6 +88,9 @@ int proc_job_stopped(pid_t pid);
 /* The ids of pid's threads, from /proc/PID/task, into *tids (the caller
  * frees it). 0 or -errno. */
 int proc_tids(pid_t pid, pid_t **tids, size_t *n);
+/* The value of "Field:" in /proc/PID/status, trimmed, into buf. 0,
+ * -ENOENT when there is no such line, or -errno. */
+int proc_status_field(pid_t pid, const char *field, char *buf, size_t len);
 /*
  * The id thread tid of process pid has in its own (innermost) PID
  * namespace, from the "NSpid:" line of /proc/PID/task/TID/status, and how

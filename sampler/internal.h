@@ -275,7 +275,6 @@ int thread_read_name(struct sampler *s, pid_t tid, char *buf, size_t len);
  * once a tick: a value from earlier in it is lower if anything, which only
  * makes a thread look as if it ran. */
 uint64_t thread_runtime(struct sampler *s, struct thread *t);
-int proc_status_field(pid_t pid, const char *field, char *buf, size_t len);
 bool traced_by_us(pid_t tid);
 /* The process's name (comm); "" when gone. */
 void proc_comm(pid_t pid, char *buf, size_t len);

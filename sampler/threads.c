@@ -320,32 +320,3 @@ bool traced_by_us(pid_t tid)
 	return proc_status_field(tid, "TracerPid", buf, sizeof(buf)) == 0 &&
 	       strtol(buf, NULL, 10) == getpid();
 }
-
-/* The value of "Field:" in /proc/PID/status, trimmed. */
-int proc_status_field(pid_t pid, const char *field, char *buf, size_t len)
-{
-	char path[64], line[512];
-	size_t flen = strlen(field);
-	int ret = -ENOENT;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char *v;
-
-		if (strncmp(line, field, flen) != 0 || line[flen] != ':')
-			continue;
-		v = line + flen + 1;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		v[strcspn(v, "\n")] = '\0';
-		snprintf(buf, len, "%s", v);
-		ret = 0;
-		break;
-	}
-	fclose(f);
-	return ret;
-}

@@ -296,17 +296,28 @@ if [ -c /dev/full ]; then
 fi
 
 # -d with a command ends it when the time is up, as py-spy does: SIGINT,
-# then SIGTERM 2 s later; and says so.
+# then SIGTERM 2 s later; and says so. SIGINT is restored to its default
+# first: a shell that runs the tests in the background ignores it, and the
+# command would inherit that (the next check).
 start=$(date +%s)
-$TS record -d 0.5 -o "$TMP/d1.folded" -- sleep 30 2>"$TMP/err"
+env --default-signal=INT $TS record -d 0.5 -o "$TMP/d1.folded" -- sleep 30 2>"$TMP/err"
 rc=$?
-grep -q "the duration is up; ending sleep (PID [0-9]*) with SIGINT" "$TMP/err" && [ $rc = 130 ] &&
+grep -q "the duration is up; ending sleep (PID [0-9]*) with SIGINT$" "$TMP/err" && [ $rc = 130 ] &&
 	[ $(($(date +%s) - start)) -lt 20 ]
 check $? "-d N with a command: SIGINT when the time is up, its status passed on" "exit $rc $(cat "$TMP/err")"
-$TS record -d 0.5 -o "$TMP/d2.folded" -- sh -c 'trap "" INT; sleep 30 & wait' 2>"$TMP/err"
+
+# A command that ignores SIGINT gets SIGTERM at once, not 2 s later.
+env --ignore-signal=INT $TS record -d 0.3 -o "$TMP/d1.folded" -- sleep 30 2>"$TMP/err"
 rc=$?
-grep -q "still running 2 s later; ending sh (PID [0-9]*) with SIGTERM" "$TMP/err" && [ $rc = 143 ]
-check $? "-d N: a command that ignores SIGINT gets SIGTERM 2 s later" "exit $rc $(cat "$TMP/err")"
+[ $rc = 143 ] && grep -q "the duration is up; ending sleep (PID [0-9]*) with SIGTERM (it ignores SIGINT)" "$TMP/err" &&
+	! grep -q "still running" "$TMP/err"
+check $? "-d N with a command that ignores SIGINT: SIGTERM at once" "exit $rc $(cat "$TMP/err")"
+# One that catches SIGINT and goes on gets SIGTERM 2 s later.
+env --default-signal=INT $TS record -d 0.5 -o "$TMP/d2.folded" -- \
+	sh -c 'trap "echo caught >&2" INT; while :; do sleep 0.1; done' 2>"$TMP/err"
+rc=$?
+grep -q "caught" "$TMP/err" && grep -q "still running 2 s later; ending sh (PID [0-9]*) with SIGTERM" "$TMP/err" && [ $rc = 143 ]
+check $? "-d N: a command that catches SIGINT and goes on gets SIGTERM 2 s later" "exit $rc $(cat "$TMP/err")"
 
 # attach to a stopped process: said at attach and at the end instead of
 # "never on a CPU", and the process is left stopped.
