@@ -228,7 +228,7 @@ static int find_runtime(struct sampler *s)
 	sym_process_reload(s->sym);
 	maps = sym_process_maps(s->sym);
 	for (size_t i = 0; maps && i < sym_maps_count(maps); i++) {
-		const struct sym_mapping *m = sym_maps_at(maps, i);
+		const struct sym_mapping *m = sym_maps_at(maps, i), *data;
 		uint64_t rt, sym;
 
 		if (m->pgoff || !is_candidate(m->path, exe) || tried_before(py, m->inode))
@@ -237,6 +237,13 @@ static int find_runtime(struct sampler *s)
 			tried_again(py, m->inode);
 			continue;
 		}
+		/* _PyRuntime is data (.data, or .bss before 3.10): until its
+		 * page is mapped writable the loader has only reserved the
+		 * file's span (mapped whole, read only, at offset 0), and the
+		 * bytes there are not its. Looked at again at the next search. */
+		data = sym_maps_find(maps, rt);
+		if (!data || !data->write || (data->inode && data->inode != m->inode))
+			return -EAGAIN;
 		if (choose_layout(s, m, rt) < 0)
 			return -ENOTSUP;
 		if (!sym_process_symbol(s->sym, m, "PyCode_Type", &sym))

@@ -96,6 +96,31 @@ launches() {
 	check $? "$label: 200 launches in a row all have Python frames" "none in launch$bad"
 }
 
+# A libpython caught while the loader has only reserved its span (mapped
+# whole, read-only, at offset 0: _PyRuntime's address holds other bytes)
+# is looked at again once loaded, never refused: halfmapped_python holds
+# that state 300 ms, then runs the script from the library. Interpreters
+# linked statically (Debian's) have no library to catch so.
+half_loaded() {
+	label=$1 py=$2
+	lib=$("$py" -c 'import sysconfig as s, os; print(os.path.join(s.get_config_var("LIBDIR"), s.get_config_var("LDLIBRARY")))' 2>/dev/null)
+	case $lib in
+	*/libpython3*.so*) [ -f "$lib" ] || lib= ;;
+	*) lib= ;;
+	esac
+	if [ -z "$lib" ]; then
+		skip "$label: a libpython caught half-loaded" "$py has no shared libpython"
+		return
+	fi
+	PYTHONHOME=$("$py" -c 'import sys; print(sys.base_prefix)') \
+		$TS record --stats -r 500 -o "$TMP/h.folded" -- \
+		"$T/halfmapped_python" "$lib" 300 $P/qsort_cb.py 0.5 2>"$TMP/h.err"
+	rc=$?
+	[ $rc = 0 ] && grep -q '^  python  *Python 3\.' "$TMP/h.err" && grep -q 'compare (qsort_cb.py:' "$TMP/h.folded"
+	check $? "$label: a libpython caught half-loaded is found once loaded, not refused" \
+		"exit $rc, $(grep '^  python ' "$TMP/h.err")"
+}
+
 # Starts threads.py under $1 for $2 s (default 4) and waits until its
 # threads run; $pid.
 start_threads_script() {
@@ -187,7 +212,8 @@ native_merge() {
 	for opt in --native --native-all; do
 		root=__libc_start_main mode=default
 		[ $opt = --native-all ] && root=_start mode=all
-		$TS record -q $opt -r 500 -o "$TMP/q.folded" -o "$TMP/q$mode.speedscope.json" -- "$py" $P/qsort_cb.py 1.5
+		$TS record -q --stats $opt -r 500 -o "$TMP/q.folded" -o "$TMP/q$mode.speedscope.json" -- "$py" $P/qsort_cb.py 1.5 2>"$TMP/q.err"
+		how="exit $?, $(sed -n 's/^  python  */python: /p' "$TMP/q.err")"
 		read -r exact all truncated odd <<-EOT
 		$(awk -v root=$root '{
 			c = $NF; s = $0; sub(/ [0-9]+$/, "", s)
@@ -209,7 +235,7 @@ native_merge() {
 		echo "$label $opt: $all samples in the comparator unwound whole, $share% in exact order from $root; $truncated cut short"
 		[ "$all" -gt 100 ] && at_least "$share" 99 && [ $((truncated * 50)) -le $((all + truncated)) ]
 		check $? "$label: $opt orders Python, qsort and the Python callback exactly" \
-			"$share% of $all, $truncated more cut short; one not in order: $odd" "$share%, $truncated cut short"
+			"$share% of $all, $truncated more cut short ($how); one not in order: $odd" "$share%, $truncated cut short"
 		read -r n fine below ordered top dropped between shape <<-EOT
 		$(python3 tests/integration/native_frames_check.py "$TMP/q$mode.speedscope.json" $mode \
 			compare "main,sort_once,qsort_r|qsort,compare" $modules)
@@ -315,13 +341,14 @@ while read -r label py; do
 	# ONLY="pyenv-3.12 ..." runs those alone (when working on one version).
 	case " ${ONLY:-$label} " in *" $label "*) ;; *) continue ;; esac
 	if [ -z "$py" ]; then
-		for t in "shares" "launches" "threads" "late thread" "shapes" "consistent stacks" "--native" "--native-all" "dump"; do
+		for t in "shares" "launches" "threads" "late thread" "shapes" "consistent stacks" "--native" "--native-all" "dump" "a libpython caught half-loaded"; do
 			skip "$label: $t" "$(python_missing_why "$label")"
 		done
 		continue
 	fi
 	shares "$label" "$py"
 	launches "$label" "$py"
+	half_loaded "$label" "$py"
 	threads "$label" "$py"
 	shapes "$label" "$py"
 	consistent "$label" "$py"
