@@ -62,6 +62,7 @@ struct thread {
 	char seen_state;      /* ... which */
 	bool still_blocked;   /* this tick: not switched in since then */
 	uint64_t seen_switches;  /* times it had been switched in then */
+	uint64_t quiet_since_ns; /* blocked, not switched in, since; 0 if not */
 	uint64_t confirmed_switches; /* ... when its blocked cache was last
 				      * found to match its syscall file */
 	uint64_t runtime_tick;   /* the tick runtime_ns was read at; 0 never */
@@ -217,6 +218,8 @@ struct sampler {
 	uint64_t storm_window_ns; /* the start of the window clones are counted in */
 	unsigned storm_clones;    /* ... and how many came in it */
 	DIR *task_dir;        /* /proc/PID/task, kept open for the listing */
+	int storm_stat_fd;    /* /proc/PID/stat, opened with task_dir */
+	long storm_group_threads; /* its thread count at the last listing */
 	pid_t *storm_tids;    /* the table's tids, sorted, for the listing */
 	size_t storm_tids_cap;
 
@@ -224,6 +227,7 @@ struct sampler {
 	uint64_t exec_seq;    /* execs seen; copies of older images are dropped */
 	uint64_t tick_now, tick_weight; /* the current tick's time and weight */
 	int pending_traps;    /* interrupts of this pass not yet trapped */
+	pid_t last_interrupted; /* the thread of the pass's last interrupt */
 	bool trap_on_our_cpu; /* an interrupted thread shares our CPU */
 	int our_cpu;          /* where this tick runs */
 	struct thread **blocked; /* blocked threads of this tick */
@@ -265,7 +269,7 @@ void threads_free(struct sampler *s);
 char thread_state(struct sampler *s, struct thread *t);
 /* The same at a tick, where a thread last seen blocked that has not been
  * switched in since is blocked still, its stat not read (sets
- * still_blocked). */
+ * still_blocked); one blocked for long is asked only every QUIET_CHECK_NS. */
 char thread_poll_state(struct sampler *s, struct thread *t);
 /* -EAGAIN when the thread is running rather than blocked. */
 int thread_blocked_state(struct sampler *s, struct thread *t,

@@ -190,8 +190,11 @@ static void consume_interrupt(struct sampler *s, struct thread *t, bool running)
 		return;
 	}
 	if (t->want_copy && t->want_py_walk) {
-		undo_eintr_now(s, t->tid, false);
+		/* Walk first: memory reads need no ptrace call, and the first
+		 * one (here the registers') waits until the thread is off its
+		 * CPU, which the walk overlaps. */
 		pysample_walk_stopped(s, t);
+		undo_eintr_now(s, t->tid, false);
 		t->pause_pending = true;
 	} else if (t->want_copy) {
 		tick_copy_stopped(s, t);

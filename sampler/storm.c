@@ -17,7 +17,11 @@
  * lists /proc/PID/task and seizes the threads it does not know, without
  * stopping them. A thread that starts and ends between two ticks is then
  * never stopped at all; one alive at a tick is sampled there like any
- * other. The process stays in this mode until sampling ends.
+ * other. The process stays in this mode until sampling ends, but lists
+ * its threads only when their count (one read of /proc/PID/stat) changed
+ * since the last listing, or every STORM_RELIST_TICKS ticks for a thread
+ * that ended while another started: listing 500 threads at every tick
+ * was most of trainsample's time once a storm had passed.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -25,6 +29,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ptrace.h>
 #include <unistd.h>
 
@@ -40,6 +45,7 @@
  */
 #define STORM_WINDOW_NS 100000000ull
 #define STORM_CLONES 200
+#define STORM_RELIST_TICKS 16
 
 /* Threads seized by a tick follow exec, and report no clones; a started
  * command's still report forks (follow.c looks for a launcher's child). */
@@ -89,7 +95,29 @@ static int open_task_dir(struct sampler *s)
 		close(fd);
 		return ret;
 	}
+	/* The leader's own stat: the process's would add up the CPU time
+	 * of every thread at each read. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)s->pid);
+	s->storm_stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+	s->storm_group_threads = -1;
 	return 0;
+}
+
+/* The process's thread count (field 20 of any of its threads' stat), -1
+ * when unknown. */
+static long group_threads(struct sampler *s)
+{
+	char buf[512], *p;
+	ssize_t n = s->storm_stat_fd < 0 ? -1 : pread(s->storm_stat_fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* The name may hold spaces and parentheses: fields from the last ')'. */
+	p = strrchr(buf, ')');
+	for (int field = 2; p && field < 20; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtol(p + 1, NULL, 10) : -1;
 }
 
 static int compare_tids(const void *a, const void *b)
@@ -123,11 +151,17 @@ void storm_scan(struct sampler *s)
 {
 	struct dirent *e;
 	size_t nknown;
+	long count;
 
 	if (!s->storm || s->memory_only || s->detaching_all)
 		return;
 	if (!s->task_dir && open_task_dir(s) < 0)
 		return;
+	count = group_threads(s);
+	if (count >= 0 && count == s->storm_group_threads &&
+	    s->tick % STORM_RELIST_TICKS != 0)
+		return;
+	s->storm_group_threads = count;
 	nknown = known_tids(s);
 	rewinddir(s->task_dir);
 	while ((e = readdir(s->task_dir))) {
@@ -155,8 +189,11 @@ void storm_scan(struct sampler *s)
 
 void storm_free(struct sampler *s)
 {
-	if (s->task_dir)
+	if (s->task_dir) {
 		closedir(s->task_dir);
+		if (s->storm_stat_fd >= 0)
+			close(s->storm_stat_fd);
+	}
 	s->task_dir = NULL;
 	free(s->storm_tids);
 	s->storm_tids = NULL;

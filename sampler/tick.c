@@ -5,6 +5,7 @@
  * without stopping them; unwind and symbolize after everyone runs again.
  */
 #include <errno.h>
+#include <sys/wait.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,7 @@ void tick_interrupt(struct sampler *s, struct thread *t, bool py_walk)
 	}
 	t->interrupt_sent = true;
 	t->counted = true;
+	s->last_interrupted = t->tid;
 	t->want_copy = true;
 	t->want_py_walk = py_walk;
 	s->pending_traps++;
@@ -140,8 +142,23 @@ static void spin_for_traps(struct sampler *s, uint64_t since)
 	if (s->trap_on_our_cpu)
 		return;
 	while (s->pending_traps > 0 && !s->exited &&
-	       monotonic_ns() - since < TRAP_SPIN_NS)
-		stops_wait(s, 0);
+	       monotonic_ns() - since < TRAP_SPIN_NS) {
+		int status;
+		pid_t r;
+
+		if (s->pending_traps > 1) {
+			stops_wait(s, 0);
+			continue;
+		}
+		/* One thread to wait for (a Python holder, a lone busy
+		 * thread): asked by its tid, which does not walk every
+		 * traced thread of a process with hundreds as -1 does. */
+		r = waitpid(s->last_interrupted, &status, __WALL | WNOHANG);
+		if (r > 0)
+			stops_handle(s, r, status);
+		else if (r < 0 && errno != EINTR)
+			break;
+	}
 }
 
 void tick_collect_traps(struct sampler *s)
