@@ -9,7 +9,7 @@ secs=${SECONDS_EACH:-5}
 out=$(mktemp -d) || exit 1
 trap 'rm -rf "$out"' EXIT
 echo "$n blocked threads and one busy one, ${secs} s each (trainsample --stats):"
-printf '%-14s %10s %10s %10s %14s %10s\n' run "pause p50" "p99" max "missed ticks" "cpu"
+printf '%-14s %10s %10s %10s %14s %10s %10s\n' run "pause p50" "p99" max "missed ticks" "cpu" "after 1 s"
 for args in "-r 100" "-r 1000" "-r 100 -i" "-r 1000 -i"; do
 	# shellcheck disable=SC2086
 	build/trainsample record $args --stats -o "$out/r.tsprof" -- \
@@ -17,8 +17,9 @@ for args in "-r 100" "-r 1000" "-r 100 -i" "-r 1000 -i"; do
 	awk -v run="$args" '
 		/^  ticks/ { sub(/\)/, "", $4); missed = $4 "/" $2 }
 		/target pause/ { p50 = $4 $5; p99 = $7 $8; max = $10 $11 }
-		/trainsample cpu/ { cpu = $5; sub(/\(/, "", cpu); sub(/%/, "", cpu) }
+		/trainsample cpu/ { cpu = $5; sub(/\(/, "", cpu); sub(/%/, "", cpu)
+			settled = "-"; if (match($0, /; [0-9.]+% after/)) settled = substr($0, RSTART + 2, RLENGTH - 9) }
 		END { gsub(/,/, "", p50); gsub(/,/, "", p99)
-		      printf "%-14s %10s %10s %10s %14s %9s%%\n", run, p50, p99, max, missed, cpu }
+		      printf "%-14s %10s %10s %10s %14s %9s%% %10s\n", run, p50, p99, max, missed, cpu, settled }
 	' "$out/err"
 done

@@ -33,7 +33,7 @@ bool record_target_shares_terminal(pid_t pid)
 void record_stats_print(const struct sampler_stats *st)
 {
 	double secs = (double)st->elapsed_ns / 1e9;
-	char python[256], kinds[160], storm[128] = "";
+	char python[256], kinds[160], storm[128] = "", settled[64] = "";
 
 	if (st->python[0])
 		snprintf(python, sizeof(python), "%s", st->python);
@@ -42,6 +42,9 @@ void record_stats_print(const struct sampler_stats *st)
 	else
 		snprintf(python, sizeof(python), "none (native stacks): no interpreter seen");
 	sampler_errors_describe(st, kinds, sizeof(kinds));
+	if (st->settled_ns)
+		snprintf(settled, sizeof(settled), "; %.1f%% after the first second",
+			 100.0 * (double)st->cpu_settled_ns / (double)st->settled_ns);
 	if (st->storm_ns)
 		snprintf(storm, sizeof(storm),
 			 "; a thread storm from %.2f s: %" PRIu64 " threads found at ticks",
@@ -57,7 +60,7 @@ void record_stats_print(const struct sampler_stats *st)
 		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
 		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %.1f us (%" PRIu64 " stacks)\n"
 		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on, %" PRIu64 " resumes held for them\n"
-		"  trainsample cpu  %.3f s (%.1f%% of one core)\n"
+		"  trainsample cpu  %.3f s (%.1f%% of one core%s)\n"
 		"  python           %s\n"
 		"  python walks     %" PRIu64 " of the GIL holder while stopped; %" PRIu64 " redone and %"
 		PRIu64  " given up as torn (the thread moved while read)\n",
@@ -70,7 +73,7 @@ void record_stats_print(const struct sampler_stats *st)
 		(double)st->unwind_p99_ns / 1e3, (double)st->unwind_first_ns / 1e3, st->unwinds,
 		st->syscalls_restarted,
 		st->signals_forwarded, st->signal_holds, (double)st->cpu_ns / 1e9,
-		secs > 0 ? 100.0 * (double)st->cpu_ns / 1e9 / secs : 0.0,
+		secs > 0 ? 100.0 * (double)st->cpu_ns / 1e9 / secs : 0.0, settled,
 		python,
 		st->py_holder_walks, st->py_walks_retried, st->py_walks_torn);
 }

@@ -239,6 +239,9 @@ struct sampler {
 	uint64_t tick;
 	uint64_t last_tick_ns;
 	uint64_t start_ns, end_ns;
+	uint64_t settled_at_ns, settled_cpu_ns; /* a second into sampling: when,
+						 * and our CPU time then */
+	uint64_t end_cpu_ns;  /* ... and at end_ns, before letting go */
 	uint64_t rng;
 	struct sampler_stats st;
 	struct duration_histogram pause_hist, unwind_hist;
@@ -289,6 +292,8 @@ int regs_get(pid_t tid, struct user_regs_struct *regs);
 int regs_set(pid_t tid, const struct user_regs_struct *regs);
 int proc_is_64bit(pid_t pid);
 
+/* sampler.c: trainsample's own CPU time, ns */
+uint64_t own_cpu_ns(void);
 /* sampler.c: a line on stderr for the user, unless quiet */
 void sampler_notice(const struct sampler *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

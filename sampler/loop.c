@@ -145,6 +145,12 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 			continue;
 		}
 		if (now >= next_periodic) {
+			/* Start-up (attaching, symbols, a first storm of
+			 * threads) is left out of the settled share. */
+			if (!s->settled_at_ns && now - s->start_ns >= 1000000000ull) {
+				s->settled_at_ns = now;
+				s->settled_cpu_ns = own_cpu_ns();
+			}
 			if (s->opt.periodic)
 				s->opt.periodic(s->opt.periodic_ctx, now);
 			next_periodic = now + PERIODIC_NS;
@@ -185,6 +191,7 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 			queue_process(s, deadline - QUEUE_MARGIN_NS);
 	}
 	s->end_ns = monotonic_ns();
+	s->end_cpu_ns = own_cpu_ns();
 	detach_threads(s);
 	queue_process(s, UINT64_MAX);
 	pysample_finish(s);

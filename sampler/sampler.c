@@ -174,7 +174,6 @@ void stats_unwind_time(struct sampler *s, uint64_t ns)
 
 void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 {
-	struct rusage ru;
 	uint32_t live = 0;
 
 	*st = s->st;
@@ -195,9 +194,21 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	st->pause_p99_ns = histogram_percentile(&s->pause_hist, 0.99);
 	st->unwind_p50_ns = histogram_percentile(&s->unwind_hist, 0.50);
 	st->unwind_p99_ns = histogram_percentile(&s->unwind_hist, 0.99);
-	if (getrusage(RUSAGE_SELF, &ru) == 0)
-		st->cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
-			     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+	st->cpu_ns = own_cpu_ns();
+	if (s->settled_at_ns && s->end_ns > s->settled_at_ns && s->end_cpu_ns) {
+		st->settled_ns = s->end_ns - s->settled_at_ns;
+		st->cpu_settled_ns = s->end_cpu_ns - s->settled_cpu_ns;
+	}
+}
+
+uint64_t own_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
 }
 
 void sampler_errors_describe(const struct sampler_stats *st, char *buf, size_t len)

@@ -97,6 +97,9 @@ struct sampler_stats {
 	uint64_t py_walks_retried; /* walks of a running thread redone: it moved */
 	uint64_t py_walks_torn;    /* ... and given up on: an [error] sample */
 	uint64_t cpu_ns;           /* trainsample's own CPU time */
+	uint64_t cpu_settled_ns;   /* ... of it from the first second of sampling
+				    * to its end (not the letting go, the writing) */
+	uint64_t settled_ns;       /* ... which lasted this long; 0: never reached */
 	char python[96];           /* "Python 3.11 (libpython3.11.so.1.0)"; "" none */
 	char python_refused[192];  /* why an interpreter seen was refused; "" */
 };

@@ -279,6 +279,7 @@ int sampler_sample_once(struct sampler *s, char *err, size_t errlen)
 			break;
 	}
 	s->end_ns = monotonic_ns();
+	s->end_cpu_ns = own_cpu_ns();
 	if (s->memory_only && s->tracer && !s->opt.nonblocking) {
 		char comm[64];
 
