@@ -66,6 +66,15 @@ struct cli_options {
 int options_parse_record(int argc, char **argv, bool attach, struct cli_options *o);
 int options_parse_report(int argc, char **argv, struct cli_options *o);
 int options_parse_diff(int argc, char **argv, struct cli_options *o);
+/* Fills in {pid}, {rank} and {host} in output names (output_names.c);
+ * pid 0: a command not started yet, whose {pid} stays. -EINVAL said. */
+int output_names_expand(struct cli_options *o, pid_t pid);
+bool output_name_wants_pid(const char *path);
+/* report and diff: an output name with a field is refused, said. */
+int output_names_refuse(const struct cli_options *o, const char *cmd);
+/* Variable name of pid's environment as it started (ours for pid 0), into
+ * buf; "" when it has none. */
+void target_env_value(pid_t pid, const char *name, char *buf, size_t len);
 /* Gives every output a format; adds the default outputs when none given. */
 int outputs_resolve(struct cli_options *o, const char *stem, bool recording);
 

@@ -63,7 +63,7 @@ int cmd_diff(int argc, char **argv)
 	ret = options_parse_diff(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if (o.noutputs && outputs_resolve(&o, "diff", false) < 0)
+	if (o.noutputs && (output_names_refuse(&o, "diff") < 0 || outputs_resolve(&o, "diff", false) < 0))
 		return 2;
 	if (check_outputs(&o) < 0) {
 		outputs_free(&o);

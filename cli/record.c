@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,10 @@ static void set_meta_u64(struct profile *p, const char *key, uint64_t v)
 	profile_set_meta(p, key, buf);
 }
 
+static const char *const launch_vars[][2] = {
+	{ "RANK", "rank" }, { "LOCAL_RANK", "local_rank" }, { "WORLD_SIZE", "world_size" },
+};
+
 static void set_start_meta(struct run *r, bool attach, const char *what)
 {
 	struct cli_options *o = r->o;
@@ -93,6 +98,12 @@ static void set_start_meta(struct run *r, bool attach, const char *what)
 	if (gethostname(buf, sizeof(buf)) == 0) {
 		buf[sizeof(buf) - 1] = '\0';
 		profile_set_meta(p, "hostname", buf);
+	}
+	/* Where a launcher (torchrun, srun) placed it, to tell ranks apart. */
+	for (size_t i = 0; i < sizeof(launch_vars) / sizeof(launch_vars[0]); i++) {
+		target_env_value(o->command ? 0 : o->pid, launch_vars[i][0], buf, sizeof(buf));
+		if (buf[0])
+			profile_set_meta(p, launch_vars[i][1], buf);
 	}
 }
 
@@ -166,15 +177,32 @@ static void discard_outputs(struct cli_options *o)
 	}
 }
 
+/*
+ * The recording is written from its start on (a journal). One named with
+ * {pid} for a command not started yet is opened once the command is; its
+ * folder is tried first, so a command is still never started for a
+ * recording that cannot be written.
+ */
 static int open_writer(struct run *r)
 {
-	char err[256];
+	char err[PATH_MAX + 128], staged[PATH_MAX];
 
 	for (int i = 0; i < r->o->noutputs; i++) {
 		struct output *out = &r->o->outputs[i];
+		int fd;
 
 		if (!out->writer->streams)
 			continue;
+		if (output_name_wants_pid(out->path)) {
+			fd = file_stage_open(out->path, staged, sizeof(staged), err, sizeof(err));
+			if (fd < 0) {
+				cli_error("%s", err);
+				return -1;
+			}
+			close(fd);
+			file_stage_discard(staged);
+			continue;
+		}
 		if (tsprof_writer_open(&r->writer, out->path, r->profile, err, sizeof(err)) < 0) {
 			cli_error("%s", err);
 			return -1;
@@ -309,7 +337,7 @@ static int prepare(struct run *r, bool attach, struct sampler_options *so,
 		o->pid = tgid;
 	}
 	target_name(o, name, namelen);
-	if (outputs_resolve(o, name, true) < 0)
+	if (output_names_expand(o, o->command ? 0 : o->pid) < 0 || outputs_resolve(o, name, true) < 0)
 		return 2;
 	r->profile = profile_new();
 	if (o->command)
@@ -367,6 +395,10 @@ static int begin(struct run *r, const struct sampler_options *so)
 		return ret;
 	if (!o->command && (outputs_open(o) < 0 || open_writer(r) < 0))
 		return 1;
+	/* A command's {pid} is known now; only a recording can still fail. */
+	if (o->command && output_names_expand(o, sampler_pid(r->sampler)) == 0 && !r->writer &&
+	    open_writer(r) < 0)
+		cli_warn("the command runs on; only the other outputs will be written");
 	return 0;
 }
 

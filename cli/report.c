@@ -39,7 +39,7 @@ int cmd_report(int argc, char **argv)
 	ret = options_parse_report(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if (outputs_resolve(&o, "report", false) < 0)
+	if (output_names_refuse(&o, "report") < 0 || outputs_resolve(&o, "report", false) < 0)
 		return 2;
 	p = profile_new();
 	if (!p || outputs_keep_timeline(&o, p) < 0) {

@@ -281,6 +281,43 @@ rc=$?
 [ $rc != 0 ] && [ $rc != 124 ] && grep -q "not a regular file" "$TMP/err" && [ ! -e "$TMP/f.svg" ]
 check $? "report of a FIFO says it is not a recording, at once" "exit $rc $(cat "$TMP/err")"
 
+# {pid}, {rank} and {host} in output names (one command line for every
+# rank of a launch): a command's PID filled in once it started, RANK from
+# its environment, the launcher's variables kept in the recording.
+mkdir -p "$TMP/names"
+(cd "$TMP/names" && RANK=3 LOCAL_RANK=1 WORLD_SIZE=4 "$top/$TS" record -q -o 'p-{pid}-{rank}-{host}.folded' \
+	-o 'p-{pid}.tsprof' -- sh -c 'echo $$ >pid; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done')
+cpid=$(cat "$TMP/names/pid" 2>/dev/null)
+host=$(hostname)
+[ -n "$cpid" ] && [ -s "$TMP/names/p-$cpid-3-$host.folded" ] && [ -s "$TMP/names/p-$cpid.tsprof" ] &&
+	[ "$(ls -A "$TMP/names" | wc -l)" = 3 ] &&
+	$TS report "$TMP/names/p-$cpid.tsprof" -o "$TMP/names.trace.json" 2>/dev/null &&
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["otherData"]
+assert (d["rank"], d["local_rank"], d["world_size"]) == ("3", "1", "4"), d' "$TMP/names.trace.json"
+check $? "-o NAME-{pid}-{rank}-{host}: the command's PID, RANK and host; the launcher's variables in the recording" \
+	"pid $cpid: $(ls -A "$TMP/names" | tr '\n' ' ')"
+RANK=7 "$T/heartbeat" "$TMP/hbn" >/dev/null &
+hpid=$!
+wait_file "$TMP/hbn"
+(cd "$TMP/names" && "$top/$TS" attach $hpid -q -d 0.3 -o 'a-{pid}-{rank}.svg')
+kill $hpid 2>/dev/null
+wait $hpid 2>/dev/null
+[ -s "$TMP/names/a-$hpid-7.svg" ]
+check $? "attach -o NAME-{pid}-{rank}: the target's PID and the RANK of its environment" \
+	"$(ls -A "$TMP/names" | tr '\n' ' ')"
+$TS record -q -o "$TMP/names/x{epoch}.svg" -- sh -c "touch $TMP/ran5" 2>"$TMP/err"
+rc=$?
+[ $rc = 2 ] && [ ! -e "$TMP/ran5" ] && grep -q "unknown field {epoch}" "$TMP/err"
+check $? "an unknown field in an output name is refused before anything runs" "exit $rc $(cat "$TMP/err")"
+$TS record -q -o "$TMP/{pid}/x.svg" -- sh -c "touch $TMP/ran6" 2>"$TMP/err"
+rc=$?
+[ $rc = 2 ] && [ ! -e "$TMP/ran6" ] && grep -q "names the file, not its folder" "$TMP/err"
+check $? "{pid} in a folder of a started command's output is refused" "exit $rc $(cat "$TMP/err")"
+$TS report "$TMP/names/p-$cpid.tsprof" -o "$TMP/names/r-{pid}.svg" 2>"$TMP/err"
+rc=$?
+[ $rc = 2 ] && [ ! -e "$TMP/names/r-{pid}.svg" ] && grep -q "filled in by record and attach" "$TMP/err"
+check $? "report refuses a field in an output name" "exit $rc $(cat "$TMP/err")"
+
 # One file under two spellings is one output: refused before anything runs.
 (cd "$TMP" && "$top/$TS" record -o dup.dat -f svg -o ./dup.dat -f folded -- sh -c "touch $TMP/ran3" 2>"$TMP/err")
 rc=$?
