@@ -56,6 +56,8 @@ struct cli_options {
 	pid_t pid;            /* record --pid / attach */
 	char **command;       /* record -- CMD ARGS, NULL-terminated */
 	const char *input;    /* report IN.tsprof; diff's newer recording */
+	char **inputs;        /* report's recordings, input the first; */
+	int ninputs;          /* ... merged into one profile */
 	const char *baseline; /* diff's older recording */
 	unsigned top;         /* diff --top: rows of the table */
 	bool lines;           /* diff --lines: Python frames by line */

@@ -119,7 +119,7 @@ void usage(FILE *f)
 "usage: trainsample record [OPTIONS] -- COMMAND [ARG...]   start COMMAND and profile it\n"
 "       trainsample record [OPTIONS] --pid PID             profile a running process\n"
 "       trainsample attach PID [OPTIONS]                   the same as record --pid PID\n"
-"       trainsample report IN.tsprof [-o OUT] [-f FORMAT]  render a saved recording again\n"
+"       trainsample report IN.tsprof... [-o OUT] [-f FORMAT]  render saved recordings again\n"
 "       trainsample diff OLDER.tsprof NEWER.tsprof [-o DIFF.svg]\n"
 "                                                 the largest changes, and a differential\n"
 "                                                 flamegraph (red grew, blue shrank)\n"

@@ -371,10 +371,13 @@ int options_parse_report(int argc, char **argv, struct cli_options *o)
 
 	if (ret)
 		return ret;
-	if (optind != argc - 1) {
-		cli_error(optind >= argc ? "report needs a .tsprof file" : "report takes one .tsprof file");
+	if (optind >= argc) {
+		cli_error("report needs a .tsprof file");
 		return -1;
 	}
+	/* Several: merged into one profile (several ranks, several machines). */
+	o->inputs = argv + optind;
+	o->ninputs = argc - optind;
 	o->input = argv[optind];
 	return 0;
 }

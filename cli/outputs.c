@@ -77,9 +77,13 @@ static int outputs_distinct(const struct cli_options *o)
 	for (int i = 0; i < o->noutputs; i++) {
 		const char *path = o->outputs[i].path;
 
-		if (o->input && same_file(path, o->input)) {
-			cli_error("output %s is the recording being read; name another file", path);
-			return -EINVAL;
+		for (int k = 0; k < (o->ninputs ? o->ninputs : 1); k++) {
+			const char *in = o->ninputs ? o->inputs[k] : o->input;
+
+			if (in && same_file(path, in)) {
+				cli_error("output %s is a recording being read; name another file", path);
+				return -EINVAL;
+			}
 		}
 		for (int j = 0; j < i; j++) {
 			if (same_file(path, o->outputs[j].path)) {

@@ -82,6 +82,7 @@ static void set_start_meta(struct run *r, bool attach, const char *what)
 	struct profile *p = r->profile;
 	char buf[256];
 	time_t now = time(NULL);
+	struct timespec real, mono;
 	struct tm tm;
 
 	profile_set_meta(p, "trainsample_version", TRAINSAMPLE_VERSION);
@@ -99,6 +100,13 @@ static void set_start_meta(struct run *r, bool attach, const char *what)
 		buf[sizeof(buf) - 1] = '\0';
 		profile_set_meta(p, "hostname", buf);
 	}
+	/* Wall clock minus the samples' monotonic clock: recordings from
+	 * several machines are put on one time line by it (report A B). */
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	snprintf(buf, sizeof(buf), "%lld",
+		 (long long)(real.tv_sec - mono.tv_sec) * 1000000000ll + (real.tv_nsec - mono.tv_nsec));
+	profile_set_meta(p, "clock_offset_ns", buf);
 	/* Where a launcher (torchrun, srun) placed it, to tell ranks apart. */
 	for (size_t i = 0; i < sizeof(launch_vars) / sizeof(launch_vars[0]); i++) {
 		target_env_value(o->command ? 0 : o->pid, launch_vars[i][0], buf, sizeof(buf));

@@ -7,15 +7,17 @@
 #include "cli/cli.h"
 #include "formats/formats.h"
 
-int recording_read(const struct cli_options *o, const char *path, struct profile *p)
+/* Recording `index` of a merge (0 the first) into p, cut by --from/--to. */
+static int recording_read_merge(const struct cli_options *o, const char *path, uint32_t index,
+				struct profile *p)
 {
 	struct tsprof_read_info info;
 	char err[512] = "";
 	int ret;
 
-	ret = tsprof_read_window(path, p, (uint64_t)(o->from_s * 1e9),
-				 o->to_s < 0 ? UINT64_MAX : (uint64_t)(o->to_s * 1e9), &info, err,
-				 sizeof(err));
+	ret = tsprof_read_merge(path, p, index, (uint64_t)(o->from_s * 1e9),
+				o->to_s < 0 ? UINT64_MAX : (uint64_t)(o->to_s * 1e9), &info, err,
+				sizeof(err));
 	if (ret < 0) {
 		cli_error("%s", err[0] ? err : strerror(-ret));
 		return ret;
@@ -26,6 +28,11 @@ int recording_read(const struct cli_options *o, const char *path, struct profile
 		cli_warn("%s: the recording has no end mark (was trainsample killed?); writing what was read",
 			 path);
 	return 0;
+}
+
+int recording_read(const struct cli_options *o, const char *path, struct profile *p)
+{
+	return recording_read_merge(o, path, 0, p);
 }
 
 int cmd_report(int argc, char **argv)
@@ -60,9 +67,11 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (recording_read(&o, o.input, p) < 0) {
-		ret = 1;
-		goto out;
+	for (int i = 0; i < o.ninputs; i++) {
+		if (recording_read_merge(&o, o.inputs[i], (uint32_t)i, p) < 0) {
+			ret = 1;
+			goto out;
+		}
 	}
 	if (outputs_check_kept(&o, p, o.input) < 0) {
 		/* An empty file under the name would pass for a result. */

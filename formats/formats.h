@@ -335,6 +335,17 @@ int tsprof_read(const char *path, struct profile *into,
 int tsprof_read_window(const char *path, struct profile *into, uint64_t from_ns,
 		       uint64_t to_ns, struct tsprof_read_info *info, char *err,
 		       size_t errlen);
+/*
+ * tsprof_read_window of recording number `index` (0 the first, into a
+ * fresh profile) of several merged into one profile: their strings,
+ * frames and stacks shared, the PIDs of one from another host than the
+ * first's moved past 2^22 (index << 22), its times onto the first's clock
+ * (where both carry clock_offset_ns), the first's metadata kept. The
+ * window is each recording's own, from its first sample.
+ */
+int tsprof_read_merge(const char *path, struct profile *into, uint32_t index,
+		      uint64_t from_ns, uint64_t to_ns, struct tsprof_read_info *info,
+		      char *err, size_t errlen);
 
 /* ---- folded stacks ---- */
 

@@ -271,6 +271,17 @@ int tsprof_read_window(const char *path, struct profile *into, uint64_t from_ns,
 		       uint64_t to_ns, struct tsprof_read_info *info, char *err,
 		       size_t errlen)
 {
+	if (into && !is_fresh(into))
+		return errbuf_set(err, errlen, -EINVAL,
+				  "tsprof_read: the profile to read into is "
+				  "not empty");
+	return tsprof_read_merge(path, into, 0, from_ns, to_ns, info, err, errlen);
+}
+
+int tsprof_read_merge(const char *path, struct profile *into, uint32_t index,
+		      uint64_t from_ns, uint64_t to_ns, struct tsprof_read_info *info,
+		      char *err, size_t errlen)
+{
 	struct chunk_reader cr = { .fd = -1, .offset = TSPROF_HEADER_LEN };
 	struct tsprof_replay rp = {
 		.profile = into,
@@ -279,16 +290,20 @@ int tsprof_read_window(const char *path, struct profile *into, uint64_t from_ns,
 		.to_ns = to_ns,
 	};
 	struct tsprof_read_info unused;
+	char host[256];
 	struct stat st;
 	int ret;
 
 	if (!path || !into)
 		return errbuf_set(err, errlen, -EINVAL,
 				  "tsprof_read: bad arguments");
-	if (!is_fresh(into))
-		return errbuf_set(err, errlen, -EINVAL,
-				  "tsprof_read: the profile to read into is "
-				  "not empty");
+	/* A copy: the profile's metadata may move as the merge adds to it. */
+	snprintf(host, sizeof(host), "%s", profile_meta(into, "hostname") ? profile_meta(into, "hostname") : "");
+	rp.first_host = host[0] ? host : NULL;
+	if (tsprof_replay_begin(&rp, index) < 0) {
+		tsprof_replay_release(&rp);
+		return errbuf_set(err, errlen, -ENOMEM, "out of memory");
+	}
 	if (!info)
 		info = &unused;
 	memset(info, 0, sizeof(*info));
@@ -296,12 +311,14 @@ int tsprof_read_window(const char *path, struct profile *into, uint64_t from_ns,
 	cr.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (cr.fd < 0) {
 		ret = -errno;
+		tsprof_replay_release(&rp);
 		return errbuf_set(err, errlen, ret, "cannot open %s: %s", path,
 				  strerror(-ret));
 	}
 	if (fstat(cr.fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    fcntl(cr.fd, F_SETFL, fcntl(cr.fd, F_GETFL) & ~O_NONBLOCK) < 0) {
 		close(cr.fd);
+		tsprof_replay_release(&rp);
 		return errbuf_set(err, errlen, -EINVAL, "%s is not a regular file: a recording "
 				  "is a .tsprof file", path);
 	}

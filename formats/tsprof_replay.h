@@ -19,6 +19,21 @@ struct tsprof_replay {
 	uint64_t samples;      /* replayed so far, aggregates by their count */
 	char *scratch;         /* NUL-terminated copies of record text */
 	size_t scratch_cap;
+	/*
+	 * Merging a recording into a profile that holds others: the file's
+	 * ids (its own, from those of a fresh profile on) are mapped to the
+	 * profile's, its PIDs moved by pid_add (another machine's), its
+	 * times by time_add (its clock onto the first recording's), and its
+	 * metadata kept only where the first had none.
+	 */
+	bool merging;
+	uint32_t pid_add;
+	int64_t time_add;
+	uint32_t file_strings, file_frames, file_stacks; /* defined so far */
+	uint32_t *string_ids, *frame_ids, *stack_ids;    /* file id -> ours */
+	size_t string_cap, frame_cap, stack_cap;
+	const char *first_host; /* the first recording's host; NULL unknown */
+	uint32_t file_index;    /* 0 for the first recording */
 };
 
 /*
@@ -30,5 +45,8 @@ struct tsprof_replay {
 int tsprof_replay_chunk(struct tsprof_replay *r, const uint8_t *payload,
 			size_t len, char *why, size_t whylen);
 void tsprof_replay_release(struct tsprof_replay *r);
+/* Before a file's first chunk: recording file_index of a merge (0: the
+ * first, read as it is). -ENOMEM. */
+int tsprof_replay_begin(struct tsprof_replay *r, uint32_t file_index);
 
 #endif

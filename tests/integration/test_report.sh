@@ -77,3 +77,39 @@ for i in $(seq 1 25); do
 done
 [ -z "$bad" ]
 check $? "a recording cut at 25 random offsets renders up to the cut or fails in a line" "$bad"
+
+# Several recordings in one report (ranks, machines): every sample of each,
+# their processes kept apart; one from another host (a UTS namespace with
+# another name) has its PIDs moved past 2^22; on one time line by each
+# recording's clock offset.
+$TS record -q -r 500 -o "$TMP/m1.tsprof" -o "$TMP/m1.folded" -- "$T/cpu_shares" 1 >/dev/null
+if unshare -u true 2>/dev/null; then
+	unshare -u sh -c "hostname trainsample-other-host && $TS record -q -r 500 -o '$TMP/m2.tsprof' -o '$TMP/m2.folded' -- '$T/cpu_shares' 1" >/dev/null
+	other=yes
+else
+	$TS record -q -r 500 -o "$TMP/m2.tsprof" -o "$TMP/m2.folded" -- "$T/cpu_shares" 1 >/dev/null
+	other=no
+fi
+$TS report -q "$TMP/m1.tsprof" "$TMP/m2.tsprof" -o "$TMP/m.folded" -o "$TMP/m.trace.json"
+rc=$?
+n1=$(folded_total "$TMP/m1.folded") n2=$(folded_total "$TMP/m2.folded") n=$(folded_total "$TMP/m.folded")
+a=$(( $(folded_with "$TMP/m1.folded" hot_a) + $(folded_with "$TMP/m2.folded" hot_a) ))
+[ $rc = 0 ] && [ "$n" = $((n1 + n2)) ] && [ "$(folded_with "$TMP/m.folded" hot_a)" = "$a" ] &&
+	python3 tests/integration/trace_check.py "$TMP/m.trace.json" >"$TMP/m.check" 2>&1 &&
+	python3 - "$TMP/m.trace.json" "$other" >>"$TMP/m.check" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+pids = sorted({e["pid"] for e in d["traceEvents"] if e.get("ph") == "X"})
+assert len(pids) == 2, pids
+if sys.argv[2] == "yes":
+    assert pids[1] >= 1 << 22 and pids[0] < 1 << 22, pids
+first = {p: min(e["ts"] for e in d["traceEvents"] if e.get("ph") == "X" and e["pid"] == p) for p in pids}
+# Recorded one after the other: the second starts after the first began.
+assert first[pids[1]] > first[pids[0]], first
+PY
+check $? "report A.tsprof B.tsprof merges them: every sample, processes apart, on one time line" \
+	"exit $rc; $n samples of $n1 + $n2, hot_a $(folded_with "$TMP/m.folded" hot_a) of $a; $(tail -3 "$TMP/m.check")"
+$TS report -q "$TMP/m1.tsprof" "$TMP/nothing.tsprof" -o "$TMP/m3.folded" 2>"$TMP/err"
+rc=$?
+[ $rc = 1 ] && grep -q "nothing.tsprof" "$TMP/err" && [ ! -e "$TMP/m3.folded" ]
+check $? "report of several with one missing: says which, writes nothing" "exit $rc $(cat "$TMP/err")"
