@@ -996,3 +996,97 @@ Test(tsprof, compressed_and_unknown_chunks_are_read)
 	cr_assert_str_eq(profile_string(r.p, 2), "compressed records");
 	profile_free(r.p);
 }
+
+/* One recording of a leaf under a root, on `host`, with its own strings
+ * in its own order (so the ids of the two files differ). */
+static void write_small(const char *path, const char *host, const char *leaf, const char *pad,
+			uint32_t pid, uint64_t t0, const char *offset)
+{
+	struct profile *p = profile_new();
+	struct tsprof_writer *w;
+	struct frame f = { .kind = FRAME_NATIVE };
+	uint32_t root, leaf_frame, s1, s2;
+
+	cr_assert_not_null(p);
+	w = open_writer(path, p);
+	cr_assert_eq(profile_set_meta(p, "hostname", host), 0);
+	cr_assert_eq(profile_set_meta(p, "clock_offset_ns", offset), 0);
+	intern(p, pad);
+	f.name = intern(p, "main");
+	cr_assert_eq(profile_intern_frame(p, &f, &root), 0);
+	f.name = intern(p, leaf);
+	cr_assert_eq(profile_intern_frame(p, &f, &leaf_frame), 0);
+	cr_assert_eq(profile_intern_stack(p, 0, root, &s1), 0);
+	cr_assert_eq(profile_intern_stack(p, s1, leaf_frame, &s2), 0);
+	cr_assert_eq(profile_set_thread(p, pid, pid, leaf), 0);
+	for (int i = 0; i < 10; i++) {
+		struct sample s = { .time_ns = t0 + (uint64_t)i * 1000000, .pid = pid, .tid = pid,
+				    .stack = s2, .weight_ns = 1000000 };
+
+		cr_assert_eq(profile_add_sample(p, &s), 0);
+	}
+	cr_assert_eq(tsprof_writer_close(w), 0);
+	profile_free(p);
+}
+
+struct leaf_count {
+	const struct profile *p;
+	uint64_t a, b;
+	uint32_t pid_a, pid_b;
+};
+
+static int count_leaves(const struct profile_aggregate *row, void *ctx)
+{
+	struct leaf_count *c = ctx;
+	const struct stack_node *n = profile_stack(c->p, row->stack);
+	const char *leaf = profile_string(c->p, profile_frame(c->p, n->frame)->name);
+	const char *parent =
+		profile_string(c->p, profile_frame(c->p, profile_stack(c->p, n->parent)->frame)->name);
+
+	cr_assert_str_eq(parent, "main");
+	if (!strcmp(leaf, "leaf_a")) {
+		c->a += row->count;
+		c->pid_a = row->pid;
+	} else if (!strcmp(leaf, "leaf_b")) {
+		c->b += row->count;
+		c->pid_b = row->pid;
+	}
+	return 0;
+}
+
+Test(tsprof, recordings_merge_with_their_own_ids_hosts_and_clocks)
+{
+	char a[256], b[256], c[256], err[256] = "";
+	struct profile *p = profile_new();
+	struct leaf_count n = { .p = p };
+	struct tsprof_read_info info;
+
+	make_dir();
+	tmp_path(a, sizeof(a), "a.tsprof");
+	tmp_path(b, sizeof(b), "b.tsprof");
+	tmp_path(c, sizeof(c), "c.tsprof");
+	write_small(a, "node0", "leaf_a", "pad0", 100, 5000000000ull, "1000000000");
+	/* Another host, the same PID, other string ids, a clock 2 s behind. */
+	write_small(b, "node1", "leaf_b", "a longer pad that shifts ids", 100, 7000000000ull,
+		    "3000000000");
+	cr_assert_eq(tsprof_read_merge(a, p, 0, 0, UINT64_MAX, &info, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(tsprof_read_merge(b, p, 1, 0, UINT64_MAX, &info, err, sizeof(err)), 0, "%s", err);
+	profile_for_each_aggregate(p, count_leaves, &n);
+	cr_assert_eq(n.a, 10);
+	cr_assert_eq(n.b, 10);
+	cr_assert_eq(n.pid_a, 100);
+	cr_assert_eq(n.pid_b, 100 + (1u << 22), "pid %u", n.pid_b);
+	cr_assert_str_eq(profile_meta(p, "hostname"), "node0");
+	cr_assert_str_eq(profile_thread_name(p, 100 + (1u << 22), 100), "leaf_b");
+	/* The same host: PIDs stay, only ids are mapped. */
+	write_small(c, "node0", "leaf_b", "pad", 200, 9000000000ull, "1000000000");
+	cr_assert_eq(tsprof_read_merge(c, p, 2, 0, UINT64_MAX, &info, err, sizeof(err)), 0, "%s", err);
+	n.a = n.b = 0;
+	profile_for_each_aggregate(p, count_leaves, &n);
+	cr_assert_eq(n.b, 20);
+	cr_assert_str_eq(profile_thread_name(p, 200, 200), "leaf_b");
+	/* The first read still wants a fresh profile. */
+	cr_assert_lt(tsprof_read(a, p, &info, err, sizeof(err)), 0);
+	profile_free(p);
+	remove_dir();
+}
