@@ -119,7 +119,13 @@ static void set_end_meta(struct run *r, const struct sampler_stats *st, const ch
 {
 	struct profile *p = r->profile;
 
-	set_meta_u64(p, "pid", (uint64_t)sampler_pid(r->sampler));
+	char key[32], label[256];
+	pid_t pid = sampler_pid(r->sampler);
+
+	set_meta_u64(p, "pid", (uint64_t)pid);
+	snprintf(key, sizeof(key), "process.%d", (int)pid);
+	process_label(profile_meta(p, "command"), profile_meta(p, "rank"), NULL, label, sizeof(label));
+	profile_set_meta(p, key, label);
 	set_meta_u64(p, "duration_ns", st->elapsed_ns);
 	set_meta_u64(p, "samples", st->samples);
 	set_meta_u64(p, "missed_ticks", st->missed_ticks);
@@ -314,6 +320,8 @@ static int finish(struct run *r, enum sampler_end end)
 			}
 		}
 	}
+	if (st.samples && !o->quiet)
+		summary_write(r->profile, stderr);
 	if (o->stats)
 		record_stats_print(&st);
 	if (!st.samples && !o->quiet && stopped_at_end(r))

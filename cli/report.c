@@ -82,6 +82,9 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	ret = outputs_write(&o, p) < 0 ? 1 : 0;
+	/* Several recordings: one line per process says what each holds. */
+	if (o.ninputs > 1 && !o.quiet)
+		summary_write(p, stderr);
 	if (w) {
 		int wret = tsprof_writer_close(w);
 

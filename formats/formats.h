@@ -347,6 +347,17 @@ int tsprof_read_merge(const char *path, struct profile *into, uint32_t index,
 		      uint64_t from_ns, uint64_t to_ns, struct tsprof_read_info *info,
 		      char *err, size_t errlen);
 
+/* ---- the end-of-run summary (summary.c) ---- */
+
+/* A process's label: "rank R", else its command; " on HOST" when host. */
+void process_label(const char *command, const char *rank, const char *host, char *buf,
+		   size_t len);
+/* The label kept for pid (metadata "process.PID"), NULL if none. */
+const char *process_label_of(const struct profile *p, uint32_t pid);
+/* One line per process: label, samples, busy and idle shares of its
+ * time, its hottest function (by self time, busy samples). */
+int summary_write(const struct profile *p, FILE *out);
+
 /* ---- folded stacks ---- */
 
 struct render_options {

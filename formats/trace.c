@@ -84,8 +84,12 @@ void trace_name_process(struct tr *t, FILE *out, uint32_t pid)
 	if (!ARRAY_RESERVE(t->named, t->capnamed, t->nnamed + 1, 1024))
 		t->named[t->nnamed++] = pid;
 	snprintf(buf, sizeof(buf), "pid %" PRIu32, pid);
-	trace_write_name(t, out, "process_name", pid, pid,
-			 command && (!first_pid || strtoul(first_pid, NULL, 10) == pid) ? command : buf);
+	if (process_label_of(t->p, pid))
+		trace_write_name(t, out, "process_name", pid, pid, process_label_of(t->p, pid));
+	else
+		trace_write_name(t, out, "process_name", pid, pid,
+				 command && (!first_pid || strtoul(first_pid, NULL, 10) == pid) ?
+				 command : buf);
 }
 
 /* Every thread the slices were read from, named before its slices. */

@@ -325,6 +325,8 @@ int tsprof_read_merge(const char *path, struct profile *into, uint32_t index,
 	ret = read_header(cr.fd, path, err, errlen);
 	if (!ret) {
 		ret = read_chunks(&cr, &rp, info);
+		if (!ret)
+			ret = tsprof_replay_end(&rp);
 		if (ret)
 			errbuf_set(err, errlen, ret, "cannot read %s: %s", path,
 				   strerror(-ret));

@@ -314,7 +314,35 @@ static int apply_merged_meta(struct tsprof_replay *rp, const char *key, const ch
 		rp->pid_add = rp->file_index << 22;
 	if (!strcmp(key, "clock_offset_ns") && (first = profile_meta(p, "clock_offset_ns")))
 		rp->time_add = strtoll(value, NULL, 10) - strtoll(first, NULL, 10);
+	if (!strncmp(key, "process.", 8))
+		return 0; /* under its PID before the move: made again at the end */
 	return profile_meta(p, key) ? 0 : profile_set_meta(p, key, value);
+}
+
+/* What names this recording's process; its own "process.PID" label is
+ * made again at the end, where its PID may have moved. */
+static void note_meta(struct tsprof_replay *rp, const char *key, const char *value)
+{
+	if (!strcmp(key, "command"))
+		snprintf(rp->command, sizeof(rp->command), "%s", value);
+	else if (!strcmp(key, "rank"))
+		snprintf(rp->rank, sizeof(rp->rank), "%s", value);
+	else if (!strcmp(key, "hostname"))
+		snprintf(rp->host, sizeof(rp->host), "%s", value);
+	else if (!strcmp(key, "pid"))
+		rp->pid = (uint32_t)strtoul(value, NULL, 10);
+}
+
+int tsprof_replay_end(struct tsprof_replay *rp)
+{
+	char key[32], label[256];
+	bool elsewhere = rp->merging && rp->first_host && strcmp(rp->host, rp->first_host);
+
+	if (!rp->pid)
+		return 0;
+	snprintf(key, sizeof(key), "process.%" PRIu32, rp->pid + rp->pid_add);
+	process_label(rp->command, rp->rank, elsewhere ? rp->host : NULL, label, sizeof(label));
+	return profile_set_meta(rp->profile, key, label);
 }
 
 static uint64_t moved(const struct tsprof_replay *rp, uint64_t t)
@@ -371,9 +399,12 @@ static int apply(struct tsprof_replay *rp, const struct record *r, char *why,
 					  profile_string(p, ours(rp->string_ids, n[2], rp->merging)));
 	case TSPROF_REC_META:
 		err = copy_texts(rp, r, texts);
-		if (!err && rp->merging)
+		if (err)
+			return err;
+		note_meta(rp, texts[0], texts[1]);
+		if (rp->merging)
 			return apply_merged_meta(rp, texts[0], texts[1]);
-		return err ? err : profile_set_meta(p, texts[0], texts[1]);
+		return profile_set_meta(p, texts[0], texts[1]);
 	case TSPROF_REC_SAMPLE: {
 		uint64_t delta = (uint64_t)tsprof_unzigzag(n[0]);
 		struct sample s = {

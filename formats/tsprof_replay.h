@@ -34,6 +34,9 @@ struct tsprof_replay {
 	size_t string_cap, frame_cap, stack_cap;
 	const char *first_host; /* the first recording's host; NULL unknown */
 	uint32_t file_index;    /* 0 for the first recording */
+	/* This recording's, for its process's label (tsprof_replay_end). */
+	char command[128], rank[16], host[64];
+	uint32_t pid;
 };
 
 /*
@@ -48,5 +51,7 @@ void tsprof_replay_release(struct tsprof_replay *r);
 /* Before a file's first chunk: recording file_index of a merge (0: the
  * first, read as it is). -ENOMEM. */
 int tsprof_replay_begin(struct tsprof_replay *r, uint32_t file_index);
+/* After a file's last chunk: its process labelled ("process.PID"). */
+int tsprof_replay_end(struct tsprof_replay *r);
 
 #endif

@@ -296,6 +296,17 @@ host=$(hostname)
 assert (d["rank"], d["local_rank"], d["world_size"]) == ("3", "1", "4"), d' "$TMP/names.trace.json"
 check $? "-o NAME-{pid}-{rank}-{host}: the command's PID, RANK and host; the launcher's variables in the recording" \
 	"pid $cpid: $(ls -A "$TMP/names" | tr '\n' ' ')"
+# The end says, per process, its label, samples, busy share and hottest
+# function; the recording keeps the label (the trace's process name).
+RANK=3 $TS record -o "$TMP/names/s.tsprof" -- "$T/cpu_shares" 1 >/dev/null 2>"$TMP/err"
+spid=$(grep -o 'PID [0-9]* (rank 3): [0-9]* samples, busy [0-9]*%, idle [0-9]*%; hottest: hot_[ab] [0-9]*%' "$TMP/err" |
+	awk '{ print $2 }')
+[ -n "$spid" ] && $TS report "$TMP/names/s.tsprof" -o "$TMP/s.trace.json" 2>/dev/null &&
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["traceEvents"]
+assert {"rank 3"} == {e["args"]["name"] for e in d if e.get("name") == "process_name" and e["pid"] == int(sys.argv[2])}, d[:3]' \
+	"$TMP/s.trace.json" "$spid"
+check $? "the end names each process (rank 3), its samples, busy share and hottest function; the trace too" \
+	"$(cat "$TMP/err")"
 RANK=7 "$T/heartbeat" "$TMP/hbn" >/dev/null &
 hpid=$!
 wait_file "$TMP/hbn"

@@ -90,8 +90,12 @@ else
 	$TS record -q -r 500 -o "$TMP/m2.tsprof" -o "$TMP/m2.folded" -- "$T/cpu_shares" 1 >/dev/null
 	other=no
 fi
-$TS report -q "$TMP/m1.tsprof" "$TMP/m2.tsprof" -o "$TMP/m.folded" -o "$TMP/m.trace.json"
+$TS report "$TMP/m1.tsprof" "$TMP/m2.tsprof" -o "$TMP/m.folded" -o "$TMP/m.trace.json" 2>"$TMP/m.err"
 rc=$?
+# One line per process, the other host's named so.
+[ "$(grep -c '^trainsample: PID [0-9]* (.*cpu_shares 1.*): [0-9]* samples' "$TMP/m.err")" = 2 ] &&
+	{ [ $other = no ] || grep -q 'cpu_shares 1 on trainsample-other-host)' "$TMP/m.err"; }
+check $? "report of several recordings ends with a line per process, named" "$(cat "$TMP/m.err")"
 n1=$(folded_total "$TMP/m1.folded") n2=$(folded_total "$TMP/m2.folded") n=$(folded_total "$TMP/m.folded")
 a=$(( $(folded_with "$TMP/m1.folded" hot_a) + $(folded_with "$TMP/m2.folded" hot_a) ))
 [ $rc = 0 ] && [ "$n" = $((n1 + n2)) ] && [ "$(folded_with "$TMP/m.folded" hot_a)" = "$a" ] &&

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+/* The end-of-run lines: one per process, its label, shares and hottest. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/formats.h"
+
+static uint32_t stack_of(struct profile *p, const char *name, uint32_t kind, const char *file,
+			 uint32_t line)
+{
+	struct frame f = { .kind = kind, .line = line };
+	uint32_t frame, stack;
+
+	cr_assert_eq(profile_intern_string(p, name, &f.name), 0);
+	if (file)
+		cr_assert_eq(profile_intern_string(p, file, &f.module), 0);
+	cr_assert_eq(profile_intern_frame(p, &f, &frame), 0);
+	cr_assert_eq(profile_intern_stack(p, 0, frame, &stack), 0);
+	return stack;
+}
+
+static void add(struct profile *p, uint32_t pid, uint32_t stack, uint32_t flags, int n)
+{
+	static uint64_t t = 1000;
+
+	for (int i = 0; i < n; i++) {
+		struct sample s = { .time_ns = t += 1000000, .pid = pid, .tid = pid, .stack = stack,
+				    .weight_ns = 1000000, .flags = flags };
+
+		cr_assert_eq(profile_add_sample(p, &s), 0);
+	}
+}
+
+Test(summary, a_line_per_process_with_label_shares_and_hottest)
+{
+	struct profile *p = profile_new();
+	uint32_t fwd = stack_of(p, "forward", FRAME_PYTHON, "/src/model.py", 42);
+	uint32_t load = stack_of(p, "load", FRAME_PYTHON, "data.py", 7);
+	uint32_t wait = stack_of(p, "[idle: futex]", FRAME_IDLE, NULL, 0);
+	char *text = NULL, label[64];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	process_label("python3 train.py", "0", NULL, label, sizeof(label));
+	cr_assert_str_eq(label, "rank 0");
+	cr_assert_eq(profile_set_meta(p, "process.20", label), 0);
+	process_label("python3 eval.py\nx", NULL, "node1", label, sizeof(label));
+	cr_assert_str_eq(label, "python3 eval.py x on node1");
+	add(p, 20, fwd, 0, 6);
+	add(p, 20, load, 0, 2);
+	add(p, 20, wait, SAMPLE_IDLE, 2);
+	add(p, 7, load, 0, 4);
+	cr_assert_eq(summary_write(p, f), 0);
+	fclose(f);
+	/* By PID; shares of each process's own time; hottest by busy time. */
+	cr_assert_str_eq(text,
+			 "trainsample: PID 7: 4 samples, busy 100%, idle 0%; hottest: load (data.py:7) 100%\n"
+			 "trainsample: PID 20 (rank 0): 10 samples, busy 80%, idle 20%; hottest: forward (model.py:42) 75%\n");
+	free(text);
+	profile_free(p);
+}
