@@ -72,6 +72,13 @@ int options_parse_diff(int argc, char **argv, struct cli_options *o);
  * pid 0: a command not started yet, whose {pid} stays. -EINVAL said. */
 int output_names_expand(struct cli_options *o, pid_t pid);
 bool output_name_wants_pid(const char *path);
+struct sampler_stats;
+
+/* record_meta.c: a recording's metadata at its start and its end. */
+void record_meta_start(struct profile *p, const struct cli_options *o, bool attach,
+		       const char *what);
+void record_meta_end(struct profile *p, pid_t pid, const struct sampler_stats *st,
+		     const char *why);
 /* report and diff: an output name with a field is refused, said. */
 int output_names_refuse(const struct cli_options *o, const char *cmd);
 /* Variable name of pid's environment as it started (ours for pid 0), into
@@ -105,7 +112,6 @@ int outputs_finish(struct output *out, int ret, char *err, size_t errlen);
 
 /* record_report.c: the --stats block; whether PID's stdout or stderr is
  * the terminal our stderr is. */
-struct sampler_stats;
 void record_stats_print(const struct sampler_stats *st);
 bool record_target_shares_terminal(pid_t pid);
 

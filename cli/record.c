@@ -64,75 +64,6 @@ static void periodic(void *ctx, uint64_t now)
 		progress_line(r);
 }
 
-static void set_meta_u64(struct profile *p, const char *key, uint64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	profile_set_meta(p, key, buf);
-}
-
-static const char *const launch_vars[][2] = {
-	{ "RANK", "rank" }, { "LOCAL_RANK", "local_rank" }, { "WORLD_SIZE", "world_size" },
-};
-
-static void set_start_meta(struct run *r, bool attach, const char *what)
-{
-	struct cli_options *o = r->o;
-	struct profile *p = r->profile;
-	char buf[256];
-	time_t now = time(NULL);
-	struct timespec real, mono;
-	struct tm tm;
-
-	profile_set_meta(p, "trainsample_version", TRAINSAMPLE_VERSION);
-	profile_set_meta(p, "mode", attach ? "attach" : "record");
-	profile_set_meta(p, "command", what);
-	snprintf(buf, sizeof(buf), "%g", o->rate_hz);
-	profile_set_meta(p, "rate_hz", buf);
-	set_meta_u64(p, "period_ns", (uint64_t)(1e9 / o->rate_hz));
-	set_meta_u64(p, "stack_bytes", o->stack_bytes);
-	profile_set_meta(p, "idle", o->idle ? "1" : "0");
-	gmtime_r(&now, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	profile_set_meta(p, "start_time", buf);
-	if (gethostname(buf, sizeof(buf)) == 0) {
-		buf[sizeof(buf) - 1] = '\0';
-		profile_set_meta(p, "hostname", buf);
-	}
-	/* Wall clock minus the samples' monotonic clock: recordings from
-	 * several machines are put on one time line by it (report A B). */
-	clock_gettime(CLOCK_REALTIME, &real);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	snprintf(buf, sizeof(buf), "%lld",
-		 (long long)(real.tv_sec - mono.tv_sec) * 1000000000ll + (real.tv_nsec - mono.tv_nsec));
-	profile_set_meta(p, "clock_offset_ns", buf);
-	/* Where a launcher (torchrun, srun) placed it, to tell ranks apart. */
-	for (size_t i = 0; i < sizeof(launch_vars) / sizeof(launch_vars[0]); i++) {
-		target_env_value(o->command ? 0 : o->pid, launch_vars[i][0], buf, sizeof(buf));
-		if (buf[0])
-			profile_set_meta(p, launch_vars[i][1], buf);
-	}
-}
-
-static void set_end_meta(struct run *r, const struct sampler_stats *st, const char *why)
-{
-	struct profile *p = r->profile;
-
-	char key[32], label[256];
-	pid_t pid = sampler_pid(r->sampler);
-
-	set_meta_u64(p, "pid", (uint64_t)pid);
-	snprintf(key, sizeof(key), "process.%d", (int)pid);
-	process_label(profile_meta(p, "command"), profile_meta(p, "rank"), NULL, label, sizeof(label));
-	profile_set_meta(p, key, label);
-	set_meta_u64(p, "duration_ns", st->elapsed_ns);
-	set_meta_u64(p, "samples", st->samples);
-	set_meta_u64(p, "missed_ticks", st->missed_ticks);
-	set_meta_u64(p, "errors", st->errors);
-	profile_set_meta(p, "end", why);
-}
-
 static char *join_args(char **argv)
 {
 	size_t len = 1;
@@ -301,7 +232,7 @@ static int finish(struct run *r, enum sampler_end end)
 		fputs("\r\033[K", stderr);
 	r->progress_drawn = false;
 	gpu_run_finish(r->gpu, o->quiet, st.elapsed_ns);
-	set_end_meta(r, &st, end_reason(end));
+	record_meta_end(r->profile, sampler_pid(r->sampler), &st, end_reason(end));
 	if (outputs_write(o, r->profile) < 0)
 		ret = 1;
 	if (r->writer) {
@@ -365,7 +296,7 @@ static int prepare(struct run *r, bool attach, struct sampler_options *so,
 		cli_error("out of memory");
 		return 1;
 	}
-	set_start_meta(r, attach, what);
+	record_meta_start(r->profile, o, attach, what);
 	free(what);
 	*so = (struct sampler_options){
 		.rate_hz = o->rate_hz,

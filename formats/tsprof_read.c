@@ -290,6 +290,7 @@ int tsprof_read_merge(const char *path, struct profile *into, uint32_t index,
 		.to_ns = to_ns,
 	};
 	struct tsprof_read_info unused;
+	const char *first_host;
 	char host[256];
 	struct stat st;
 	int ret;
@@ -298,7 +299,8 @@ int tsprof_read_merge(const char *path, struct profile *into, uint32_t index,
 		return errbuf_set(err, errlen, -EINVAL,
 				  "tsprof_read: bad arguments");
 	/* A copy: the profile's metadata may move as the merge adds to it. */
-	snprintf(host, sizeof(host), "%s", profile_meta(into, "hostname") ? profile_meta(into, "hostname") : "");
+	first_host = profile_meta(into, "hostname");
+	snprintf(host, sizeof(host), "%s", first_host ? first_host : "");
 	rp.first_host = host[0] ? host : NULL;
 	if (tsprof_replay_begin(&rp, index) < 0) {
 		tsprof_replay_release(&rp);

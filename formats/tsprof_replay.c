@@ -227,24 +227,6 @@ static int copy_texts(struct tsprof_replay *rp, const struct record *r,
 	return 0;
 }
 
-/* Our id for the file's id (checked to be defined): the same unless
- * merging. */
-static uint32_t ours(const uint32_t *ids, uint64_t id, bool merging)
-{
-	return merging ? ids[id] : (uint32_t)id;
-}
-
-static int remember(uint32_t **ids, size_t *cap, uint32_t *count, uint32_t id, bool merging)
-{
-	if (merging) {
-		if (ARRAY_RESERVE(*ids, *cap, (size_t)*count + 1, 256) < 0)
-			return -ENOMEM;
-		(*ids)[*count] = id;
-	}
-	(*count)++;
-	return 0;
-}
-
 static int apply_definition(struct tsprof_replay *rp, const struct record *r,
 			    char *why, size_t len)
 {
@@ -263,26 +245,26 @@ static int apply_definition(struct tsprof_replay *rp, const struct record *r,
 		if (!err)
 			err = profile_intern_string(p, texts[0], &id);
 		if (!err)
-			err = remember(&rp->string_ids, &rp->string_cap, &rp->file_strings, id, m);
+			err = tsprof_merge_remember(&rp->string_ids, &rp->string_cap, &rp->file_strings, id, m);
 		break;
 	case TSPROF_REC_FRAME: {
 		struct frame f = {
-			.kind = (uint32_t)n[1], .name = ours(rp->string_ids, n[2], m),
-			.module = ours(rp->string_ids, n[3], m), .line = (uint32_t)n[4],
+			.kind = (uint32_t)n[1], .name = tsprof_merge_id(rp->string_ids, n[2], m),
+			.module = tsprof_merge_id(rp->string_ids, n[3], m), .line = (uint32_t)n[4],
 		};
 
 		what = "frame";
 		err = profile_intern_frame(p, &f, &id);
 		if (!err)
-			err = remember(&rp->frame_ids, &rp->frame_cap, &rp->file_frames, id, m);
+			err = tsprof_merge_remember(&rp->frame_ids, &rp->frame_cap, &rp->file_frames, id, m);
 		break;
 	}
 	case TSPROF_REC_STACK:
 		what = "stack";
-		err = profile_intern_stack(p, ours(rp->stack_ids, n[1], m),
-					   ours(rp->frame_ids, n[2], m), &id);
+		err = profile_intern_stack(p, tsprof_merge_id(rp->stack_ids, n[1], m),
+					   tsprof_merge_id(rp->frame_ids, n[2], m), &id);
 		if (!err)
-			err = remember(&rp->stack_ids, &rp->stack_cap, &rp->file_stacks, id, m);
+			err = tsprof_merge_remember(&rp->stack_ids, &rp->stack_cap, &rp->file_stacks, id, m);
 		break;
 	default:
 		return errbuf_set(why, len, -EBADMSG, "unknown record tag %u",
@@ -299,66 +281,15 @@ static int apply_definition(struct tsprof_replay *rp, const struct record *r,
 	return 0;
 }
 
-/*
- * A merged recording's metadata: its host tells whether its PIDs are
- * another machine's (then moved past 2^22, Linux's largest PID, times the
- * recording's index), its clock offset how far its monotonic clock is
- * from the first's. The first recording's values stay the profile's.
- */
-static int apply_merged_meta(struct tsprof_replay *rp, const char *key, const char *value)
-{
-	struct profile *p = rp->profile;
-	const char *first;
-
-	if (!strcmp(key, "hostname") && rp->first_host && strcmp(value, rp->first_host))
-		rp->pid_add = rp->file_index << 22;
-	if (!strcmp(key, "clock_offset_ns") && (first = profile_meta(p, "clock_offset_ns")))
-		rp->time_add = strtoll(value, NULL, 10) - strtoll(first, NULL, 10);
-	if (!strncmp(key, "process.", 8))
-		return 0; /* under its PID before the move: made again at the end */
-	return profile_meta(p, key) ? 0 : profile_set_meta(p, key, value);
-}
-
-/* What names this recording's process; its own "process.PID" label is
- * made again at the end, where its PID may have moved. */
-static void note_meta(struct tsprof_replay *rp, const char *key, const char *value)
-{
-	if (!strcmp(key, "command"))
-		snprintf(rp->command, sizeof(rp->command), "%s", value);
-	else if (!strcmp(key, "rank"))
-		snprintf(rp->rank, sizeof(rp->rank), "%s", value);
-	else if (!strcmp(key, "hostname"))
-		snprintf(rp->host, sizeof(rp->host), "%s", value);
-	else if (!strcmp(key, "pid"))
-		rp->pid = (uint32_t)strtoul(value, NULL, 10);
-}
-
-int tsprof_replay_end(struct tsprof_replay *rp)
-{
-	char key[32], label[256];
-	bool elsewhere = rp->merging && rp->first_host && strcmp(rp->host, rp->first_host);
-
-	if (!rp->pid)
-		return 0;
-	snprintf(key, sizeof(key), "process.%" PRIu32, rp->pid + rp->pid_add);
-	process_label(rp->command, rp->rank, elsewhere ? rp->host : NULL, label, sizeof(label));
-	return profile_set_meta(rp->profile, key, label);
-}
-
-static uint64_t moved(const struct tsprof_replay *rp, uint64_t t)
-{
-	return t ? t + (uint64_t)rp->time_add : 0;
-}
-
 static int apply_gpu(struct tsprof_replay *rp, const uint64_t *n)
 {
 	bool m = rp->merging;
 	struct gpu_activity a = {
 		.kind = (uint32_t)n[0], .device = (uint32_t)n[3], .stream = (uint32_t)n[4],
-		.correlation = (uint32_t)n[5], .name = ours(rp->string_ids, n[6], m),
+		.correlation = (uint32_t)n[5], .name = tsprof_merge_id(rp->string_ids, n[6], m),
 		.copy_kind = (uint32_t)n[7], .bytes = n[8], .pid = (uint32_t)n[15] + rp->pid_add,
-		.tid = (uint32_t)n[16], .stack = ours(rp->stack_ids, n[17], m),
-		.api = ours(rp->string_ids, n[20], m),
+		.tid = (uint32_t)n[16], .stack = tsprof_merge_id(rp->stack_ids, n[17], m),
+		.api = tsprof_merge_id(rp->string_ids, n[20], m),
 	};
 
 	a.start_ns = rp->prev_gpu_ns + (uint64_t)tsprof_unzigzag(n[1]);
@@ -378,10 +309,10 @@ static int apply_gpu(struct tsprof_replay *rp, const uint64_t *n)
 	if (rp->windowed && (!rp->first_ns || a.start_ns < rp->first_ns + rp->from_ns ||
 			     a.start_ns - rp->first_ns > rp->to_ns))
 		return 0;
-	a.start_ns = moved(rp, a.start_ns);
-	a.end_ns = moved(rp, a.end_ns);
-	a.launch_start_ns = moved(rp, a.launch_start_ns);
-	a.launch_end_ns = moved(rp, a.launch_end_ns);
+	a.start_ns = tsprof_merge_time(rp, a.start_ns);
+	a.end_ns = tsprof_merge_time(rp, a.end_ns);
+	a.launch_start_ns = tsprof_merge_time(rp, a.launch_start_ns);
+	a.launch_end_ns = tsprof_merge_time(rp, a.launch_end_ns);
 	return profile_add_gpu_activity(rp->profile, &a);
 }
 
@@ -396,14 +327,14 @@ static int apply(struct tsprof_replay *rp, const struct record *r, char *why,
 	switch (r->tag) {
 	case TSPROF_REC_THREAD:
 		return profile_set_thread(p, (uint32_t)n[0] + rp->pid_add, (uint32_t)n[1],
-					  profile_string(p, ours(rp->string_ids, n[2], rp->merging)));
+					  profile_string(p, tsprof_merge_id(rp->string_ids, n[2], rp->merging)));
 	case TSPROF_REC_META:
 		err = copy_texts(rp, r, texts);
 		if (err)
 			return err;
-		note_meta(rp, texts[0], texts[1]);
+		tsprof_merge_note(rp, texts[0], texts[1]);
 		if (rp->merging)
-			return apply_merged_meta(rp, texts[0], texts[1]);
+			return tsprof_merge_meta(rp, texts[0], texts[1]);
 		return profile_set_meta(p, texts[0], texts[1]);
 	case TSPROF_REC_SAMPLE: {
 		uint64_t delta = (uint64_t)tsprof_unzigzag(n[0]);
@@ -420,9 +351,9 @@ static int apply(struct tsprof_replay *rp, const struct record *r, char *why,
 		if (rp->windowed && (s.time_ns < rp->first_ns + rp->from_ns ||
 				     s.time_ns - rp->first_ns > rp->to_ns))
 			return 0;
-		s.time_ns = moved(rp, s.time_ns);
+		s.time_ns = tsprof_merge_time(rp, s.time_ns);
 		s.pid += rp->pid_add;
-		s.stack = ours(rp->stack_ids, s.stack, rp->merging);
+		s.stack = tsprof_merge_id(rp->stack_ids, s.stack, rp->merging);
 		err = profile_add_sample(p, &s);
 		if (!err)
 			rp->samples++;
@@ -431,7 +362,7 @@ static int apply(struct tsprof_replay *rp, const struct record *r, char *why,
 	case TSPROF_REC_GPU:
 		return apply_gpu(rp, n);
 	case TSPROF_REC_COUNTER: {
-		struct counter_sample c = { .track = ours(rp->string_ids, n[0], rp->merging) };
+		struct counter_sample c = { .track = tsprof_merge_id(rp->string_ids, n[0], rp->merging) };
 
 		c.time_ns = rp->prev_counter_ns + (uint64_t)tsprof_unzigzag(n[1]);
 		rp->prev_counter_ns = c.time_ns;
@@ -439,13 +370,13 @@ static int apply(struct tsprof_replay *rp, const struct record *r, char *why,
 		if (rp->windowed && (!rp->first_ns || c.time_ns < rp->first_ns + rp->from_ns ||
 				     c.time_ns - rp->first_ns > rp->to_ns))
 			return 0;
-		c.time_ns = moved(rp, c.time_ns);
+		c.time_ns = tsprof_merge_time(rp, c.time_ns);
 		return profile_add_counter(p, &c);
 	}
 	case TSPROF_REC_AGGREGATE: {
 		struct profile_aggregate row = {
 			.pid = (uint32_t)n[0] + rp->pid_add, .tid = (uint32_t)n[1],
-			.stack = ours(rp->stack_ids, n[2], rp->merging), .flags = (uint32_t)n[3],
+			.stack = tsprof_merge_id(rp->stack_ids, n[2], rp->merging), .flags = (uint32_t)n[3],
 			.weight_ns = n[4], .count = n[5],
 		};
 
@@ -530,16 +461,4 @@ void tsprof_replay_release(struct tsprof_replay *rp)
 	rp->scratch_cap = 0;
 	rp->string_ids = rp->frame_ids = rp->stack_ids = NULL;
 	rp->string_cap = rp->frame_cap = rp->stack_cap = 0;
-}
-
-int tsprof_replay_begin(struct tsprof_replay *rp, uint32_t file_index)
-{
-	rp->file_index = file_index;
-	rp->merging = file_index > 0;
-	/* A fresh profile's own: the empty string and the root stack. */
-	rp->file_strings = rp->file_stacks = rp->file_frames = 0;
-	if (remember(&rp->string_ids, &rp->string_cap, &rp->file_strings, 0, rp->merging) ||
-	    remember(&rp->stack_ids, &rp->stack_cap, &rp->file_stacks, 0, rp->merging))
-		return -ENOMEM;
-	return 0;
 }

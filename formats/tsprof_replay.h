@@ -54,4 +54,14 @@ int tsprof_replay_begin(struct tsprof_replay *r, uint32_t file_index);
 /* After a file's last chunk: its process labelled ("process.PID"). */
 int tsprof_replay_end(struct tsprof_replay *r);
 
+/* tsprof_merge.c, for the replay: our id for a file's (defined) id; a
+ * definition's id kept; a merged file's metadata applied, and noted for
+ * its label; a time moved onto the first recording's clock. */
+uint32_t tsprof_merge_id(const uint32_t *ids, uint64_t id, bool merging);
+int tsprof_merge_remember(uint32_t **ids, size_t *cap, uint32_t *count, uint32_t id,
+			  bool merging);
+int tsprof_merge_meta(struct tsprof_replay *rp, const char *key, const char *value);
+void tsprof_merge_note(struct tsprof_replay *rp, const char *key, const char *value);
+uint64_t tsprof_merge_time(const struct tsprof_replay *rp, uint64_t t);
+
 #endif

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What a recording says of itself (its metadata): how it was made, where
+ * (host, clock, the launcher's rank), and at the end how it went. report
+ * reads it back to title, label and merge recordings.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "formats/formats.h"
+#include "sampler/sampler.h"
+
+static void set_meta_u64(struct profile *p, const char *key, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	profile_set_meta(p, key, buf);
+}
+
+static const char *const launch_vars[][2] = {
+	{ "RANK", "rank" }, { "LOCAL_RANK", "local_rank" }, { "WORLD_SIZE", "world_size" },
+};
+
+void record_meta_start(struct profile *p, const struct cli_options *o, bool attach,
+		       const char *what)
+{
+	char buf[256];
+	time_t now = time(NULL);
+	struct timespec real, mono;
+	struct tm tm;
+
+	profile_set_meta(p, "trainsample_version", TRAINSAMPLE_VERSION);
+	profile_set_meta(p, "mode", attach ? "attach" : "record");
+	profile_set_meta(p, "command", what);
+	snprintf(buf, sizeof(buf), "%g", o->rate_hz);
+	profile_set_meta(p, "rate_hz", buf);
+	set_meta_u64(p, "period_ns", (uint64_t)(1e9 / o->rate_hz));
+	set_meta_u64(p, "stack_bytes", o->stack_bytes);
+	profile_set_meta(p, "idle", o->idle ? "1" : "0");
+	gmtime_r(&now, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	profile_set_meta(p, "start_time", buf);
+	if (gethostname(buf, sizeof(buf)) == 0) {
+		buf[sizeof(buf) - 1] = '\0';
+		profile_set_meta(p, "hostname", buf);
+	}
+	/* Wall clock minus the samples' monotonic clock: recordings from
+	 * several machines are put on one time line by it (report A B). */
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	snprintf(buf, sizeof(buf), "%lld",
+		 (long long)(real.tv_sec - mono.tv_sec) * 1000000000ll + (real.tv_nsec - mono.tv_nsec));
+	profile_set_meta(p, "clock_offset_ns", buf);
+	/* Where a launcher (torchrun, srun) placed it, to tell ranks apart. */
+	for (size_t i = 0; i < sizeof(launch_vars) / sizeof(launch_vars[0]); i++) {
+		target_env_value(o->command ? 0 : o->pid, launch_vars[i][0], buf, sizeof(buf));
+		if (buf[0])
+			profile_set_meta(p, launch_vars[i][1], buf);
+	}
+}
+
+void record_meta_end(struct profile *p, pid_t pid, const struct sampler_stats *st,
+		     const char *why)
+{
+	char key[32], label[256];
+
+	set_meta_u64(p, "pid", (uint64_t)pid);
+	snprintf(key, sizeof(key), "process.%d", (int)pid);
+	process_label(profile_meta(p, "command"), profile_meta(p, "rank"), NULL, label, sizeof(label));
+	profile_set_meta(p, key, label);
+	set_meta_u64(p, "duration_ns", st->elapsed_ns);
+	set_meta_u64(p, "samples", st->samples);
+	set_meta_u64(p, "missed_ticks", st->missed_ticks);
+	set_meta_u64(p, "errors", st->errors);
+	profile_set_meta(p, "end", why);
+}
