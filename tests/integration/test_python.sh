@@ -34,10 +34,14 @@ shares() {
 	echo "$label: $total samples; heavy $sh% (truth $th%), light $sl% (truth $tl%), '$step' in $qual%, heavy at its loop's lines in $inloop%"
 	at_least "$total" 3000
 	check $? "$label: at least 3000 samples" "$total"
+	# What lies outside the method, should a share be off: the two
+	# heaviest stacks there.
+	outside=$(grep -v "$step" "$TMP/$label.folded" | sort -t' ' -k2 | awk '{ print $NF "\t" $0 }' |
+		sort -rn | head -2 | cut -f2 | cut -c1-300 | tr '\n' '|')
 	within "$sh" "$th" 3
-	check $? "$label: heavy's share within 3 points" "$sh vs $th"
+	check $? "$label: heavy's share within 3 points" "$sh vs $th; outside '$step': $outside"
 	within "$sl" "$tl" 3
-	check $? "$label: light's share within 3 points" "$sl vs $tl"
+	check $? "$label: light's share within 3 points" "$sl vs $tl; outside '$step': $outside"
 	at_least "$qual" 90
 	check $? "$label: the method is named '${step% (}'" "$qual%"
 	at_least "$inloop" 95
