@@ -22,8 +22,9 @@
 
 void target_env_value(pid_t pid, const char *name, char *buf, size_t len)
 {
-	static char env[65536];
+	enum { ENV_MAX = 65536 };
 	size_t nlen = strlen(name);
+	char *env;
 	const char *v;
 	char path[64];
 	ssize_t n;
@@ -37,16 +38,21 @@ void target_env_value(pid_t pid, const char *name, char *buf, size_t len)
 	}
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 	f = fopen(path, "re");
-	if (!f)
+	env = f ? malloc(ENV_MAX) : NULL;
+	if (!env) {
+		if (f)
+			fclose(f);
 		return;
-	n = (ssize_t)fread(env, 1, sizeof(env) - 1, f);
+	}
+	n = (ssize_t)fread(env, 1, ENV_MAX - 1, f);
 	fclose(f);
 	env[n > 0 ? n : 0] = 0;
 	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(env + i) + 1)
 		if (!strncmp(env + i, name, nlen) && env[i + (ssize_t)nlen] == '=') {
 			snprintf(buf, len, "%s", env + i + nlen + 1);
-			return;
+			break;
 		}
+	free(env);
 }
 
 /* tmpl with its fields filled in (a {pid} not yet known kept as it is),
