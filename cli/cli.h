@@ -53,6 +53,8 @@ struct cli_options {
 	const char *thread;
 	double from_s, to_s;  /* to_s < 0: to the end */
 	bool quiet;
+	int subprocesses;     /* -s 1, --no-subprocesses 0; -1: record's
+			       * command on, a running process off */
 	pid_t pid;            /* record --pid / attach */
 	char **command;       /* record -- CMD ARGS, NULL-terminated */
 	const char *input;    /* report IN.tsprof; diff's newer recording */

@@ -33,6 +33,7 @@ enum {
 	OPT_GPU_FLAMEGRAPH,
 	OPT_NONBLOCKING,
 	OPT_TRACE_MAX_SLICES,
+	OPT_NO_SUBPROCESSES,
 };
 
 static const struct option long_options[] = {
@@ -67,6 +68,8 @@ static const struct option long_options[] = {
 	{ "gpu-flamegraph", required_argument, NULL, OPT_GPU_FLAMEGRAPH },
 	{ "nonblocking", no_argument, NULL, OPT_NONBLOCKING },
 	{ "trace-max-slices", required_argument, NULL, OPT_TRACE_MAX_SLICES },
+	{ "subprocesses", no_argument, NULL, 's' },
+	{ "no-subprocesses", no_argument, NULL, OPT_NO_SUBPROCESSES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -76,6 +79,7 @@ static void defaults(struct cli_options *o)
 	o->rate_hz = 100;
 	o->stack_bytes = 64 * 1024;
 	o->to_s = -1;
+	o->subprocesses = -1;
 	/* About 150 MB of JSON, which Perfetto's UI and chrome://tracing
 	 * still open; a 10-minute 1 kHz run can hold 20 times that. */
 	o->trace_max_slices = 1000000;
@@ -251,6 +255,12 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 	case 'q':
 		o->quiet = true;
 		return 0;
+	case 's':
+		o->subprocesses = 1;
+		return 0;
+	case OPT_NO_SUBPROCESSES:
+		o->subprocesses = 0;
+		return 0;
 	case OPT_STACK_BYTES:
 		return parse_size(arg, &o->stack_bytes);
 	case OPT_UNWIND_QUEUE: {
@@ -308,7 +318,7 @@ int options_parse_record(int argc, char **argv, bool attach, struct cli_options 
 
 	defaults(o);
 	/* record stops at the command ('+'); attach takes PID anywhere. */
-	ret = getopt_loop(argc, argv, attach ? "o:f:r:d:tigqh" : "+o:f:r:d:tigqh", o);
+	ret = getopt_loop(argc, argv, attach ? "o:f:r:d:tigqsh" : "+o:f:r:d:tigqsh", o);
 	if (ret)
 		return ret;
 	if (o->top || o->lines) {
@@ -354,6 +364,10 @@ static int parse_rendering(int argc, char **argv, struct cli_options *o, bool di
 	ret = getopt_loop(argc, argv, "o:f:r:d:tigqh", o);
 	if (ret)
 		return ret;
+	if (o->subprocesses >= 0) {
+		cli_error("--subprocesses and --no-subprocesses are options of record and attach");
+		return -1;
+	}
 	if (!diff && (o->top || o->lines)) {
 		cli_error("--top and --lines are options of diff");
 		return -1;

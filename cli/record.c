@@ -253,6 +253,9 @@ static int finish(struct run *r, enum sampler_end end)
 	}
 	if (st.samples && !o->quiet)
 		summary_write(r->profile, stderr);
+	if (st.processes_left && !o->quiet && !(o->subprocesses < 0 ? o->command != NULL : o->subprocesses))
+		cli_warn("%" PRIu64 " child process%s not profiled; -s (--subprocesses) includes them",
+			 st.processes_left, st.processes_left == 1 ? " was" : "es were");
 	if (o->stats)
 		record_stats_print(&st);
 	if (!st.samples && !o->quiet && stopped_at_end(r))
@@ -261,6 +264,21 @@ static int finish(struct run *r, enum sampler_end end)
 		cli_warn("no samples were taken%s", o->idle ? "" :
 			 " (the process was never on a CPU at a tick; --idle keeps blocked threads)");
 	return ret;
+}
+
+/* A followed process, as it starts or execs: its label, from its launch
+ * rank or its command line (formats' process_label). */
+static void label_process(void *ctx, pid_t pid)
+{
+	struct run *r = ctx;
+	char rank[32], command[256], label[256], key[32];
+
+	target_env_value(pid, "RANK", rank, sizeof(rank));
+	if (proc_command_line(pid, command, sizeof(command)) < 0)
+		return;
+	process_label(command, rank, NULL, label, sizeof(label));
+	snprintf(key, sizeof(key), "process.%d", (int)pid);
+	profile_set_meta(r->profile, key, label);
 }
 
 /*
@@ -315,6 +333,9 @@ static int prepare(struct run *r, bool attach, struct sampler_options *so,
 		.quiet = o->quiet,
 		.periodic = periodic,
 		.periodic_ctx = r,
+		.subprocesses = o->subprocesses < 0 ? o->command != NULL : o->subprocesses,
+		.process_seen = label_process,
+		.process_seen_ctx = r,
 	};
 	r->progress = !o->quiet && isatty(STDERR_FILENO);
 	return 0;

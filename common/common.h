@@ -91,6 +91,9 @@ int proc_tids(pid_t pid, pid_t **tids, size_t *n);
 /* The value of "Field:" in /proc/PID/status, trimmed, into buf. 0,
  * -ENOENT when there is no such line, or -errno. */
 int proc_status_field(pid_t pid, const char *field, char *buf, size_t len);
+/* pid's command line, its arguments joined by spaces and the program's
+ * directory left out ("python3 train.py"); -errno when unreadable. */
+int proc_command_line(pid_t pid, char *buf, size_t len);
 /*
  * The id thread tid of process pid has in its own (innermost) PID
  * namespace, from the "NSpid:" line of /proc/PID/task/TID/status, and how

@@ -161,3 +161,34 @@ int proc_status_field(pid_t pid, const char *field, char *buf, size_t len)
 	fclose(f);
 	return ret;
 }
+
+int proc_command_line(pid_t pid, char *buf, size_t len)
+{
+	char path[64], raw[1024], *arg0, *slash;
+	size_t n = 0, at = 0;
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	got = read(fd, raw, sizeof(raw) - 1);
+	close(fd);
+	if (got <= 0 || !len)
+		return got < 0 ? -errno : -ENOENT;
+	raw[got] = '\0';
+	arg0 = raw;
+	slash = strrchr(arg0, '/');
+	if (slash)
+		at = (size_t)(slash + 1 - raw);
+	while (at < (size_t)got && n + 1 < len) {
+		char c = raw[at++];
+
+		buf[n++] = c ? c : ' ';
+	}
+	while (n && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+	return n ? 0 : -ENOENT;
+}

@@ -12,8 +12,6 @@
 
 #include "sampler/internal.h"
 
-#define SEIZE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
-
 void proc_comm(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
@@ -109,7 +107,7 @@ int attach_explain_no_access(pid_t pid, int error, char *err, size_t errlen)
 static int seize_one(struct sampler *s, pid_t tid, bool *added)
 {
 	*added = false;
-	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)SEIZE_OPTIONS) == 0) {
+	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)seize_options(s)) == 0) {
 		*added = thread_add(s, tid) != NULL;
 		return *added ? 0 : -ENOMEM;
 	}

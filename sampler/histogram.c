@@ -62,3 +62,11 @@ uint64_t histogram_percentile(const struct duration_histogram *h, double q)
 	}
 	return h->max_ns;
 }
+
+void histogram_merge(struct duration_histogram *into, const struct duration_histogram *from)
+{
+	for (unsigned i = 0; i < HISTOGRAM_BUCKETS; i++)
+		into->counts[i] += from->counts[i];
+	if (from->max_ns > into->max_ns)
+		into->max_ns = from->max_ns;
+}

@@ -24,6 +24,8 @@ struct duration_histogram {
 };
 
 void histogram_add(struct duration_histogram *h, uint64_t ns);
+/* Adds from's durations to into's. */
+void histogram_merge(struct duration_histogram *into, const struct duration_histogram *from);
 /* The q-quantile (0 < q <= 1) in ns: the middle of its bucket, never more
  * than the largest duration added. 0 when empty. */
 uint64_t histogram_percentile(const struct duration_histogram *h, double q);

@@ -174,6 +174,16 @@ struct signal_masks {
 
 struct sampler {
 	pid_t pid;
+	/* Following subprocesses (procs.c): each process has a sampler of its
+	 * own; the first one, the root, runs the loop, owns the signal and
+	 * timer descriptors and holds the others. */
+	struct sampler *root; /* a followed process's root; NULL in the root */
+	struct sampler **procs; /* root: the other processes followed */
+	size_t nprocs, cap_procs;
+	pid_t parent;         /* followed: the process it was found under */
+	bool let_go;          /* followed: let go for good (setuid, 32-bit) */
+	char followed_python[96]; /* root: a followed process's Python, where
+				   * the root's own process had none */
 	bool spawned;         /* we started it: it is our child */
 	pid_t child;          /* spawned: the command we started, whose exit
 			       * status is the run's; pid itself unless we
@@ -338,6 +348,31 @@ void pysample_free(struct pysample *py);
 void pysample_search(struct sampler *s, uint64_t now);
 /* Says, once, when no Python was ever found: the profile is native. */
 void pysample_finish(struct sampler *s);
+
+/* procs.c: the other processes of a tree, followed with subprocesses */
+static inline struct sampler *sampler_root(struct sampler *s)
+{
+	return s->root ? s->root : s;
+}
+/* The sampler whose process tid belongs to, for a stop of tid; a new
+ * process under a followed one gets a sampler of its own here. */
+struct sampler *procs_owner(struct sampler *root, pid_t tid);
+/* The sampler of process pid, forked or cloned by parent's process,
+ * made now unless it exists; NULL when it is not followed. */
+struct sampler *procs_follow(struct sampler *s, pid_t pid);
+/* At an exec of a followed process: false when it is to be let go (it
+ * runs as another user, or a 32-bit program), said in one line. */
+bool procs_exec_allowed(struct sampler *s);
+/* Seizes the root's descendants that exist now (attach -s). */
+void procs_attach_descendants(struct sampler *root);
+/* Followed processes that exited are unwound, counted and freed. */
+void procs_reap(struct sampler *root);
+/* Lets every followed process go and frees them (end, Ctrl-Z). */
+void procs_let_go(struct sampler *root);
+/* The ptrace options a seized thread of s gets. */
+long seize_options(const struct sampler *s);
+/* Adds st's counts and histograms to into's. */
+void stats_fold(struct sampler *into, const struct sampler *from);
 
 /* follow.c: record -- unshare -p -f CMD, the sampler moves from the
  * launcher it started to the child it forked into a new PID namespace */

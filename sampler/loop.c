@@ -75,6 +75,7 @@ static void stop_self(struct sampler *s)
 	int ret;
 
 	s->tstp_requested = false;
+	procs_let_go(s);
 	detach_threads(s);
 	if (s->nthreads) {
 		sampler_notice(s, "not stopping: thread %d cannot be let go right now; try again",
@@ -90,8 +91,36 @@ static void stop_self(struct sampler *s)
 		s->exited = true;
 	}
 	sym_process_reload(s->sym);
+	if (s->opt.subprocesses && !s->exited)
+		procs_attach_descendants(s);
 	stops_wait(s, 0);
 	s->last_tick_ns = 0;
+}
+
+/* Every followed process's tick, the root's first. */
+static void tick_all(struct sampler *s, uint64_t now)
+{
+	tick_sample(s, now);
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (!s->procs[i]->exited)
+			tick_sample(s->procs[i], now);
+}
+
+static void unwind_all(struct sampler *s, uint64_t until)
+{
+	if (s->queue.count)
+		queue_process(s, until);
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i]->queue.count && monotonic_ns() < until)
+			queue_process(s->procs[i], until);
+}
+
+static void refresh_symbols(struct sampler *s)
+{
+	sym_process_refresh(s->sym);
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (!s->procs[i]->exited)
+			sym_process_refresh(s->procs[i]->sym);
 }
 
 static int wait_ms_until(uint64_t now, uint64_t t)
@@ -124,6 +153,9 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 
 		stops_wait(s, 0);
 		threads_sweep(s);
+		for (size_t i = 0; i < s->nprocs; i++)
+			threads_sweep(s->procs[i]);
+		procs_reap(s);
 		now = monotonic_ns();
 		if (s->exited) {
 			*end = SAMPLER_END_EXITED;
@@ -158,7 +190,7 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 			 * at the same place, perf map entries over reused JIT
 			 * memory) are caught up with here. */
 			if (now - last_refresh >= refresh_every) {
-				sym_process_refresh(s->sym);
+				refresh_symbols(s);
 				last_refresh = monotonic_ns();
 				/* At most 2% of a core on it, however large the maps. */
 				if (refresh_every < (last_refresh - now) * 50)
@@ -182,16 +214,17 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 			if (read(s->timerfd, &expirations, sizeof(expirations)) != sizeof(expirations))
 				continue;
 			now = monotonic_ns();
-			tick_sample(s, now);
+			tick_all(s, now);
 			deadline = next_deadline(s, deadline, monotonic_ns());
 			arm_timer(s, deadline);
 		}
 		/* Unwind in the time left before the next tick. */
-		if (s->queue.count && deadline > QUEUE_MARGIN_NS)
-			queue_process(s, deadline - QUEUE_MARGIN_NS);
+		if (deadline > QUEUE_MARGIN_NS)
+			unwind_all(s, deadline - QUEUE_MARGIN_NS);
 	}
 	s->end_ns = monotonic_ns();
 	s->end_cpu_ns = own_cpu_ns();
+	procs_let_go(s);
 	detach_threads(s);
 	queue_process(s, UINT64_MAX);
 	pysample_finish(s);

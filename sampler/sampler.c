@@ -141,11 +141,14 @@ int sampler_attach(struct sampler **out, pid_t pid, struct profile *p,
 		sampler_free(s);
 		return ret;
 	}
+	s->st.processes = 1;
 	ret = sampler_open_symbols(s, err, errlen);
 	if (ret < 0) {
 		sampler_free(s);
 		return ret;
 	}
+	if (o->subprocesses && !o->memory_only)
+		procs_attach_descendants(s);
 	stops_wait(s, 0); /* first stops of threads seized by TRACECLONE */
 	*out = s;
 	return 0;
@@ -185,6 +188,8 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 		st->storm_ns = s->st.storm_ns > s->start_ns ? s->st.storm_ns - s->start_ns : 1;
 	if (s->py && s->py->ever_ready)
 		snprintf(st->python, sizeof(st->python), "%s", s->py->what);
+	else if (s->followed_python[0])
+		snprintf(st->python, sizeof(st->python), "%s", s->followed_python);
 	if (s->py && !s->py->ever_ready)
 		snprintf(st->python_refused, sizeof(st->python_refused), "%s", s->py->refused);
 	st->elapsed_ns = (s->end_ns ? s->end_ns : monotonic_ns()) - s->start_ns;
@@ -255,6 +260,9 @@ void sampler_free(struct sampler *s)
 	if (!s)
 		return;
 	/* Whatever path got here, nothing stays traced. */
+	if (s->nprocs)
+		procs_let_go(s);
+	free(s->procs);
 	if (s->nthreads)
 		detach_threads(s);
 	threads_free(s);
@@ -268,6 +276,10 @@ void sampler_free(struct sampler *s)
 		close(s->sigfd);
 	if (s->timerfd >= 0)
 		close(s->timerfd);
+	if (s->root) { /* a followed process's: the rest is the root's */
+		free(s);
+		return;
+	}
 	sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 	if (s->old_nofile.rlim_cur)
 		setrlimit(RLIMIT_NOFILE, &s->old_nofile);

@@ -49,6 +49,14 @@ struct sampler_options {
 	bool native_lines;    /* source file:line of native frames, from DWARF */
 	bool trace_stops;     /* log every ptrace stop to stderr (debugging) */
 	bool quiet;           /* no notices on stderr */
+	bool subprocesses;    /* follow every descendant: those alive at
+			       * attach, and each fork, vfork or clone of a
+			       * process while sampling (a process of its own,
+			       * with its own symbols and Python reader) */
+	/* Called when a process starts to be followed or a followed one
+	 * execs (not for the first process), so the caller can label it. */
+	void (*process_seen)(void *ctx, pid_t pid);
+	void *process_seen_ctx;
 	/* Called from the sampling loop about every 100 ms, between ticks. */
 	void (*periodic)(void *ctx, uint64_t now_ns);
 	void *periodic_ctx;
@@ -100,6 +108,9 @@ struct sampler_stats {
 	uint64_t cpu_settled_ns;   /* ... of it from the first second of sampling
 				    * to its end (not the letting go, the writing) */
 	uint64_t settled_ns;       /* ... which lasted this long; 0: never reached */
+	uint64_t processes;        /* processes sampled, the first included */
+	uint64_t processes_left;   /* child processes not followed (forks seen
+				    * without subprocesses, and those let go) */
 	char python[96];           /* "Python 3.11 (libpython3.11.so.1.0)"; "" none */
 	char python_refused[192];  /* why an interpreter seen was refused; "" */
 };

@@ -19,10 +19,6 @@
 
 #include "sampler/internal.h"
 
-/* Forks are seen so that a launcher's child can be followed (follow.c);
- * any other is let go at once. */
-#define SEIZE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK)
-
 /* Between fork and exec: only async-signal-safe calls. */
 static void __attribute__((noreturn))
 child_exec(char *const argv[], int go_fd, int err_fd, const struct sampler *s)
@@ -136,8 +132,9 @@ int sampler_spawn(struct sampler **out, char *const argv[], struct profile *p,
 	}
 	s->pid = s->child = pid;
 	s->spawned = true;
+	s->st.processes = 1;
 	/* Seized before it execs: the command is traced from its first instruction. */
-	if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)(long)SEIZE_OPTIONS) < 0 ||
+	if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)seize_options(s)) < 0 ||
 	    !thread_add(s, pid) || write(go[1], "g", 1) != 1) {
 		ret = errno ? -errno : -ENOMEM;
 		close(go[1]);

@@ -276,10 +276,16 @@ static void handle_clone(struct sampler *s, struct thread *t, int sig, int event
 			return;
 		}
 		/* clone() without CLONE_THREAD makes a process; TRACECLONE
-		 * seized it anyway. */
-		thread_adopt(s, (pid_t)msg, &foreign);
-		if (foreign)
+		 * seized it anyway. A process is followed (procs.c) or let
+		 * go and counted. */
+		if (event == PTRACE_EVENT_CLONE)
+			thread_adopt(s, (pid_t)msg, &foreign);
+		else
+			foreign = true;
+		if (foreign && !procs_follow(s, (pid_t)msg)) {
 			release_foreign(s, (pid_t)msg);
+			sampler_root(s)->st.processes_left++;
+		}
 	}
 	if (!foreign)
 		storm_note_clone(s, t);
@@ -300,9 +306,19 @@ static void handle_exec(struct sampler *s)
 			thread_remove(s, s->threads[i]);
 	s->exec_seq++; /* copies waiting to be unwound belong to the old image */
 	s->follow_launcher = false; /* a program now, not a launcher */
+	if (s->root && !procs_exec_allowed(s)) {
+		/* Left alone from its first instruction on. */
+		if (ptrace(PTRACE_DETACH, s->pid, NULL, NULL) < 0 && errno != ESRCH)
+			stats_error(s, SAMPLER_ERR_PTRACE);
+		s->let_go = s->exited = true;
+		s->root->st.processes_left++;
+		return;
+	}
 	if (!thread_add(s, s->pid))
 		stats_error(s, SAMPLER_ERR_MEMORY);
 	sym_process_exec(s->sym);
+	if (s->root && s->root->opt.process_seen)
+		s->root->opt.process_seen(s->root->opt.process_seen_ctx, s->pid);
 	if (proc_is_64bit(s->pid) == 0 && !s->stop_requested) {
 		sampler_notice(s, "PID %d now runs a 32-bit program, which trainsample cannot sample; stopping",
 			       (int)s->pid);
@@ -402,7 +418,7 @@ static void walk_and_let_go(struct sampler *s, struct thread *t, int sig, int ev
 	t->untraced = true;
 }
 
-void stops_handle(struct sampler *s, pid_t tid, int status)
+static void handle_own(struct sampler *s, pid_t tid, int status)
 {
 	struct thread *t;
 	int sig, event;
@@ -465,10 +481,18 @@ void stops_handle(struct sampler *s, pid_t tid, int status)
 	}
 }
 
+/* Each stop goes to the sampler of its thread's process (procs.c). */
+void stops_handle(struct sampler *s, pid_t tid, int status)
+{
+	handle_own(procs_owner(sampler_root(s), tid), tid, status);
+}
+
 /* Reads every queued signal; remembers the ones that end or pause sampling. */
 void signals_drain(struct sampler *s)
 {
 	struct signalfd_siginfo si;
+
+	s = sampler_root(s);
 
 	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		switch (si.ssi_signo) {
@@ -487,6 +511,19 @@ void signals_drain(struct sampler *s)
 		default:
 			break;
 		}
+	}
+}
+
+/* ECHILD: no process of ours is left. */
+static void nothing_traced(struct sampler *root)
+{
+	for (size_t k = 0; k <= root->nprocs; k++) {
+		struct sampler *s = k ? root->procs[k - 1] : root;
+
+		for (size_t i = 0; i < s->nthreads; i++)
+			thread_remove(s, s->threads[i]);
+		if (!s->detaching_all)
+			s->exited = true;
 	}
 }
 
@@ -513,11 +550,7 @@ int stops_wait(struct sampler *s, int timeout_ms)
 		if (tid < 0 && errno == ECHILD && s->memory_only)
 			return handled; /* threads are listed, not traced */
 		if (tid < 0 && errno == ECHILD) {
-			/* Nothing traced is left. */
-			for (size_t i = 0; i < s->nthreads; i++)
-				thread_remove(s, s->threads[i]);
-			if (!s->detaching_all)
-				s->exited = true;
+			nothing_traced(sampler_root(s));
 			return handled;
 		}
 		if (handled || timeout_ms == 0)

@@ -47,11 +47,11 @@
 #define STORM_CLONES 200
 #define STORM_RELIST_TICKS 16
 
-/* Threads seized by a tick follow exec, and report no clones; a started
- * command's still report forks (follow.c looks for a launcher's child). */
+/* Threads seized by a tick follow exec and forks as any other, but
+ * report no clones. */
 static long storm_options(const struct sampler *s)
 {
-	return PTRACE_O_TRACEEXEC | (s->spawned ? PTRACE_O_TRACEFORK : 0);
+	return seize_options(s) & ~(long)PTRACE_O_TRACECLONE;
 }
 
 /*

@@ -166,7 +166,7 @@ void tick_collect_traps(struct sampler *s)
 	uint64_t since = monotonic_ns();
 
 	spin_for_traps(s, since);
-	while (s->pending_traps > 0 && !s->exited && !s->stop_requested) {
+	while (s->pending_traps > 0 && !s->exited && !sampler_root(s)->stop_requested) {
 		bool quiet = stops_wait(s, TRAP_WAIT_MS) == 0;
 		bool late = monotonic_ns() - since > TRAP_GIVE_UP_NS;
 
