@@ -51,6 +51,7 @@ struct cli_options {
 	/* report's filters */
 	pid_t tid;
 	const char *thread;
+	const char *process;  /* --process LABEL */
 	double from_s, to_s;  /* to_s < 0: to the end */
 	bool quiet;
 	int subprocesses;     /* -s 1, --no-subprocesses 0; -1: record's

@@ -34,6 +34,7 @@ enum {
 	OPT_NONBLOCKING,
 	OPT_TRACE_MAX_SLICES,
 	OPT_NO_SUBPROCESSES,
+	OPT_PROCESS,
 };
 
 static const struct option long_options[] = {
@@ -70,6 +71,7 @@ static const struct option long_options[] = {
 	{ "trace-max-slices", required_argument, NULL, OPT_TRACE_MAX_SLICES },
 	{ "subprocesses", no_argument, NULL, 's' },
 	{ "no-subprocesses", no_argument, NULL, OPT_NO_SUBPROCESSES },
+	{ "process", required_argument, NULL, OPT_PROCESS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -190,6 +192,9 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return parse_pid(arg, &o->tid);
 	case OPT_THREAD:
 		o->thread = arg;
+		return 0;
+	case OPT_PROCESS:
+		o->process = arg;
 		return 0;
 	case OPT_FROM:
 		return parse_double(arg, "--from", 0, 1e9, &o->from_s);
@@ -323,6 +328,10 @@ int options_parse_record(int argc, char **argv, bool attach, struct cli_options 
 		return ret;
 	if (o->top || o->lines) {
 		cli_error("--top and --lines are options of diff");
+		return -1;
+	}
+	if (o->process) {
+		cli_error("--process is an option of report and diff (a recording keeps every process)");
 		return -1;
 	}
 	if (attach) {

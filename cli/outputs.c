@@ -258,7 +258,7 @@ uint64_t outputs_samples_kept(const struct profile *p, const struct render_optio
 
 bool outputs_filtered(const struct cli_options *o)
 {
-	return o->thread || o->pid || o->tid || o->from_s > 0 || o->to_s >= 0 ||
+	return o->thread || o->process || (o->input && o->pid) || o->tid || o->from_s > 0 || o->to_s >= 0 ||
 	       (o->idle_given && !o->idle) || o->gil_only;
 }
 
@@ -290,9 +290,10 @@ void outputs_render_options(const struct cli_options *o, struct render_options *
 		.by_function = o->by_function,
 		.full_filenames = o->full_filenames,
 		.inverted = o->inverted,
-		.pid = (uint32_t)o->pid,
+		.pid = o->input ? (uint32_t)o->pid : 0, /* record's --pid is its target */
 		.tid = (uint32_t)o->tid,
 		.thread = o->thread,
+		.process = o->process,
 		.max_slices = o->trace_max_slices,
 	};
 }
@@ -305,6 +306,8 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 	int failed = 0;
 
 	outputs_render_options(o, &fo);
+	/* A tree of processes: each under a root of its own. */
+	fo.processes = !fo.pid && profile_process_count(p, 2) > 1;
 	for (int i = 0; i < o->noutputs; i++) {
 		struct output *out = &o->outputs[i];
 		int ret;

@@ -55,6 +55,7 @@ void record_stats_print(const struct sampler_stats *st)
 		"  duration         %.2f s\n"
 		"  ticks            %" PRIu64 " (missed %" PRIu64 ")\n"
 		"  samples          %" PRIu64 " (idle %" PRIu64 ", truncated %" PRIu64 ", dropped %" PRIu64 ")\n"
+		"  processes        %" PRIu64 " sampled, %" PRIu64 " child processes not\n"
 		"  threads          %" PRIu64 " seen, %u live at the end%s\n"
 		"  errors           %" PRIu64 "%s%s%s\n"
 		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
@@ -65,7 +66,7 @@ void record_stats_print(const struct sampler_stats *st)
 		"  python walks     %" PRIu64 " of the GIL holder while stopped; %" PRIu64 " redone and %"
 		PRIu64  " given up as torn (the thread moved while read)\n",
 		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
-		st->dropped,
+		st->dropped, st->processes, st->processes_left,
 		st->threads_seen, st->threads_live, storm, st->errors, kinds[0] ? " (" : "", kinds,
 		kinds[0] ? ")" : "",
 		(double)st->pause_p50_ns / 1e3, (double)st->pause_p99_ns / 1e3,

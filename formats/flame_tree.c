@@ -94,11 +94,20 @@ static int add_row(const struct profile_aggregate *row, void *ctx)
 	if (depth < 0)
 		return depth;
 	g->nodes[0].weight += row->weight_ns;
+	if (g->o->processes) {
+		process_root_label(g->p, row->pid, buf, sizeof(buf));
+		ret = intern_label(g, buf, &label);
+		if (!ret)
+			ret = child(g, node, label, FLAME_KIND_GREY, &node);
+		if (ret < 0)
+			return ret;
+		g->nodes[node].weight += row->weight_ns;
+	}
 	if (g->o->threads) {
 		thread_label(g->p, row->pid, row->tid, buf, sizeof(buf));
 		ret = intern_label(g, buf, &label);
 		if (!ret)
-			ret = child(g, 0, label, FLAME_KIND_GREY, &node);
+			ret = child(g, node, label, FLAME_KIND_GREY, &node);
 		if (ret < 0)
 			return ret;
 		g->nodes[node].weight += row->weight_ns;

@@ -63,6 +63,21 @@ static int put_thread(struct text *t, const struct profile *p,
 	return err ? err : text_put(t, ";", 1);
 }
 
+static int put_process(struct text *t, const struct profile *p,
+		       const struct profile_aggregate *row)
+{
+	char label[LABEL_MAX];
+	size_t n = process_root_label(p, row->pid, label, sizeof(label));
+	int err;
+
+	/* A root frame: no ';' inside it, whatever the command line held. */
+	for (size_t i = 0; i < n; i++)
+		if (label[i] == ';')
+			label[i] = ',';
+	err = text_put(t, label, n);
+	return err ? err : text_put(t, ";", 1);
+}
+
 static int put_stack(struct folded_builder *b, uint32_t stack)
 {
 	int depth = profile_stack_frames(b->p, stack, &b->path, &b->path_cap), err = 0;
@@ -101,6 +116,8 @@ static int add_line(const struct profile_aggregate *row, void *ctx)
 	b->text.len = 0;
 	if (gpu_line)
 		err = text_put(&b->text, "[gpu];", 6);
+	if (!err && b->o->processes)
+		err = put_process(&b->text, b->p, row);
 	if (!err && b->o->threads)
 		err = put_thread(&b->text, b->p, row);
 	if (!err)

@@ -362,6 +362,8 @@ int summary_write(const struct profile *p, FILE *out);
 
 struct render_options {
 	bool threads;      /* a "thread TID (name)" root frame per thread */
+	bool processes;    /* a "process PID (label)" root frame per process
+			    * (set where a profile holds several) */
 	bool include_idle; /* keep SAMPLE_IDLE samples */
 	bool gil_only;     /* keep only SAMPLE_GIL samples */
 	bool by_function;  /* Python frames without their line: one per function */
@@ -370,6 +372,9 @@ struct render_options {
 	bool gpu;          /* GPU time on launching stacks instead of CPU samples */
 	uint32_t pid, tid; /* only this process / thread; 0: any */
 	const char *thread;/* only threads of this name; NULL: any */
+	const char *process; /* only processes of this label, or whose label
+			      * goes on after it with a space ("rank 0",
+			      * "DataLoader worker"); NULL: any */
 	uint64_t max_slices; /* trace: the most CPU slices, shorter ones left
 			      * out past it; 0: no limit */
 };
@@ -401,6 +406,10 @@ size_t frame_label(const struct profile *p, uint32_t id, const struct render_opt
 		   const char *script_dir, char *buf, size_t len);
 /* "thread TID (name)" */
 size_t thread_label(const struct profile *p, uint32_t pid, uint32_t tid, char *buf, size_t len);
+/* "process PID (label)", the label left out when there is none. */
+size_t process_root_label(const struct profile *p, uint32_t pid, char *buf, size_t len);
+/* How many processes the profile's threads belong to, counted up to max. */
+uint32_t profile_process_count(const struct profile *p, uint32_t max);
 
 /*
  * Writes "root;...;leaf COUNT" lines, sorted. Frames print their name,

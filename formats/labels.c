@@ -11,6 +11,7 @@
 
 #include "common/common.h"
 #include "formats/formats.h"
+#include "formats/profile_hooks.h"
 
 const char *python_file_short(const char *path, const char *script_dir)
 {
@@ -78,6 +79,13 @@ bool render_keeps(const struct profile *p, const struct render_options *o,
 	    (o->gil_only && !(row->flags & SAMPLE_GIL)) ||
 	    (o->pid && row->pid != o->pid) || (o->tid && row->tid != o->tid))
 		return false;
+	if (o->process) {
+		const char *label = process_label_of(p, row->pid);
+		size_t n = strlen(o->process);
+
+		if (!label || strncmp(label, o->process, n) || (label[n] && label[n] != ' '))
+			return false;
+	}
 	if (!o->thread)
 		return true;
 	name = profile_thread_name(p, row->pid, row->tid);
@@ -126,4 +134,49 @@ size_t thread_label(const struct profile *p, uint32_t pid, uint32_t tid, char *b
 		put(buf, len, &n, ")");
 	}
 	return n;
+}
+
+size_t process_root_label(const struct profile *p, uint32_t pid, char *buf, size_t len)
+{
+	const char *label = process_label_of(p, pid);
+	char head[32];
+	size_t n = 0;
+
+	snprintf(head, sizeof(head), "process %" PRIu32, pid);
+	buf[0] = 0;
+	put(buf, len, &n, head);
+	if (label && *label) {
+		put(buf, len, &n, " (");
+		put(buf, len, &n, label);
+		put(buf, len, &n, ")");
+	}
+	return n;
+}
+
+struct process_count {
+	uint32_t pids[64];
+	uint32_t n, max;
+};
+
+static int count_process(uint32_t pid, uint32_t tid, uint32_t name, void *ctx)
+{
+	struct process_count *c = ctx;
+
+	(void)tid;
+	(void)name;
+	for (uint32_t i = 0; i < c->n; i++)
+		if (c->pids[i] == pid)
+			return 0;
+	c->pids[c->n++] = pid;
+	return c->n >= c->max ? 1 : 0;
+}
+
+uint32_t profile_process_count(const struct profile *p, uint32_t max)
+{
+	struct process_count c = { .max = max < 64 ? max : 64 };
+
+	if (!c.max)
+		return 0;
+	profile_for_each_thread(p, count_process, &c);
+	return c.n;
 }

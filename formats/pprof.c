@@ -9,6 +9,8 @@
  * varint, length-delimited and packed fields.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -164,6 +166,24 @@ static void label_num(struct pp *s, struct buf *m, const char *k, uint64_t v)
 	field_message(m, 3, &s->sub);
 }
 
+/* The process's role: its label, and the rank and DataLoader worker
+ * it was found to be (metadata "rank.PID", "worker.PID"). */
+static void process_labels(struct pp *s, struct buf *m, uint32_t pid)
+{
+	static const char *const keys[] = { "rank", "worker" };
+	const char *label = process_label_of(s->p, pid), *v;
+	char key[32];
+
+	if (label && *label)
+		label_str(s, m, "process", label);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(key, sizeof(key), "%s.%" PRIu32, keys[i], pid);
+		v = profile_meta(s->p, key);
+		if (v && *v)
+			label_num(s, m, keys[i], strtoull(v, NULL, 10));
+	}
+}
+
 static int add_sample(const struct profile_aggregate *row, void *ctx)
 {
 	struct pp *s = ctx;
@@ -184,6 +204,7 @@ static int add_sample(const struct profile_aggregate *row, void *ctx)
 	label_num(s, &sample, "tid", row->tid);
 	if (thread && *thread)
 		label_str(s, &sample, "thread", thread);
+	process_labels(s, &sample, row->pid);
 	if (ids.failed)
 		sample.failed = true;
 	field_message(&s->out, 2, &sample);

@@ -153,8 +153,15 @@ static int write_profile(struct sp *s, FILE *out, size_t from, size_t to)
 
 	for (size_t i = from; i < to; i++)
 		total += s->rows[i].weight_ns;
-	snprintf(title, sizeof(title), "%" PRIu32 "/%s (%" PRIu32 ")", s->rows[from].pid,
-		 name && *name ? name : "thread", s->rows[from].tid);
+	const char *label = s->o->processes ? process_label_of(s->p, s->rows[from].pid) : NULL;
+
+	if (label && *label)
+		/* Several processes: each named by its role first. */
+		snprintf(title, sizeof(title), "%s (%" PRIu32 ") / %s (%" PRIu32 ")", label,
+			 s->rows[from].pid, name && *name ? name : "thread", s->rows[from].tid);
+	else
+		snprintf(title, sizeof(title), "%" PRIu32 "/%s (%" PRIu32 ")", s->rows[from].pid,
+			 name && *name ? name : "thread", s->rows[from].tid);
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	json_put_string(out, title);
 	fprintf(out, ",\"unit\":\"seconds\",\"startValue\":0,\"endValue\":%.9f,\"samples\":[",

@@ -99,6 +99,17 @@ static int by_pid(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+#define SUMMARY_MAX 12
+
+static int by_samples(const void *a, const void *b)
+{
+	const struct proc_row *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
 static void frame_text(const struct profile *p, uint32_t id, char *buf, size_t len)
 {
 	const struct frame *f = profile_frame(p, id);
@@ -116,6 +127,8 @@ int summary_write(const struct profile *p, FILE *out)
 {
 	struct tally t = { .p = p };
 	char label[160], leaf[256];
+	uint64_t rest = 0;
+	size_t shown;
 
 	profile_for_each_aggregate(p, tally_row, &t);
 	if (t.err) {
@@ -123,8 +136,17 @@ int summary_write(const struct profile *p, FILE *out)
 		free(t.leaves);
 		return t.err;
 	}
-	qsort(t.procs, t.nprocs, sizeof(*t.procs), by_pid);
-	for (size_t i = 0; i < t.nprocs; i++) {
+	/* A job of many short processes (a shell's commands): the busiest
+	 * SUMMARY_MAX, in PID order, and a line for the rest. */
+	shown = t.nprocs;
+	if (shown > SUMMARY_MAX) {
+		qsort(t.procs, t.nprocs, sizeof(*t.procs), by_samples);
+		shown = SUMMARY_MAX;
+		for (size_t i = shown; i < t.nprocs; i++)
+			rest += t.procs[i].samples;
+	}
+	qsort(t.procs, shown, sizeof(*t.procs), by_pid);
+	for (size_t i = 0; i < shown; i++) {
 		const struct proc_row *pr = &t.procs[i];
 		const struct leaf_row *top = NULL;
 		const char *l = process_label_of(p, pr->pid);
@@ -144,6 +166,9 @@ int summary_write(const struct profile *p, FILE *out)
 				100.0 * (double)top->weight / (double)(pr->busy ? pr->busy : 1));
 		fputc('\n', out);
 	}
+	if (shown < t.nprocs)
+		fprintf(out, "trainsample: and %zu more processes with %" PRIu64 " samples in all\n",
+			t.nprocs - shown, rest);
 	free(t.procs);
 	free(t.leaves);
 	return 0;

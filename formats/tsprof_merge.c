@@ -40,6 +40,26 @@ int tsprof_merge_remember(uint32_t **ids, size_t *cap, uint32_t *count, uint32_t
  * recording's index), its clock offset how far its monotonic clock is
  * from the first's. The first recording's values stay the profile's.
  */
+/* A process's own metadata ("process.PID" and the like) under its PID
+ * as moved, its label saying which host where that is another's. */
+static int merge_process_meta(struct tsprof_replay *rp, const char *key, const char *value)
+{
+	const char *dot = strchr(key, '.');
+	bool elsewhere = rp->first_host && rp->host[0] && strcmp(rp->host, rp->first_host);
+	char moved[64], label[320];
+	uint32_t pid;
+
+	if (!dot)
+		return 0;
+	pid = (uint32_t)strtoul(dot + 1, NULL, 10);
+	snprintf(moved, sizeof(moved), "%.*s.%" PRIu32, (int)(dot - key), key, pid + rp->pid_add);
+	if (!strncmp(key, "process.", 8) && elsewhere)
+		snprintf(label, sizeof(label), "%.200s on %.100s", value, rp->host);
+	else
+		snprintf(label, sizeof(label), "%s", value);
+	return profile_set_meta(rp->profile, moved, label);
+}
+
 int tsprof_merge_meta(struct tsprof_replay *rp, const char *key, const char *value)
 {
 	struct profile *p = rp->profile;
@@ -49,8 +69,9 @@ int tsprof_merge_meta(struct tsprof_replay *rp, const char *key, const char *val
 		rp->pid_add = rp->file_index << 22;
 	if (!strcmp(key, "clock_offset_ns") && (first = profile_meta(p, "clock_offset_ns")))
 		rp->time_add = strtoll(value, NULL, 10) - strtoll(first, NULL, 10);
-	if (!strncmp(key, "process.", 8))
-		return 0; /* under its PID before the move: made again at the end */
+	if (!strncmp(key, "process.", 8) || !strncmp(key, "rank.", 5) ||
+	    !strncmp(key, "worker.", 7))
+		return merge_process_meta(rp, key, value);
 	return profile_meta(p, key) ? 0 : profile_set_meta(p, key, value);
 }
 

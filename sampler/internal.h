@@ -365,6 +365,9 @@ struct sampler *procs_follow(struct sampler *s, pid_t pid);
 bool procs_exec_allowed(struct sampler *s);
 /* Seizes the root's descendants that exist now (attach -s). */
 void procs_attach_descendants(struct sampler *root);
+/* attach without subprocesses: the descendants alive now are counted
+ * as not followed. */
+void procs_count_unfollowed(struct sampler *root);
 /* Followed processes that exited are unwound, counted and freed. */
 void procs_reap(struct sampler *root);
 /* Lets every followed process go and frees them (end, Ctrl-Z). */

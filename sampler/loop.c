@@ -224,6 +224,8 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 	}
 	s->end_ns = monotonic_ns();
 	s->end_cpu_ns = own_cpu_ns();
+	if (!s->opt.subprocesses && !s->spawned && !s->exited)
+		procs_count_unfollowed(s);
 	procs_let_go(s);
 	detach_threads(s);
 	queue_process(s, UINT64_MAX);

@@ -282,6 +282,40 @@ void procs_attach_descendants(struct sampler *root)
 	}
 }
 
+void procs_count_unfollowed(struct sampler *root)
+{
+	struct proc_parent *v = NULL;
+	size_t n = 0, found = 0;
+	pid_t *tree;
+
+	if (list_parents(&v, &n) < 0)
+		return;
+	tree = malloc((n + 1) * sizeof(*tree));
+	if (tree) {
+		tree[found++] = root->pid;
+		/* Parents come before their children in no particular order:
+		 * passes until none is added. */
+		for (bool more = true; more;) {
+			more = false;
+			for (size_t i = 0; i < n; i++) {
+				bool parent = false, known = false;
+
+				for (size_t k = 0; k < found; k++) {
+					parent |= tree[k] == v[i].ppid;
+					known |= tree[k] == v[i].pid;
+				}
+				if (parent && !known) {
+					tree[found++] = v[i].pid;
+					more = true;
+				}
+			}
+		}
+		root->st.processes_left += found - 1;
+	}
+	free(tree);
+	free(v);
+}
+
 static void follower_end(struct sampler *root, struct sampler *k)
 {
 	if (k->nthreads)

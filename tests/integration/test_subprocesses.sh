@@ -1,0 +1,215 @@
+#!/bin/sh
+# Following a tree of processes: multiprocessing under fork, spawn and
+# forkserver (each worker's shares against its own clocks), a tree of a
+# multiprocessing child, a subprocess, a non-Python program and zombies, a
+# shell that starts Python later, 50 short-lived children at 1 kHz, a
+# set-user-ID child, --no-subprocesses, attach -s on a running tree, and
+# a SIGKILLed trainsample leaving every process running and untraced.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+PY=tests/python
+# Interpreters without pyenv's shim (a bash script that forks its own).
+interps="debian-3.11 /usr/bin/python3.11"
+root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+p=$(ls -d "$root"/versions/3.13.*/bin/python3.13 2>/dev/null | sort -V | tail -1)
+[ -n "$p" ] && interps="$interps
+pyenv-3.13 $p"
+
+# The folded lines of process $2 (its root frame) of file $1, root cut off.
+folded_of_process() {
+	awk -v p="process $2" '{
+		i = index($0, ";"); if (i == 0) next
+		r = substr($0, 1, i - 1)
+		if (r == p || index(r, p " (") == 1) print substr($0, i + 1)
+	}' "$1"
+}
+
+echo "$interps" | while read -r label py; do
+	[ -x "$py" ] || { skip "$label: pool shares" "$label is not installed here"; continue; }
+	methods="fork spawn forkserver"
+	[ "$label" = pyenv-3.13 ] && methods="fork"
+	for m in $methods; do
+		out="$TMP/pool-$label-$m"
+		timeout 120 $TS record -q -o "$out.folded" -- "$py" $PY/pool_shares.py $m >"$out.txt" 2>"$out.err"
+		rc=$?
+		pids=$(sed -n 's/.* pids //p' "$out.txt" | tr ',' ' ')
+		h=0; l=0; missing=""
+		for w in $pids; do
+			folded_of_process "$out.folded" "$w" >"$out.$w"
+			wh=$(folded_with_prefix "$out.$w" "heavy (")
+			wl=$(folded_with_prefix "$out.$w" "light (")
+			[ "$wh" -gt 0 ] && [ "$wl" -gt 0 ] || missing="$missing $w"
+			h=$((h + wh)); l=$((l + wl))
+		done
+		set -- $(cat "$out.txt")
+		truth=$(percent "$2" "$(( $2 + $4 ))")
+		got=$(percent "$h" "$((h + l))")
+		[ $rc -eq 0 ] && [ -n "$pids" ] && [ -z "$missing" ]
+		check $? "$label $m: every pool worker's heavy and light are in the profile, under its process" \
+			"exit $rc, workers '$pids', missing in:$missing; $(head -c 300 "$out.err")"
+		[ $rc -eq 0 ] && [ $((h + l)) -gt 50 ] && within "$got" "$truth" 3
+		check $? "$label $m: the workers' heavy share within 3 points of their own clocks" \
+			"$got% of $((h + l)) samples against $truth%" "$got% against $truth%"
+	done
+done
+
+# A tree: a multiprocessing child, a subprocess running Python, a C
+# program, zombies for a second, and the parent.
+py=/usr/bin/python3.11
+if [ -x $py ]; then
+	timeout 120 $TS record -o "$TMP/tree.folded" --stats -- $py $PY/tree.py "$T/cpu_shares" 1 \
+		>"$TMP/tree.out" 2>"$TMP/tree.err"
+	rc=$?
+	n=$(cut -d';' -f1 "$TMP/tree.folded" | sort -u | grep -c '^process ')
+	missing=""
+	for f in "parent_spin (" "mp_child_spin (" "popen_child_spin (" "hot_a"; do
+		[ "$(folded_with_prefix "$TMP/tree.folded" "$f")" -gt 0 ] || missing="$missing '$f'"
+	done
+	[ $rc -eq 0 ] && grep -q done "$TMP/tree.out" && [ -z "$missing" ]
+	check $? "a tree: the parent, a multiprocessing child, a Python subprocess and a C program each in the profile" \
+		"exit $rc, missing:$missing; $(head -c 400 "$TMP/tree.err")"
+	hot=$(folded_of_process "$TMP/tree.folded" "$(sed -n 's/.*PID \([0-9]*\) (cpu_shares 1).*/\1/p' "$TMP/tree.err")" |
+		grep -c 'hot_a')
+	[ "$n" -ge 4 ] && [ "$hot" -gt 0 ]
+	check $? "a tree: a process root per process, the C program's under its own label" \
+		"$n roots, hot_a lines under cpu_shares: $hot"
+	grep -q "^trainsample: PID [0-9]* (cpu_shares 1): [0-9]* samples" "$TMP/tree.err" &&
+		grep -q "^  processes  *[4-9][0-9]* sampled\|^  processes  *[4-9] sampled" "$TMP/tree.err"
+	check $? "a tree: a summary line per process, and --stats counts them" "$(grep -E 'PID|processes' "$TMP/tree.err")"
+
+	# The same without following: the end says how many were left out.
+	timeout 120 $TS record --no-subprocesses -o "$TMP/one.folded" -- $py $PY/tree.py "$T/cpu_shares" 1 \
+		>"$TMP/one.out" 2>"$TMP/one.err"
+	rc=$?
+	[ $rc -eq 0 ] && [ "$(folded_with_prefix "$TMP/one.folded" "popen_child_spin (")" -eq 0 ] &&
+		[ "$(folded_with_prefix "$TMP/one.folded" "parent_spin (")" -gt 0 ] &&
+		! grep -q '^process ' "$TMP/one.folded" &&
+		grep -q "child processes were not profiled; -s (--subprocesses) includes them" "$TMP/one.err"
+	check $? "--no-subprocesses: the command's process only, and the end says how many were left out" \
+		"exit $rc; $(tail -3 "$TMP/one.err")"
+else
+	skip "a tree of processes" "/usr/bin/python3.11 is not installed here"
+fi
+
+# A shell script that starts Python after a while.
+cat >"$TMP/later.sh" <<EOS
+#!/bin/sh
+sleep 0.5
+$py -c 'import time
+def started_later():
+    end = time.thread_time() + 0.8
+    while time.thread_time() < end:
+        pass
+started_later()'
+echo later-done
+EOS
+chmod +x "$TMP/later.sh"
+timeout 60 $TS record -o "$TMP/later.folded" -- sh "$TMP/later.sh" >"$TMP/later.out" 2>"$TMP/later.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q later-done "$TMP/later.out" &&
+	[ "$(folded_with_prefix "$TMP/later.folded" "started_later (")" -gt 20 ]
+check $? "a shell that starts Python later: its Python frames are in the profile" \
+	"exit $rc, $(folded_with_prefix "$TMP/later.folded" "started_later (") samples; $(tail -3 "$TMP/later.err")"
+
+# 50 short-lived children while sampling at 1 kHz; the exit status is the command's.
+timeout 120 $TS record -r 1000 --stats -o "$TMP/many.folded" -- \
+	sh -c 'for i in $(seq 50); do sh -c "i=0; while [ \$i -lt 3000 ]; do i=\$((i+1)); done"; done; exit 7' \
+	>"$TMP/many.out" 2>"$TMP/many.err"
+rc=$?
+n=$(sed -n 's/^  processes  *\([0-9]*\) sampled.*/\1/p' "$TMP/many.err")
+[ $rc -eq 7 ] && [ "${n:-0}" -ge 51 ] && ! grep -q "child processes were not profiled" "$TMP/many.err"
+check $? "50 short-lived children at 1 kHz: each followed, the command's status kept" \
+	"exit $rc (want 7), processes '${n}'; $(tail -5 "$TMP/many.err")" "${n} processes"
+roots=$(cut -d';' -f1 "$TMP/many.folded" | sort -u | grep -c '^process ')
+[ "$roots" -ge 20 ]
+check $? "50 short-lived children: at least 20 of them sampled, each under its own root" "$roots roots"
+
+# A set-user-ID child (run as root, the kernel honours it under ptrace):
+# left alone with one line, and it runs as its owner.
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	cp "$(command -v id)" "$TMP/suid-id"
+	chown nobody "$TMP/suid-id" && chmod 4755 "$TMP/suid-id"
+	timeout 60 $TS record -o "$TMP/suid.folded" -- sh -c "\"$TMP/suid-id\" -u; echo suid-done" \
+		>"$TMP/suid.out" 2>"$TMP/suid.err"
+	rc=$?
+	[ $rc -eq 0 ] && grep -qx "$(id -u nobody)" "$TMP/suid.out" && grep -q suid-done "$TMP/suid.out" &&
+		grep -q "runs as another user (set-user-ID" "$TMP/suid.err"
+	check $? "a set-user-ID child is left alone with one line, and runs as its owner" \
+		"exit $rc; out: $(cat "$TMP/suid.out"); err: $(head -c 400 "$TMP/suid.err")"
+else
+	skip "a set-user-ID child" "needs root and a user nobody"
+fi
+
+# attach -s to a running tree: workers started before attach are found.
+if [ -x $py ]; then
+	$py -c 'import multiprocessing as mp, time
+def attached_worker():
+    end = time.time() + 30
+    while time.time() < end:
+        pass
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    ps = [mp.Process(target=attached_worker) for _ in range(2)]
+    [p.start() for p in ps]
+    print(" ".join(str(p.pid) for p in ps), flush=True)
+    [p.join() for p in ps]' >"$TMP/tree.pids" &
+	parent=$!
+	reap_later $parent
+	wait_file "$TMP/tree.pids" 10
+	kids=$(cat "$TMP/tree.pids")
+	for k in $kids; do reap_later "$k"; done
+	timeout 60 $TS attach -s "$parent" -d 1.5 -o "$TMP/attach.folded" 2>"$TMP/attach.err"
+	rc=$?
+	found=0
+	for k in $kids; do
+		[ "$(folded_of_process "$TMP/attach.folded" "$k" | grep -c 'attached_worker (')" -gt 0 ] &&
+			found=$((found + 1))
+	done
+	left=""
+	for p in $parent $kids; do
+		[ "$(tracer_of "$p")" = 0 ] && [ "$(proc_state "$p")" != t ] || left="$left $p"
+	done
+	[ $rc -eq 0 ] && [ $found -eq 2 ] && [ -z "$left" ]
+	check $? "attach -s: both running workers sampled under their processes, and every process let go" \
+		"exit $rc, $found of 2 workers; still traced or stopped:$left; $(tail -3 "$TMP/attach.err")"
+
+	# Without -s: the end says the two workers were not profiled.
+	timeout 60 $TS attach "$parent" -d 0.5 -o "$TMP/attach1.folded" 2>"$TMP/attach1.err"
+	grep -q "2 child processes were not profiled; -s (--subprocesses)" "$TMP/attach1.err"
+	check $? "attach without -s: the end counts the children left out" "$(tail -3 "$TMP/attach1.err")"
+
+	# SIGKILL of trainsample mid-run: nothing stays stopped or traced.
+	$TS record -o "$TMP/killed.folded" -- $py -c 'import multiprocessing as mp, time
+def killed_worker():
+    end = time.time() + 20
+    while time.time() < end:
+        time.sleep(0.001)
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    ps = [mp.Process(target=killed_worker) for _ in range(3)]
+    [p.start() for p in ps]
+    print(" ".join(str(p.pid) for p in ps), flush=True)
+    [p.join() for p in ps]' >"$TMP/killed.pids" 2>"$TMP/killed.err" &
+	ts=$!
+	reap_later $ts
+	wait_file "$TMP/killed.pids" 10
+	sleep 1
+	kids=$(cat "$TMP/killed.pids")
+	for k in $kids; do reap_later "$k"; done
+	traced=0
+	for k in $kids; do [ "$(tracer_of "$k")" = "$ts" ] && traced=$((traced + 1)); done
+	kill -9 $ts
+	wait $ts 2>/dev/null
+	sleep 0.3
+	bad=""
+	for k in $kids; do
+		st=$(proc_state "$k")
+		{ [ -n "$st" ] && [ "$st" != t ] && [ "$st" != T ] && [ "$(tracer_of "$k")" = 0 ]; } ||
+			bad="$bad $k:${st:-gone}:$(tracer_of "$k")"
+	done
+	[ -n "$kids" ] && [ $traced -eq 3 ] && [ -z "$bad" ]
+	check $? "SIGKILL of trainsample: every followed process runs on, untraced" \
+		"workers '$kids', $traced of 3 traced before the kill; bad:$bad"
+	for k in $kids; do kill "$k" 2>/dev/null; done
+fi
