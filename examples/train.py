@@ -1,8 +1,11 @@
 """A toy training job in pure Python, shaped like a real one: a loader
 thread prepares batches into a queue; the main loop takes a batch, runs
 forward, backward and an optimizer step on a tiny two-layer network of
-lists of floats. Run: python3 examples/train.py [SECONDS]"""
+lists of floats. With --workers N, N worker processes (as a DataLoader's)
+make and augment the batches and the loader thread only collates them.
+Run: python3 examples/train.py [SECONDS] [--workers N]"""
 import math
+import multiprocessing
 import queue
 import random
 import sys
@@ -28,6 +31,24 @@ def loader(batches, stop):
     while not stop.is_set():
         batch = augment(make_batch())
         batches.put(batch)
+
+
+def data_worker(worker_id, ready):
+    # A process of its own, like a DataLoader worker; its thread is named
+    # so a profile tells it from the training process's MainThread.
+    threading.current_thread().name = "data worker %d" % worker_id
+    random.seed(worker_id)
+    while True:
+        ready.put(augment(make_batch()))
+
+
+def collate(batch):
+    return [list(sample) for sample in batch]
+
+
+def collating_loader(ready, batches, stop):
+    while not stop.is_set():
+        batches.put(collate(ready.get()))
 
 
 def matvec(weights, x):
@@ -64,13 +85,24 @@ def optimizer_step(model, grads, lr=1e-3):
                 row[i] -= lr * g
 
 
-def train(seconds):
+def train(seconds, workers=0):
     random.seed(0)
     model = ([[random.gauss(0.0, 0.3) for _ in range(DIM)] for _ in range(HIDDEN)],
              [[random.gauss(0.0, 0.3) for _ in range(HIDDEN)]])
     batches = queue.Queue(maxsize=4)
     stop = threading.Event()
-    worker = threading.Thread(target=loader, args=(batches, stop), name="loader", daemon=True)
+    procs = []
+    if workers:
+        ctx = multiprocessing.get_context("fork")
+        ready = ctx.Queue(maxsize=4)
+        procs = [ctx.Process(target=data_worker, args=(i, ready), daemon=True)
+                 for i in range(workers)]
+        for p in procs:
+            p.start()
+        worker = threading.Thread(target=collating_loader, args=(ready, batches, stop),
+                                  name="loader", daemon=True)
+    else:
+        worker = threading.Thread(target=loader, args=(batches, stop), name="loader", daemon=True)
     worker.start()
     steps, end = 0, time.time() + seconds
     while time.time() < end:
@@ -80,8 +112,17 @@ def train(seconds):
         optimizer_step(model, grads)
         steps += 1
     stop.set()
+    for p in procs:
+        p.terminate()
+        p.join()
     print("trained %d steps" % steps)
 
 
 if __name__ == "__main__":
-    train(float(sys.argv[1]) if len(sys.argv) > 1 else 3.0)
+    args = sys.argv[1:]
+    n = 0
+    if "--workers" in args:
+        i = args.index("--workers")
+        n = int(args[i + 1])
+        del args[i:i + 2]
+    train(float(args[0]) if args else 3.0, n)

@@ -17,6 +17,17 @@
 void process_label(const char *command, const char *rank, const char *host, char *buf,
 		   size_t len)
 {
+	const char *arg0_end, *slash = NULL;
+
+	/* The program by its name, as ps shows it: "python3 train.py". */
+	if (command && *command) {
+		arg0_end = command + strcspn(command, " ");
+		for (const char *c = command; c < arg0_end; c++)
+			if (*c == '/')
+				slash = c;
+		if (slash && slash + 1 < arg0_end)
+			command = slash + 1;
+	}
 	if (rank && *rank)
 		snprintf(buf, len, "rank %s%s%s", rank, host && *host ? " on " : "",
 			 host && *host ? host : "");
