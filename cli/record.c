@@ -267,16 +267,29 @@ static int finish(struct run *r, enum sampler_end end)
 }
 
 /* A followed process, as it starts or execs: its label, from its launch
- * rank or its command line (formats' process_label). */
-static void label_process(void *ctx, pid_t pid)
+ * rank or its command line (formats' process_label); a DataLoader
+ * worker's once the sampler finds which it is. */
+static void label_process(void *ctx, pid_t pid, int worker)
 {
 	struct run *r = ctx;
-	char rank[32], command[256], label[256], key[32];
+	char rank[32], command[256], label[256], key[32], buf[32];
 
 	target_env_value(pid, "RANK", rank, sizeof(rank));
-	if (proc_command_line(pid, command, sizeof(command)) < 0)
-		return;
-	process_label(command, rank, NULL, label, sizeof(label));
+	if (rank[0]) {
+		snprintf(key, sizeof(key), "rank.%d", (int)pid);
+		profile_set_meta(r->profile, key, rank);
+	}
+	if (worker >= 0) {
+		snprintf(key, sizeof(key), "worker.%d", (int)pid);
+		snprintf(buf, sizeof(buf), "%d", worker);
+		profile_set_meta(r->profile, key, buf);
+		snprintf(label, sizeof(label), "DataLoader worker %d%s%s", worker,
+			 rank[0] ? " of rank " : "", rank);
+	} else {
+		if (proc_command_line(pid, command, sizeof(command)) < 0)
+			return;
+		process_label(command, rank, NULL, label, sizeof(label));
+	}
 	snprintf(key, sizeof(key), "process.%d", (int)pid);
 	profile_set_meta(r->profile, key, label);
 }

@@ -144,6 +144,7 @@ struct pysample {
 	pid_t *tids;          /* per entry of threads: its OS tid, 0 unknown */
 	int nthreads;         /* entries of the last read */
 	bool script_dir_set;
+	bool role_read;       /* this image's DataLoader worker id looked for */
 	uint64_t names_tick;  /* when thread names were last read */
 	bool names_read;      /* names_tick is set */
 	struct py_names_cache names_cache;

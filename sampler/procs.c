@@ -117,7 +117,7 @@ struct sampler *procs_follow(struct sampler *s, pid_t pid)
 	}
 	stops_log(s, "following PID %d, a child of %d", (int)pid, (int)s->pid);
 	if (root->opt.process_seen)
-		root->opt.process_seen(root->opt.process_seen_ctx, pid);
+		root->opt.process_seen(root->opt.process_seen_ctx, pid, -1);
 	return k;
 }
 
@@ -271,7 +271,7 @@ void procs_attach_descendants(struct sampler *root)
 					continue;
 				}
 				if (root->opt.process_seen)
-					root->opt.process_seen(root->opt.process_seen_ctx, k->pid);
+					root->opt.process_seen(root->opt.process_seen_ctx, k->pid, -1);
 				added++;
 				more = true;
 			}

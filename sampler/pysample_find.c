@@ -287,6 +287,7 @@ void pysample_search(struct sampler *s, uint64_t now)
 		py->misfits = 0;
 		py->refused[0] = 0;
 		py->tid_offset = 0;
+		py->role_read = false;
 	}
 	if (py->state == PY_READY || py->state == PY_REFUSED)
 		return;

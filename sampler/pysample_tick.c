@@ -15,6 +15,7 @@
  * --idle).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "formats/formats.h"
@@ -142,6 +143,44 @@ static const char *walk_marker(enum py_walk_end end)
 	return "[error]";
 }
 
+/*
+ * A DataLoader worker is a process whose stack holds torch's _worker_loop,
+ * for its whole life; its worker_id argument says which (the same number
+ * torch.utils.data.get_worker_info().id gives). Read once per image, from
+ * a frame that outlives the worker's every batch.
+ */
+#define TORCH_WORKER_FILE "torch/utils/data/_utils/worker.py"
+#define ROLE_LOCALS_MAX 24 /* worker_id is its 11th argument */
+
+static void note_role(struct sampler *s, const struct py_code *c, const struct py_raw_frame *raw)
+{
+	struct sampler *root = sampler_root(s);
+	size_t flen = c->file ? strlen(c->file) : 0, wlen = strlen(TORCH_WORKER_FILE);
+	struct py_local *vars;
+	int n;
+
+	if (!c->name || strcmp(c->name, "_worker_loop") || flen < wlen ||
+	    strcmp(c->file + flen - wlen, TORCH_WORKER_FILE))
+		return;
+	s->py->role_read = true;
+	vars = malloc(ROLE_LOCALS_MAX * sizeof(*vars));
+	if (!vars)
+		return;
+	n = py_frame_locals(&s->py->target, raw->addr, raw->code, vars, ROLE_LOCALS_MAX);
+	for (int i = 0; i < n; i++) {
+		char *end;
+		long id;
+
+		if (strcmp(vars[i].name, "worker_id"))
+			continue;
+		id = strtol(vars[i].value, &end, 10);
+		if (end != vars[i].value && !*end && id >= 0 && id < 1000000 && root->opt.process_seen)
+			root->opt.process_seen(root->opt.process_seen_ctx, s->pid, (int)id);
+		break;
+	}
+	free(vars);
+}
+
 int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw, bool outermost,
 		 uint32_t *frame)
 {
@@ -157,6 +196,8 @@ int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw,
 	}
 	if (tid == s->pid && outermost)
 		note_script_dir(s, c);
+	if (!py->role_read && tid == s->pid)
+		note_role(s, c, raw);
 	ret = intern_python(s, c, py_code_line(&py->target, c, raw->instr), frame);
 	if (!ret && s->opt.locals)
 		pysample_locals_use(s, tid, raw);

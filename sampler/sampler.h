@@ -54,8 +54,10 @@ struct sampler_options {
 			       * process while sampling (a process of its own,
 			       * with its own symbols and Python reader) */
 	/* Called when a process starts to be followed or a followed one
-	 * execs (not for the first process), so the caller can label it. */
-	void (*process_seen)(void *ctx, pid_t pid);
+	 * execs (not for the first process), so the caller can label it;
+	 * worker is -1 then. Called again, for any process, with the id of
+	 * the DataLoader worker it was found to be (torch's _worker_loop). */
+	void (*process_seen)(void *ctx, pid_t pid, int worker);
 	void *process_seen_ctx;
 	/* Called from the sampling loop about every 100 ms, between ticks. */
 	void (*periodic)(void *ctx, uint64_t now_ns);

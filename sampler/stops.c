@@ -318,7 +318,7 @@ static void handle_exec(struct sampler *s)
 		stats_error(s, SAMPLER_ERR_MEMORY);
 	sym_process_exec(s->sym);
 	if (s->root && s->root->opt.process_seen)
-		s->root->opt.process_seen(s->root->opt.process_seen_ctx, s->pid);
+		s->root->opt.process_seen(s->root->opt.process_seen_ctx, s->pid, -1);
 	if (proc_is_64bit(s->pid) == 0 && !s->stop_requested) {
 		sampler_notice(s, "PID %d now runs a 32-bit program, which trainsample cannot sample; stopping",
 			       (int)s->pid);

@@ -1,8 +1,10 @@
 # Prints the number of samples a pprof profile (.pb.gz) holds: the sum of
 # its "samples"/"count" values, unweighted. Decodes just enough of
 # profile.proto: Profile.sample_type (1), Profile.sample (2) with its
-# values (2, packed or not), Profile.string_table (6).
-#   pprof_count.py FILE.pb.gz
+# values (2, packed or not) and labels (3), Profile.string_table (6).
+#   pprof_count.py FILE.pb.gz            the count
+#   pprof_count.py FILE.pb.gz --by KEY   the count per value of label KEY,
+#                                        "VALUE COUNT" lines (string or number)
 import gzip
 import sys
 
@@ -55,16 +57,28 @@ def main():
         if num == 1:
             types.append({n: x for n, _, x in fields(v)})
         elif num == 2:
-            vals = []
+            vals, labels = [], []
             for n, w, x in fields(v):
                 if n == 2:
                     vals += values(w, x)
-            samples.append(vals)
+                elif n == 3:
+                    labels.append({ln: lx for ln, _, lx in fields(x)})
+            samples.append((vals, labels))
         elif num == 6:
             strings.append(v.decode())
     names = [(strings[t.get(1, 0)], strings[t.get(2, 0)]) for t in types]
     k = names.index(("samples", "count"))
-    print(sum(s[k] for s in samples if len(s) > k))
+    if len(sys.argv) > 3 and sys.argv[2] == "--by":
+        by = {}
+        for vals, labels in samples:
+            for lab in labels:
+                if strings[lab.get(1, 0)] == sys.argv[3] and len(vals) > k:
+                    value = strings[lab[2]] if lab.get(2) else str(lab.get(3, 0))
+                    by[value] = by.get(value, 0) + vals[k]
+        for value in sorted(by):
+            print(value, by[value])
+        return
+    print(sum(s[k] for s, _ in samples if len(s) > k))
 
 
 if __name__ == "__main__":

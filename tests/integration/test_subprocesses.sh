@@ -213,3 +213,50 @@ if __name__ == "__main__":
 		"workers '$kids', $traced of 3 traced before the kill; bad:$bad"
 	for k in $kids; do kill "$k" 2>/dev/null; done
 fi
+
+# PyTorch (the sid root's, make sid-root-torch): DataLoader workers and
+# torchrun's ranks, each labelled by its role.
+if ! sid_root_ready || [ ! -f build/sid-root/.stamp-torch ]; then
+	why=${sid_root_why:-no torch in the sid root (make sid-root-torch)}
+	skip "sid-3.14 torch: DataLoader workers labelled, persistent and not" "$why"
+	skip "sid-3.14 torchrun --nproc-per-node 2 (gloo): rank 0 and rank 1" "$why"
+	exit 0
+fi
+for mode in persistent transient; do
+	timeout 120 $TS record -r 200 -o "$TMP/dl-$mode.folded" -o "$TMP/dl-$mode.pb.gz" -- \
+		tests/sid/python3.14 $PY/torch_workers.py 3 $mode >"$TMP/dl-$mode.out" 2>"$TMP/dl-$mode.err"
+	rc=$?
+	epochs=$(sed -n 's/^epochs //p' "$TMP/dl-$mode.out")
+	bad=""
+	for w in 0 1; do
+		n=$(grep "^process [0-9]* (DataLoader worker $w);" "$TMP/dl-$mode.folded" |
+			grep -c "SlowItems.__getitem__ (torch_workers.py:")
+		[ "$n" -gt 0 ] || bad="$bad worker-$w"
+	done
+	procs=$(grep -o "^process [0-9]* (DataLoader worker [01]);" "$TMP/dl-$mode.folded" | sort -u | wc -l)
+	want=2
+	[ $mode = transient ] && want=$((2 * ${epochs:-1}))
+	lab=$(python3 tests/integration/pprof_count.py "$TMP/dl-$mode.pb.gz" --by worker | wc -l)
+	[ $rc -eq 0 ] && [ -z "$bad" ] && [ "${epochs:-0}" -ge 2 ] && [ "$procs" -ge "$want" ] && [ "$lab" -eq 2 ]
+	check $? "sid-3.14 torch $mode: __getitem__ under 'DataLoader worker 0' and '1', every worker process labelled" \
+		"exit $rc, epochs ${epochs}, missing:$bad, $procs labelled worker processes (want $want), pprof worker values $lab; $(grep PID "$TMP/dl-$mode.err" | head -8)" \
+		"$procs worker processes over ${epochs} epochs"
+done
+
+USE_LIBUV=0 timeout 180 $TS record -r 100 -o "$TMP/ranks.folded" -o "$TMP/ranks.pb.gz" \
+	-o "$TMP/ranks.trace.json" -- tests/sid/python3.14 $PY/torchrun_nolibuv.py --nproc-per-node 2 \
+	--master-port $((29500 + $$ % 400)) $PY/torch_ranks.py 2 >"$TMP/ranks.out" 2>"$TMP/ranks.err"
+rc=$?
+r0=$(grep "^process [0-9]* (rank 0);" "$TMP/ranks.folded" | grep -c "rank_work (torch_ranks.py:")
+r1=$(grep "^process [0-9]* (rank 1);" "$TMP/ranks.folded" | grep -c "rank_work (torch_ranks.py:")
+ranks=$(python3 tests/integration/pprof_count.py "$TMP/ranks.pb.gz" --by rank | cut -d' ' -f1 | tr '\n' ' ')
+tracks=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+print(" ".join(sorted({e["args"]["name"] for e in ev if e.get("name") == "process_name" and e["args"]["name"].startswith("rank ")})))' \
+	"$TMP/ranks.trace.json")
+[ $rc -eq 0 ] && grep -q "rank 0 done" "$TMP/ranks.out" && [ "$r0" -gt 0 ] && [ "$r1" -gt 0 ] &&
+	[ "$ranks" = "0 1 " ] && [ "$tracks" = "rank 0 rank 1" ]
+check $? "sid-3.14 torchrun --nproc-per-node 2 (gloo): rank 0 and rank 1 in the flamegraph, pprof and trace" \
+	"exit $rc, rank_work lines: rank 0 $r0, rank 1 $r1; pprof ranks '$ranks'; trace processes '$tracks'; $(tail -4 "$TMP/ranks.err")"
