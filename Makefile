@@ -118,6 +118,8 @@ run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI) $(BUILD)/tests/targets/th
 	@echo
 	@sh bench/contended.sh
 	@echo
+	@sh bench/subprocesses.sh
+	@echo
 	@sh bench/overhead.sh
 
 install: $(BIN) $(AGENT)
