@@ -406,6 +406,9 @@ size_t frame_label(const struct profile *p, uint32_t id, const struct render_opt
 		   const char *script_dir, char *buf, size_t len);
 /* "thread TID (name)" */
 size_t thread_label(const struct profile *p, uint32_t pid, uint32_t tid, char *buf, size_t len);
+/* " (label, pid PID)" after a GPU track's name: whose work it is; the
+ * label left out when there is none. */
+void gpu_process_suffix(const struct profile *p, uint32_t pid, char *buf, size_t len);
 /* "process PID (label)", the label left out when there is none. */
 size_t process_root_label(const struct profile *p, uint32_t pid, char *buf, size_t len);
 /* How many processes the profile's threads belong to, counted up to max. */

@@ -180,3 +180,13 @@ uint32_t profile_process_count(const struct profile *p, uint32_t max)
 	profile_for_each_thread(p, count_process, &c);
 	return c.n;
 }
+
+void gpu_process_suffix(const struct profile *p, uint32_t pid, char *buf, size_t len)
+{
+	const char *label = process_label_of(p, pid);
+
+	if (label && *label)
+		snprintf(buf, len, " (%s, pid %" PRIu32 ")", label, pid);
+	else
+		snprintf(buf, len, " (pid %" PRIu32 ")", pid);
+}

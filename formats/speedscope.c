@@ -260,7 +260,7 @@ static int write_gpu_event(const struct gpu_activity *a, void *ctx)
 		snprintf(name, sizeof(name), "GPU %u stream %u", a->device, a->stream);
 		/* Stream ids are a process's own: with several, each says whose. */
 		if (s->gpu_pids > 1)
-			snprintf(name + strlen(name), sizeof(name) - strlen(name), " (pid %u)", a->pid);
+			gpu_process_suffix(s->p, a->pid, name + strlen(name), sizeof(name) - strlen(name));
 		if (s->gpu_after)
 			fputc(',', out);
 		fputs("{\"type\":\"evented\",\"name\":", out);

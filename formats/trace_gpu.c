@@ -154,7 +154,7 @@ static void name_track(struct tr *t, FILE *out, const struct gpu_activity *prev,
 		snprintf(buf, sizeof(buf), "GPU %u%s%s", a->device, name ? ": " : "",
 			 name ? name : "");
 		if (pid != gpu_pid(t, a->device, 0))
-			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " (pid %u)", a->pid);
+			gpu_process_suffix(t->p, a->pid, buf + strlen(buf), sizeof(buf) - strlen(buf));
 		trace_write_name(t, out, "process_name", pid, 0, buf);
 	} else if (track_of(prev) == track_of(a)) {
 		return;

@@ -426,10 +426,11 @@ grep -q "trainsample: GPU: 120 launches" "$TMP/kids.err" &&
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 gpus = [e["args"]["name"] for e in ev if e["name"] == "process_name" and e["args"]["name"].startswith("GPU 0")]
-assert len(gpus) == 2 and all("(pid " in g for g in gpus), gpus
+assert len(gpus) == 2 and all(", pid " in g for g in gpus), gpus
+assert sorted(g.split(" (")[-1].split(",")[0] for g in gpus) == ["rank 0", "rank 1"], gpus
 print("ok")
 EOT
-check $? "gpu: two processes on one GPU: both merged, each with its own streams" \
+check $? "gpu: two processes on one GPU: both merged, each with its own streams, named by its rank" \
 	"$(cat "$TMP/kids.err" "$TMP/kc" | tail -3)"
 
 # The agent reads launch stacks in-process with the layout module: every
