@@ -214,6 +214,60 @@ if __name__ == "__main__":
 	for k in $kids; do kill "$k" 2>/dev/null; done
 fi
 
+# Ctrl-Z (SIGTSTP) of trainsample: the whole tree is let go while it is
+# stopped, and followed again once it is continued.
+if [ -x $py ]; then
+	$TS record -o "$TMP/tstp.folded" -- $py -c 'import multiprocessing as mp, time
+def tstp_worker():
+    end = time.time() + 6
+    while time.time() < end:
+        pass
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    ps = [mp.Process(target=tstp_worker) for _ in range(2)]
+    [p.start() for p in ps]
+    print(" ".join(str(p.pid) for p in ps), flush=True)
+    [p.join() for p in ps]' >"$TMP/tstp.pids" 2>"$TMP/tstp.err" &
+	ts=$!
+	reap_later $ts
+	wait_file "$TMP/tstp.pids" 10
+	sleep 0.5
+	kids=$(cat "$TMP/tstp.pids")
+	for k in $kids; do reap_later "$k"; done
+	kill -TSTP $ts
+	i=0
+	while [ "$(proc_state $ts)" != T ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	during=""
+	for k in $kids; do during="$during $(tracer_of "$k")"; done
+	kill -CONT $ts
+	after=""
+	for k in $kids; do wait_tracer "$k" "$ts" 5; after="$after $(tracer_of "$k")"; done
+	wait $ts
+	rc=$?
+	[ $rc -eq 0 ] && [ "$during" = " 0 0" ] && [ "$after" = " $ts $ts" ]
+	check $? "Ctrl-Z: every followed process is let go while trainsample is stopped, and followed again after" \
+		"exit $rc, tracers while stopped:$during, after SIGCONT:$after (trainsample $ts)"
+fi
+
+# Two recordings of a tree made with {rank} names, merged: every process
+# of both, each under its own label.
+if [ -x $py ]; then
+	for r in 0 1; do
+		RANK=$r timeout 120 $TS record -q -o "$TMP/m-{rank}.tsprof" -o "$TMP/m$r.folded" -- \
+			$py $PY/tree.py >/dev/null 2>&1
+	done
+	$TS report -q "$TMP/m-0.tsprof" "$TMP/m-1.tsprof" -o "$TMP/m.folded"
+	roots() { cut -d';' -f1 "$1" | grep '^process ' | sort -u | wc -l; }
+	n0=$(roots "$TMP/m0.folded"); n1=$(roots "$TMP/m1.folded"); n=$(roots "$TMP/m.folded")
+	l0=$(cut -d';' -f1 "$TMP/m.folded" | grep -c '^process [0-9]* (rank 0)$')
+	l1=$(cut -d';' -f1 "$TMP/m.folded" | grep -c '^process [0-9]* (rank 1)$')
+	[ -s "$TMP/m-0.tsprof" ] && [ -s "$TMP/m-1.tsprof" ] && [ "$n" -eq $((n0 + n1)) ] && [ "$n0" -ge 3 ] &&
+		[ "$l0" -gt 0 ] && [ "$l1" -gt 0 ] &&
+		within "$(folded_total "$TMP/m.folded")" $(( $(folded_total "$TMP/m0.folded") + $(folded_total "$TMP/m1.folded") )) 3
+	check $? "report of two {rank} recordings of trees: every process of both, labelled by rank" \
+		"roots $n0 + $n1 -> $n, rank 0 lines $l0, rank 1 lines $l1, totals (rounded per line) $(folded_total "$TMP/m0.folded") + $(folded_total "$TMP/m1.folded") -> $(folded_total "$TMP/m.folded")"
+fi
+
 # PyTorch (the sid root's, make sid-root-torch): DataLoader workers and
 # torchrun's ranks, each labelled by its role.
 if ! sid_root_ready || [ ! -f build/sid-root/.stamp-torch ]; then
@@ -259,4 +313,4 @@ print(" ".join(sorted({e["args"]["name"] for e in ev if e.get("name") == "proces
 [ $rc -eq 0 ] && grep -q "rank 0 done" "$TMP/ranks.out" && [ "$r0" -gt 0 ] && [ "$r1" -gt 0 ] &&
 	[ "$ranks" = "0 1 " ] && [ "$tracks" = "rank 0 rank 1" ]
 check $? "sid-3.14 torchrun --nproc-per-node 2 (gloo): rank 0 and rank 1 in the flamegraph, pprof and trace" \
-	"exit $rc, rank_work lines: rank 0 $r0, rank 1 $r1; pprof ranks '$ranks'; trace processes '$tracks'; $(tail -4 "$TMP/ranks.err")"
+	"exit $rc, rank_work lines: rank 0 $r0, rank 1 $r1; pprof ranks '$ranks'; trace processes '$tracks'; $(grep -i 'error\|exception\|exitcode' "$TMP/ranks.err" | head -4)"

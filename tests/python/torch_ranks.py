@@ -19,11 +19,17 @@ sys.modules["torch.distributed.rendezvous"].TCPStore = functools.partial(dist.TC
 def rank_work(seconds):
     t = torch.ones(256)
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    while True:
         x = torch.randn(64, 64)
         for _ in range(20):
             x = x @ x.t() / 64
         dist.all_reduce(t)
+        # Every rank stops at the same step: the first whose time is up
+        # says so (a rank that left alone would break the other's call).
+        done = torch.tensor([1.0 if time.monotonic() > end else 0.0])
+        dist.all_reduce(done)
+        if done.item() > 0:
+            break
 
 
 def main():
