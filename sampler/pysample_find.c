@@ -259,7 +259,9 @@ void pysample_finish(struct sampler *s)
 {
 	struct pysample *py = s->py;
 
-	if (py && !py->ever_ready && py->state != PY_REFUSED && s->st.samples)
+	/* A shell whose child ran Python: the Python is the child's. */
+	if (py && !py->ever_ready && py->state != PY_REFUSED && s->st.samples &&
+	    !s->followed_python[0])
 		sampler_notice(s, "no Python interpreter in process %d: native stacks only",
 			       (int)s->pid);
 }

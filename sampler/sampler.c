@@ -182,6 +182,17 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	*st = s->st;
 	for (size_t i = 0; i < s->nthreads; i++)
 		live += !s->threads[i]->gone;
+	/* Followed processes still running (the progress line): theirs are
+	 * added to the root's when they end. */
+	for (size_t k = 0; k < s->nprocs; k++) {
+		const struct sampler *p = s->procs[k];
+
+		st->samples += p->st.samples;
+		st->idle_samples += p->st.idle_samples;
+		st->errors += p->st.errors;
+		for (size_t i = 0; i < p->nthreads; i++)
+			live += !p->threads[i]->gone;
+	}
 	st->threads_live = live;
 	/* From the start of sampling, and never 0 once it began. */
 	if (s->storm)
