@@ -81,10 +81,24 @@ static int frame_node(struct flame_tree *g, uint32_t parent, uint32_t frame, uin
 		     out);
 }
 
+/* A process or thread root under *node, weighed; *node becomes it. */
+static int grey_root(struct flame_tree *g, const char *text, uint64_t weight, uint32_t *node)
+{
+	uint32_t label;
+	int ret = intern_label(g, text, &label);
+
+	if (!ret)
+		ret = child(g, *node, label, FLAME_KIND_GREY, node);
+	if (ret < 0)
+		return ret;
+	g->nodes[*node].weight += weight;
+	return 0;
+}
+
 static int add_row(const struct profile_aggregate *row, void *ctx)
 {
 	struct flame_tree *g = ctx;
-	uint32_t node = 0, label;
+	uint32_t node = 0;
 	char buf[LABEL_MAX];
 	int ret, depth;
 
@@ -96,21 +110,15 @@ static int add_row(const struct profile_aggregate *row, void *ctx)
 	g->nodes[0].weight += row->weight_ns;
 	if (g->o->processes) {
 		process_root_label(g->p, row->pid, buf, sizeof(buf));
-		ret = intern_label(g, buf, &label);
-		if (!ret)
-			ret = child(g, node, label, FLAME_KIND_GREY, &node);
+		ret = grey_root(g, buf, row->weight_ns, &node);
 		if (ret < 0)
 			return ret;
-		g->nodes[node].weight += row->weight_ns;
 	}
 	if (g->o->threads) {
 		thread_label(g->p, row->pid, row->tid, buf, sizeof(buf));
-		ret = intern_label(g, buf, &label);
-		if (!ret)
-			ret = child(g, node, label, FLAME_KIND_GREY, &node);
+		ret = grey_root(g, buf, row->weight_ns, &node);
 		if (ret < 0)
 			return ret;
-		g->nodes[node].weight += row->weight_ns;
 	}
 	for (int i = 0; i < depth; i++) {
 		ret = frame_node(g, node, g->path[i], &node);

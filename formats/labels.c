@@ -119,13 +119,13 @@ size_t frame_label(const struct profile *p, uint32_t id, const struct render_opt
 	return n;
 }
 
-size_t thread_label(const struct profile *p, uint32_t pid, uint32_t tid, char *buf, size_t len)
+/* "WHAT ID (name)", the name left out when there is none. */
+static size_t root_label(const char *what, uint32_t id, const char *name, char *buf, size_t len)
 {
-	const char *name = profile_thread_name(p, pid, tid);
 	char head[32];
 	size_t n = 0;
 
-	snprintf(head, sizeof(head), "thread %" PRIu32, tid);
+	snprintf(head, sizeof(head), "%s %" PRIu32, what, id);
 	buf[0] = 0;
 	put(buf, len, &n, head);
 	if (name && *name) {
@@ -136,21 +136,14 @@ size_t thread_label(const struct profile *p, uint32_t pid, uint32_t tid, char *b
 	return n;
 }
 
+size_t thread_label(const struct profile *p, uint32_t pid, uint32_t tid, char *buf, size_t len)
+{
+	return root_label("thread", tid, profile_thread_name(p, pid, tid), buf, len);
+}
+
 size_t process_root_label(const struct profile *p, uint32_t pid, char *buf, size_t len)
 {
-	const char *label = process_label_of(p, pid);
-	char head[32];
-	size_t n = 0;
-
-	snprintf(head, sizeof(head), "process %" PRIu32, pid);
-	buf[0] = 0;
-	put(buf, len, &n, head);
-	if (label && *label) {
-		put(buf, len, &n, " (");
-		put(buf, len, &n, label);
-		put(buf, len, &n, ")");
-	}
-	return n;
+	return root_label("process", pid, process_label_of(p, pid), buf, len);
 }
 
 struct process_count {

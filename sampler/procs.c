@@ -167,26 +167,20 @@ bool procs_exec_allowed(struct sampler *s)
 	unsigned long r, e, sv, fs;
 
 	if (proc_is_64bit(s->pid) == 0) {
-		sampler_notice(s, "PID %d now runs a 32-bit program, which trainsample cannot sample; left alone",
-		    (int)s->pid);
+		sampler_notice(s, "PID %d now runs a 32-bit program, which trainsample cannot sample; "
+			       "left alone", (int)s->pid);
 		return false;
 	}
-	if (proc_status_field(s->pid, "Uid", buf, sizeof(buf)) == 0 &&
-	    sscanf(buf, "%lu %lu %lu %lu", &r, &e, &sv, &fs) == 4 && r != e) {
+	for (int gid = 0; gid < 2; gid++) {
 		char comm[64];
 
+		if (proc_status_field(s->pid, gid ? "Gid" : "Uid", buf, sizeof(buf)) < 0 ||
+		    sscanf(buf, "%lu %lu %lu %lu", &r, &e, &sv, &fs) != 4 || r == e)
+			continue;
 		proc_comm(s->pid, comm, sizeof(comm));
-		sampler_notice(s, "PID %d (%s) runs as another user (set-user-ID, uid %lu for %lu): left alone",
-		    (int)s->pid, comm, e, r);
-		return false;
-	}
-	if (proc_status_field(s->pid, "Gid", buf, sizeof(buf)) == 0 &&
-	    sscanf(buf, "%lu %lu %lu %lu", &r, &e, &sv, &fs) == 4 && r != e) {
-		char comm[64];
-
-		proc_comm(s->pid, comm, sizeof(comm));
-		sampler_notice(s, "PID %d (%s) runs as another group (set-group-ID, gid %lu for %lu): left alone",
-		    (int)s->pid, comm, e, r);
+		sampler_notice(s, "PID %d (%s) runs as another %s (set-%s-ID, %s %lu for %lu): left alone",
+			       (int)s->pid, comm, gid ? "group" : "user", gid ? "group" : "user",
+			       gid ? "gid" : "uid", e, r);
 		return false;
 	}
 	return true;
