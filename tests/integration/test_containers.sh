@@ -192,7 +192,7 @@ check $? "container root: record -- unshare -R: Python frames, shares within 3 p
 	"exit $rc; heavy light truth samples: $s; $(head -3 "$TMP/cr.err")" "heavy light truth samples: $s"
 
 # record --native -- a pivot_root container
-$TS record -q --native -t -o "$TMP/cn.folded" -- sh "$TMP/container.sh" "$ROOT" \
+$TS record -q --native -t --no-subprocesses -o "$TMP/cn.folded" -- sh "$TMP/container.sh" "$ROOT" \
 	/usr/bin/python3.9 /ts/ns_native.py "$LIB" 1.5 >"$TMP/cn.out" 2>&1
 rc=$?
 [ $rc = 0 ] && grep -q "^thread [0-9]* (native_worker);.*native_worker (ns_native.py:[0-9]*);.*spin_in_root" "$TMP/cn.folded" &&

@@ -541,7 +541,8 @@ for m in 14 15; do
 		skip "$label: gpu: each launch on its Python line, read by the agent" "$sid_root_why"
 		continue
 	fi
-	$TS record -q -r 500 -o "$TMP/s$m.folded" -- tests/sid/python3.$m tests/python/gpu_launch.py \
+	# One process's picture: the wrapper's helpers are left out.
+	$TS record -q -r 500 --no-subprocesses -o "$TMP/s$m.folded" -- tests/sid/python3.$m tests/python/gpu_launch.py \
 		"$FAKE" $STEPS >/dev/null 2>"$TMP/s$m.err"
 	rc=$?
 	line=$(grep -n 'lib\..*backward_kernel' tests/python/gpu_launch.py | cut -d: -f1)

@@ -162,7 +162,9 @@ threads() {
 	check $? "$label: -g keeps the GIL holder's samples, never the sleeper's" \
 		"$(head -c 300 "$TMP/gil.folded")"
 	# Started 0.4 s in, after the other names were read; busy 0.5 s.
-	$TS record -q -t -r 200 -o "$TMP/late.folded" -- "$py" $P/late_thread.py 0.4 0.5
+	# Here and below, single-process pictures: the sid wrapper's helpers
+	# (dirname, mkdir, mount) would be processes of their own.
+	$TS record -q -t -r 200 --no-subprocesses -o "$TMP/late.folded" -- "$py" $P/late_thread.py 0.4 0.5
 	late=$(grep 'late_spin (' "$TMP/late.folded" | grep -c '^thread [0-9]* (late-worker);')
 	[ "$late" -gt 0 ]
 	check $? "$label: a short thread started late carries its name too" \
@@ -216,7 +218,7 @@ native_merge() {
 	for opt in --native --native-all; do
 		root=__libc_start_main mode=default
 		[ $opt = --native-all ] && root=_start mode=all
-		$TS record -q --stats $opt -r 500 -o "$TMP/q.folded" -o "$TMP/q$mode.speedscope.json" -- "$py" $P/qsort_cb.py 1.5 2>"$TMP/q.err"
+		$TS record -q --stats $opt -r 500 --no-subprocesses -o "$TMP/q.folded" -o "$TMP/q$mode.speedscope.json" -- "$py" $P/qsort_cb.py 1.5 2>"$TMP/q.err"
 		how="exit $?, $(sed -n 's/^  python  */python: /p' "$TMP/q.err")"
 		read -r exact all truncated odd <<-EOT
 		$(awk -v root=$root '{
@@ -271,7 +273,7 @@ consistent() {
 	if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
 		pin0="taskset -c 0" pin1="taskset -c 1"
 	fi
-	$pin0 $TS record -q -r 1000 -o "$TMP/rs.folded" -- $pin1 "$py" $P/recursion_shapes.py 1.5
+	$pin0 $TS record -q -r 1000 --no-subprocesses -o "$TMP/rs.folded" -- $pin1 "$py" $P/recursion_shapes.py 1.5
 	set -- $(python3 tests/integration/stack_check.py "$TMP/rs.folded" | head -1)
 	[ "${1:-0}" -gt 1000 ] && [ "$2" -le $(($1 / 1000)) ]
 	check $? "$label: record: every stack of a fast recursion could have happened" \
