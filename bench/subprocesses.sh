@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.." || exit 1
 PY=/usr/bin/python3.11
 [ -x "$PY" ] || PY=$(command -v python3)
 pairs=${PAIRS:-5}
+TS=${TS:-build/trainsample}
 tmp=$(mktemp -d /tmp/trainsample-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 if [ "$(nproc)" -lt 2 ]; then
@@ -26,7 +27,7 @@ for rate in 100 1000; do
 		t0=$(now)
 		taskset -c 1 "$PY" bench/pool4.py >/dev/null
 		t1=$(now)
-		/usr/bin/time -f "%M" -o "$tmp/rss" taskset -c 0 build/trainsample record -q --stats -r "$rate" \
+		/usr/bin/time -f "%M" -o "$tmp/rss" taskset -c 0 "$TS" record -q --stats -r "$rate" \
 			-o "$tmp/p.folded" -- taskset -c 1 "$PY" bench/pool4.py >/dev/null 2>"$tmp/stats"
 		t2=$(now)
 		alone=$(seconds "$t0" "$t1")
