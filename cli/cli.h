@@ -52,6 +52,9 @@ struct cli_options {
 	pid_t tid;
 	const char *thread;
 	const char *process;  /* --process LABEL */
+	const char *phase;    /* --phase NAME: one training phase's samples */
+	const char *group_by; /* --group-by phase */
+	const char *phases_file; /* --phases FILE: rules added to the built-in */
 	double from_s, to_s;  /* to_s < 0: to the end */
 	bool quiet;
 	int subprocesses;     /* -s 1, --no-subprocesses 0; -1: record's
@@ -71,6 +74,24 @@ struct cli_options {
 int options_parse_record(int argc, char **argv, bool attach, struct cli_options *o);
 int options_parse_report(int argc, char **argv, struct cli_options *o);
 int options_parse_diff(int argc, char **argv, struct cli_options *o);
+/* phases.c: training phases (analysis/) in the outputs */
+struct phase_rules;
+struct phase_map;
+struct render_options;
+struct cli_phases {
+	struct phase_rules *rules;
+	struct phase_map *map;
+};
+/* --phase, --group-by and --phases FILE checked, said; -1 when wrong. */
+int phases_check_options(const struct cli_options *o);
+int phases_open(const struct cli_options *o, const struct profile *p, struct cli_phases *cp);
+/* Sets fo's class callbacks where --phase or --group-by asks. */
+void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
+			   struct render_options *fo);
+/* The line per process of its main loop's time by phase. */
+void phases_summary(struct cli_phases *cp, FILE *out);
+void phases_close(struct cli_phases *cp);
+
 /* Fills in {pid}, {rank} and {host} in output names (output_names.c);
  * pid 0: a command not started yet, whose {pid} stays. -EINVAL said. */
 int output_names_expand(struct cli_options *o, pid_t pid);

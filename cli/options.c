@@ -35,6 +35,9 @@ enum {
 	OPT_TRACE_MAX_SLICES,
 	OPT_NO_SUBPROCESSES,
 	OPT_PROCESS,
+	OPT_PHASE,
+	OPT_GROUP_BY,
+	OPT_PHASES,
 };
 
 static const struct option long_options[] = {
@@ -72,6 +75,9 @@ static const struct option long_options[] = {
 	{ "subprocesses", no_argument, NULL, 's' },
 	{ "no-subprocesses", no_argument, NULL, OPT_NO_SUBPROCESSES },
 	{ "process", required_argument, NULL, OPT_PROCESS },
+	{ "phase", required_argument, NULL, OPT_PHASE },
+	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
+	{ "phases", required_argument, NULL, OPT_PHASES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -195,6 +201,15 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return 0;
 	case OPT_PROCESS:
 		o->process = arg;
+		return 0;
+	case OPT_PHASE:
+		o->phase = arg;
+		return 0;
+	case OPT_GROUP_BY:
+		o->group_by = arg;
+		return 0;
+	case OPT_PHASES:
+		o->phases_file = arg;
 		return 0;
 	case OPT_FROM:
 		return parse_double(arg, "--from", 0, 1e9, &o->from_s);
@@ -330,10 +345,13 @@ int options_parse_record(int argc, char **argv, bool attach, struct cli_options 
 		cli_error("--top and --lines are options of diff");
 		return -1;
 	}
-	if (o->process) {
-		cli_error("--process is an option of report and diff (a recording keeps every process)");
+	if (o->process || o->phase) {
+		cli_error("--%s is an option of report and diff (a recording keeps every sample)",
+			  o->process ? "process" : "phase");
 		return -1;
 	}
+	if (phases_check_options(o) < 0)
+		return -1;
 	if (attach) {
 		if (o->pid) {
 			cli_error("attach takes the PID as its argument, not --pid");
@@ -377,6 +395,8 @@ static int parse_rendering(int argc, char **argv, struct cli_options *o, bool di
 		cli_error("--subprocesses and --no-subprocesses are options of record and attach");
 		return -1;
 	}
+	if (phases_check_options(o) < 0)
+		return -1;
 	if (!diff && (o->top || o->lines)) {
 		cli_error("--top and --lines are options of diff");
 		return -1;
@@ -413,6 +433,10 @@ int options_parse_diff(int argc, char **argv, struct cli_options *o)
 		return ret;
 	if (optind != argc - 2) {
 		cli_error("diff takes two recordings: diff OLDER.tsprof NEWER.tsprof [-o DIFF.svg]");
+		return -1;
+	}
+	if (o->phase || o->group_by) {
+		cli_error("--phase and --group-by are options of report: diff compares whole recordings");
 		return -1;
 	}
 	o->baseline = argv[optind];

@@ -258,7 +258,7 @@ uint64_t outputs_samples_kept(const struct profile *p, const struct render_optio
 
 bool outputs_filtered(const struct cli_options *o)
 {
-	return o->thread || o->process || (o->input && o->pid) || o->tid || o->from_s > 0 || o->to_s >= 0 ||
+	return o->thread || o->process || o->phase || (o->input && o->pid) || o->tid || o->from_s > 0 || o->to_s >= 0 ||
 	       (o->idle_given && !o->idle) || o->gil_only;
 }
 
@@ -267,12 +267,18 @@ int outputs_check_kept(const struct cli_options *o, const struct profile *p, con
 	struct render_options fo;
 	uint64_t kept;
 
+	struct cli_phases cp;
+
 	if (!outputs_filtered(o))
 		return 0;
+	if (phases_open(o, p, &cp) < 0)
+		return -EINVAL;
 	outputs_render_options(o, &fo);
+	phases_render_options(o, &cp, &fo);
 	kept = outputs_samples_kept(p, &fo);
 	fo.gpu = true; /* GPU time on launching stacks counts too */
 	kept += outputs_samples_kept(p, &fo);
+	phases_close(&cp);
 	if (kept)
 		return 0;
 	cli_error("%s: no sample is left after the filters (%llu before them); nothing written",
@@ -305,7 +311,12 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 	char err[256] = "";
 	int failed = 0;
 
+	struct cli_phases cp;
+
+	if (phases_open(o, p, &cp) < 0)
+		return -EINVAL;
 	outputs_render_options(o, &fo);
+	phases_render_options(o, &cp, &fo);
 	/* A tree of processes: each under a root of its own. */
 	fo.processes = !fo.pid && profile_process_count(p, 2) > 1;
 	for (int i = 0; i < o->noutputs; i++) {
@@ -327,6 +338,7 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 		if (err[0] && !o->quiet)
 			fprintf(stderr, "trainsample: %s: %s\n", out->path, err);
 	}
+	phases_close(&cp);
 	return failed ? -EIO : 0;
 }
 

@@ -251,8 +251,15 @@ static int finish(struct run *r, enum sampler_end end)
 			}
 		}
 	}
-	if (st.samples && !o->quiet)
+	if (st.samples && !o->quiet) {
+		struct cli_phases cp;
+
 		summary_write(r->profile, stderr);
+		if (phases_open(o, r->profile, &cp) == 0) {
+			phases_summary(&cp, stderr);
+			phases_close(&cp);
+		}
+	}
 	if (st.processes_left && !o->quiet && !(o->subprocesses < 0 ? o->command != NULL : o->subprocesses))
 		cli_warn("%" PRIu64 " child process%s not profiled; -s (--subprocesses) includes them",
 			 st.processes_left, st.processes_left == 1 ? " was" : "es were");

@@ -120,6 +120,11 @@ static int add_row(const struct profile_aggregate *row, void *ctx)
 		if (ret < 0)
 			return ret;
 	}
+	if (class_root_label(g->o, row, buf, sizeof(buf))) {
+		ret = grey_root(g, buf, row->weight_ns, &node);
+		if (ret < 0)
+			return ret;
+	}
 	for (int i = 0; i < depth; i++) {
 		ret = frame_node(g, node, g->path[i], &node);
 		if (ret < 0)

@@ -120,6 +120,14 @@ static int add_line(const struct profile_aggregate *row, void *ctx)
 		err = put_process(&b->text, b->p, row);
 	if (!err && b->o->threads)
 		err = put_thread(&b->text, b->p, row);
+	if (!err && b->o->class_root) {
+		char label[128];
+		size_t n = class_root_label(b->o, row, label, sizeof(label));
+
+		err = n ? text_put(&b->text, label, n) : 0;
+		if (!err && n)
+			err = text_put(&b->text, ";", 1);
+	}
 	if (!err)
 		err = put_stack(b, row->stack);
 	if (err)

@@ -377,7 +377,20 @@ struct render_options {
 			      * "DataLoader worker"); NULL: any */
 	uint64_t max_slices; /* trace: the most CPU slices, shorter ones left
 			      * out past it; 0: no limit */
+	/* Each row's class (cli/ sets it from analysis/'s phases; NULL:
+	 * none): keep_class keeps one (class + 1; 0 any), class_root puts a
+	 * "[KIND: NAME]" root under the thread's. */
+	int (*row_class)(void *ctx, const struct profile_aggregate *row);
+	void *row_class_ctx;
+	const char *const *class_names;
+	const char *class_kind;
+	int keep_class;
+	bool class_root;
 };
+
+/* "[KIND: NAME]" of a row's class into buf; 0 when it has none. */
+size_t class_root_label(const struct render_options *o, const struct profile_aggregate *row,
+			char *buf, size_t len);
 
 /*
  * The frames of a stack, outermost first, into *path (grown as needed,

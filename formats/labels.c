@@ -79,6 +79,9 @@ bool render_keeps(const struct profile *p, const struct render_options *o,
 	    (o->gil_only && !(row->flags & SAMPLE_GIL)) ||
 	    (o->pid && row->pid != o->pid) || (o->tid && row->tid != o->tid))
 		return false;
+	if (o->row_class && o->keep_class &&
+	    o->row_class(o->row_class_ctx, row) + 1 != o->keep_class)
+		return false;
 	if (o->process) {
 		const char *label = process_label_of(p, row->pid);
 		size_t n = strlen(o->process);
@@ -182,4 +185,17 @@ void gpu_process_suffix(const struct profile *p, uint32_t pid, char *buf, size_t
 		snprintf(buf, len, " (%s, pid %" PRIu32 ")", label, pid);
 	else
 		snprintf(buf, len, " (pid %" PRIu32 ")", pid);
+}
+
+size_t class_root_label(const struct render_options *o, const struct profile_aggregate *row,
+			char *buf, size_t len)
+{
+	int c;
+
+	if (!o->row_class || !o->class_root || !len)
+		return 0;
+	c = o->row_class(o->row_class_ctx, row);
+	snprintf(buf, len, "[%s: %s]", o->class_kind ? o->class_kind : "class",
+		 c >= 0 && o->class_names ? o->class_names[c] : "?");
+	return strlen(buf);
 }

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * analysis/ — what a person asks of a profile, computed from its stacks
+ * alone: the training phase each sample is in (data loading, forward,
+ * backward, optimizer, ...) and the split of a process's time between them.
+ * Pure functions of the profile model (formats/); no ptrace, no files but
+ * a rules file the user names.
+ */
+#ifndef TRAINSAMPLE_ANALYSIS_H
+#define TRAINSAMPLE_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct profile;
+struct profile_aggregate;
+
+enum phase {
+	PHASE_OTHER,
+	PHASE_DATA,       /* waiting on or running the DataLoader, collate, workers */
+	PHASE_FORWARD,    /* a torch.nn.Module call, not under backward */
+	PHASE_BACKWARD,   /* Tensor.backward, autograd, its engine's threads */
+	PHASE_OPTIMIZER,  /* Optimizer.step, zero_grad, LR schedulers, clipping */
+	PHASE_SYNC,       /* waiting for the GPU: synchronize, .item() (--native) */
+	PHASE_CHECKPOINT, /* torch.save, save_pretrained */
+	PHASE_EVAL,       /* an evaluation loop, with its forward and data */
+	PHASE_LOGGING,    /* loggers, tracker clients */
+	PHASE_KINDS
+};
+
+/* "data", "forward", ...; "other" for PHASE_OTHER. */
+const char *phase_name(enum phase ph);
+/* -EINVAL for a name that is no phase. */
+int phase_by_name(const char *name, enum phase *out);
+/* The phase names, PHASE_KINDS of them, in enum order. */
+const char *const *phase_names(void);
+
+/* Rules: a phase for a frame whose function (and file) match, or for a
+ * thread by name. The built-in ones cover plain PyTorch loops, Hugging
+ * Face Trainer and accelerate, and Lightning. */
+struct phase_rules;
+
+int phase_rules_new(struct phase_rules **out);
+/*
+ * Adds the rules of a text file, checked before the built-in ones (a
+ * rule there overrides one here). One rule a line:
+ *   PHASE FUNCTION [FILE]     FUNCTION and FILE are shell patterns (*, ?)
+ *   PHASE thread:NAME         every sample of threads so named
+ * '#' starts a comment. An error names the file and line.
+ */
+int phase_rules_load(struct phase_rules *r, const char *path, char *err, size_t errlen);
+void phase_rules_free(struct phase_rules *r);
+
+/* The rules applied to one profile, each stack's phase found once. */
+struct phase_map;
+
+int phase_map_new(const struct phase_rules *r, const struct profile *p, struct phase_map **out);
+/*
+ * The phase of a row: its thread's rule if one names it, else its
+ * frames', innermost match first, except that a forward inside backward,
+ * optimizer or eval is theirs and data or sync inside eval is eval's.
+ */
+enum phase phase_of_row(struct phase_map *m, const struct profile_aggregate *row);
+void phase_map_free(struct phase_map *m);
+
+/*
+ * One line per process whose samples have any phase but other: its
+ * busiest classified thread's time by phase, largest first.
+ *   PID 4242 (python3 train.py) phases, thread 4242: data 57%, forward 25%, backward 11%
+ */
+int phase_summary_write(struct phase_map *m, FILE *out);
+
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared between the files of analysis/ only. */
+#ifndef TRAINSAMPLE_ANALYSIS_PHASE_IMPL_H
+#define TRAINSAMPLE_ANALYSIS_PHASE_IMPL_H
+
+#include "analysis/analysis.h"
+
+struct phase_rule {
+	enum phase phase;
+	bool thread;          /* func is a thread name's pattern */
+	const char *func;     /* shell pattern */
+	const char *file;     /* shell pattern; NULL: any file */
+};
+
+struct phase_rules {
+	struct phase_rule *user; /* from files, checked first */
+	size_t nuser, cap_user;
+};
+
+struct phase_map {
+	const struct phase_rules *rules;
+	const struct profile *p;
+	uint8_t *stacks, *frames; /* caches: 0 not looked at, else phase + 1 */
+	uint32_t nstacks, nframes;
+	uint32_t *path;
+	uint32_t cap_path;
+};
+
+/* The phase of the first rule a frame matches (file may be NULL), or of a
+ * thread's name; -1 none. */
+int phase_rules_frame(const struct phase_rules *r, const char *func, const char *file);
+int phase_rules_thread(const struct phase_rules *r, const char *name);
+
+#endif

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which frames mean which training phase. A rule names a function (a
+ * Python qualified name, or a native symbol) and optionally its file, both
+ * as shell patterns, or a thread name. The built-in rules follow the
+ * functions the libraries themselves call (their qualified names and
+ * files), so no code of the program needs to change.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/phase_impl.h"
+#include "common/common.h"
+
+#define TORCH "*/torch/"
+#define DATA_DIR TORCH "utils/data/"
+#define OPTIM TORCH "optim/*.py"
+#define HF "*/transformers/"
+#define ACC "*/accelerate/"
+#define PL "*/lightning/pytorch/"
+#define PL_OLD "*/pytorch_lightning/"
+
+static const struct phase_rule builtin[] = {
+	/* Data: the loader's iterator and everything below it (its queue
+	 * waits, collate, pin memory), a worker process's loop, and the
+	 * frameworks' fetchers. */
+	{ PHASE_DATA, false, "_BaseDataLoaderIter.__next__", DATA_DIR "dataloader.py" },
+	{ PHASE_DATA, false, "DataLoader.__iter__", DATA_DIR "dataloader.py" },
+	{ PHASE_DATA, false, "_worker_loop", DATA_DIR "_utils/worker.py" },
+	{ PHASE_DATA, false, "_pin_memory_loop", DATA_DIR "_utils/pin_memory.py" },
+	{ PHASE_DATA, false, "default_collate", DATA_DIR "_utils/collate.py" },
+	{ PHASE_DATA, false, "Trainer.get_batch_samples", HF "trainer.py" },
+	{ PHASE_DATA, false, "DataLoaderShard.__iter__", ACC "data_loader.py" },
+	{ PHASE_DATA, false, "_*DataFetcher.__next__", PL "loops/fetchers.py" },
+	{ PHASE_DATA, false, "_*DataFetcher.__next__", PL_OLD "loops/fetchers.py" },
+	{ PHASE_DATA, true, "pt_data_worker*", NULL },
+	/* Backward: the call, autograd's entry points, and its engine's
+	 * threads (one per device). */
+	{ PHASE_BACKWARD, false, "Tensor.backward", TORCH "_tensor.py" },
+	{ PHASE_BACKWARD, false, "backward", TORCH "autograd/__init__.py" },
+	{ PHASE_BACKWARD, false, "_engine_run_backward", TORCH "autograd/graph.py" },
+	{ PHASE_BACKWARD, false, "Accelerator.backward", ACC "accelerator.py" },
+	{ PHASE_BACKWARD, false, "*.backward", PL "core/module.py" },
+	{ PHASE_BACKWARD, false, "torch::autograd::Engine::*", NULL },
+	{ PHASE_BACKWARD, true, "pt_autograd_*", NULL },
+	/* Optimizer: any optimizer's step and zero_grad, the hooks that
+	 * wrap them, LR schedulers, gradient clipping. */
+	{ PHASE_OPTIMIZER, false, "*.step", OPTIM },
+	{ PHASE_OPTIMIZER, false, "*.zero_grad", OPTIM },
+	{ PHASE_OPTIMIZER, false, "*wrapper", TORCH "optim/optimizer.py" },
+	{ PHASE_OPTIMIZER, false, "clip_grad_norm_", TORCH "nn/utils/clip_grad.py" },
+	{ PHASE_OPTIMIZER, false, "_clip_grads_with_norm_", TORCH "nn/utils/clip_grad.py" },
+	{ PHASE_OPTIMIZER, false, "AcceleratedOptimizer.step", ACC "optimizer.py" },
+	{ PHASE_OPTIMIZER, false, "AcceleratedOptimizer.zero_grad", ACC "optimizer.py" },
+	{ PHASE_OPTIMIZER, false, "Accelerator.clip_grad_norm_", ACC "accelerator.py" },
+	{ PHASE_OPTIMIZER, false, "_AutomaticOptimization._optimizer_step", PL "loops/optimization/automatic.py" },
+	/* Sync: waiting for the GPU (native frames, --native). */
+	{ PHASE_SYNC, false, "synchronize", TORCH "cuda/__init__.py" },
+	{ PHASE_SYNC, false, "*.synchronize", TORCH "cuda/streams.py" },
+	{ PHASE_SYNC, false, "at::native::_local_scalar_dense*", NULL },
+	{ PHASE_SYNC, false, "cudaDeviceSynchronize", NULL },
+	{ PHASE_SYNC, false, "cudaStreamSynchronize", NULL },
+	{ PHASE_SYNC, false, "cudaEventSynchronize", NULL },
+	{ PHASE_SYNC, false, "cuCtxSynchronize", NULL },
+	{ PHASE_SYNC, false, "cuStreamSynchronize", NULL },
+	{ PHASE_SYNC, false, "cuEventSynchronize", NULL },
+	/* Checkpoints. */
+	{ PHASE_CHECKPOINT, false, "save", TORCH "serialization.py" },
+	{ PHASE_CHECKPOINT, false, "PreTrainedModel.save_pretrained", HF "modeling_utils.py" },
+	{ PHASE_CHECKPOINT, false, "Trainer._save_checkpoint", HF "trainer.py" },
+	{ PHASE_CHECKPOINT, false, "ModelCheckpoint.*", PL "callbacks/model_checkpoint.py" },
+	/* Evaluation loops. */
+	{ PHASE_EVAL, false, "Trainer.evaluate", HF "trainer.py" },
+	{ PHASE_EVAL, false, "Trainer.evaluation_loop", HF "trainer.py" },
+	{ PHASE_EVAL, false, "Trainer.predict", HF "trainer.py" },
+	{ PHASE_EVAL, false, "_EvaluationLoop.run", PL "loops/evaluation_loop.py" },
+	{ PHASE_EVAL, false, "_EvaluationLoop.run", PL_OLD "loops/evaluation_loop.py" },
+	/* Logging: the logging module's handlers, trackers' clients. */
+	{ PHASE_LOGGING, false, "Logger._log", "*/logging/__init__.py" },
+	{ PHASE_LOGGING, false, "Logger.handle", "*/logging/__init__.py" },
+	{ PHASE_LOGGING, false, "Trainer.log", HF "trainer.py" },
+	{ PHASE_LOGGING, false, "Run.log", "*/wandb/sdk/wandb_run.py" },
+	{ PHASE_LOGGING, false, "SummaryWriter.add_*", TORCH "utils/tensorboard/writer.py" },
+	{ PHASE_LOGGING, false, "*.log", PL "core/module.py" },
+	/* Forward: any module's call (the weakest: see phase_of_row). */
+	{ PHASE_FORWARD, false, "Module._call_impl", TORCH "nn/modules/module.py" },
+	{ PHASE_FORWARD, false, "Module._wrapped_call_impl", TORCH "nn/modules/module.py" },
+};
+
+int phase_rules_new(struct phase_rules **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void phase_rules_free(struct phase_rules *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nuser; i++) {
+		free((char *)r->user[i].func);
+		free((char *)r->user[i].file);
+	}
+	free(r->user);
+	free(r);
+}
+
+static char *next_word(char **at)
+{
+	char *s = *at, *w;
+
+	while (*s && isspace((unsigned char)*s))
+		s++;
+	if (!*s || *s == '#')
+		return NULL;
+	w = s;
+	while (*s && !isspace((unsigned char)*s))
+		s++;
+	if (*s)
+		*s++ = '\0';
+	*at = s;
+	return w;
+}
+
+static int add_line(struct phase_rules *r, char *line, const char *path, int lineno,
+		    char *err, size_t errlen)
+{
+	char *at = line, *ph = next_word(&at), *func, *file, *extra;
+	struct phase_rule rule = { 0 };
+	enum phase phase;
+
+	if (!ph)
+		return 0;
+	func = next_word(&at);
+	file = func ? next_word(&at) : NULL;
+	extra = file ? next_word(&at) : NULL;
+	if (phase_by_name(ph, &phase) < 0)
+		return errbuf_set(err, errlen, -EINVAL, "%s:%d: '%s' is not a phase (%s)", path,
+				  lineno, ph, "data, forward, backward, optimizer, sync, checkpoint, "
+				  "eval, logging, other");
+	if (!func || extra || (!strncmp(func, "thread:", 7) && (file || !func[7])))
+		return errbuf_set(err, errlen, -EINVAL,
+				  "%s:%d: a rule is PHASE FUNCTION [FILE] or PHASE thread:NAME", path,
+				  lineno);
+	rule.phase = phase;
+	rule.thread = !strncmp(func, "thread:", 7);
+	rule.func = strdup(rule.thread ? func + 7 : func);
+	rule.file = file ? strdup(file) : NULL;
+	if (!rule.func || (file && !rule.file) ||
+	    ARRAY_RESERVE(r->user, r->cap_user, r->nuser + 1, 16) < 0) {
+		free((char *)rule.func);
+		free((char *)rule.file);
+		return errbuf_set(err, errlen, -ENOMEM, "out of memory");
+	}
+	r->user[r->nuser++] = rule;
+	return 0;
+}
+
+int phase_rules_load(struct phase_rules *r, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	char line[1024];
+	int lineno = 0, ret = 0;
+
+	if (!f)
+		return errbuf_set(err, errlen, -errno, "%s: %s", path, strerror(errno));
+	while (!ret && fgets(line, sizeof(line), f)) {
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		ret = add_line(r, line, path, lineno, err, errlen);
+	}
+	fclose(f);
+	return ret;
+}
+
+static bool rule_matches(const struct phase_rule *rule, const char *func, const char *file)
+{
+	if (rule->thread || fnmatch(rule->func, func, 0))
+		return false;
+	return !rule->file || (file && !fnmatch(rule->file, file, 0));
+}
+
+int phase_rules_frame(const struct phase_rules *r, const char *func, const char *file)
+{
+	for (size_t i = 0; i < r->nuser; i++)
+		if (rule_matches(&r->user[i], func, file))
+			return (int)r->user[i].phase;
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (rule_matches(&builtin[i], func, file))
+			return (int)builtin[i].phase;
+	return -1;
+}
+
+int phase_rules_thread(const struct phase_rules *r, const char *name)
+{
+	if (!name || !*name)
+		return -1;
+	for (size_t i = 0; i < r->nuser; i++)
+		if (r->user[i].thread && !fnmatch(r->user[i].func, name, 0))
+			return (int)r->user[i].phase;
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (builtin[i].thread && !fnmatch(builtin[i].func, name, 0))
+			return (int)builtin[i].phase;
+	return -1;
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Each row's phase, from its thread's name or its frames, and each
+ * process's split of time between phases. A stack's phase is found once
+ * (a frame's match is cached too): rows share stacks, stacks share frames.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/phase_impl.h"
+#include "common/common.h"
+#include "formats/formats.h"
+#include "formats/profile_hooks.h"
+
+static const char *const names[PHASE_KINDS] = {
+	[PHASE_OTHER] = "other",         [PHASE_DATA] = "data",
+	[PHASE_FORWARD] = "forward",     [PHASE_BACKWARD] = "backward",
+	[PHASE_OPTIMIZER] = "optimizer", [PHASE_SYNC] = "sync",
+	[PHASE_CHECKPOINT] = "checkpoint", [PHASE_EVAL] = "eval",
+	[PHASE_LOGGING] = "logging",
+};
+
+const char *phase_name(enum phase ph)
+{
+	return ph < PHASE_KINDS ? names[ph] : "?";
+}
+
+const char *const *phase_names(void)
+{
+	return names;
+}
+
+int phase_by_name(const char *name, enum phase *out)
+{
+	for (int i = 0; i < PHASE_KINDS; i++)
+		if (!strcmp(name, names[i])) {
+			*out = (enum phase)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* Cache entries: 0 not looked at yet, else the phase + 1 (or NONE). */
+#define NONE 0xff
+
+
+int phase_map_new(const struct phase_rules *r, const struct profile *p, struct phase_map **out)
+{
+	struct phase_map *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	m->rules = r;
+	m->p = p;
+	*out = m;
+	return 0;
+}
+
+void phase_map_free(struct phase_map *m)
+{
+	if (!m)
+		return;
+	free(m->stacks);
+	free(m->frames);
+	free(m->path);
+	free(m);
+}
+
+/* Grows a cache to hold index i; false when out of memory. */
+static bool cache_fit(uint8_t **cache, uint32_t *n, uint32_t i)
+{
+	uint32_t want = *n ? *n : 256;
+	uint8_t *grown;
+
+	if (i < *n)
+		return true;
+	while (want <= i)
+		want *= 2;
+	grown = realloc(*cache, want);
+	if (!grown)
+		return false;
+	memset(grown + *n, 0, want - *n);
+	*cache = grown;
+	*n = want;
+	return true;
+}
+
+static int frame_phase(struct phase_map *m, uint32_t id)
+{
+	const struct frame *f;
+	int ph;
+
+	if (cache_fit(&m->frames, &m->nframes, id) && m->frames[id])
+		return m->frames[id] == NONE ? -1 : m->frames[id] - 1;
+	f = profile_frame(m->p, id);
+	ph = phase_rules_frame(m->rules, profile_string(m->p, f->name),
+			       f->module ? profile_string(m->p, f->module) : NULL);
+	if (id < m->nframes)
+		m->frames[id] = ph < 0 ? NONE : (uint8_t)(ph + 1);
+	return ph;
+}
+
+/* Whether a match further out takes over an inner one: a module called
+ * under backward (recomputation), an optimizer's closure or an evaluation
+ * belongs to them; an evaluation's data and waits are the evaluation's. */
+static bool contains(int outer, int inner)
+{
+	switch (outer) {
+	case PHASE_BACKWARD:
+	case PHASE_OPTIMIZER:
+		return inner == PHASE_FORWARD;
+	case PHASE_EVAL:
+		return inner == PHASE_FORWARD || inner == PHASE_DATA || inner == PHASE_SYNC;
+	default:
+		return false;
+	}
+}
+
+static enum phase stack_phase(struct phase_map *m, uint32_t stack)
+{
+	int depth = profile_stack_frames(m->p, stack, &m->path, &m->cap_path), ph = -1;
+
+	/* Innermost first: path[depth - 1] is the leaf. */
+	for (int i = depth - 1; i >= 0; i--) {
+		int f = frame_phase(m, m->path[i]);
+
+		if (f < 0)
+			continue;
+		if (ph < 0 || contains(f, ph))
+			ph = f;
+	}
+	return ph < 0 ? PHASE_OTHER : (enum phase)ph;
+}
+
+enum phase phase_of_row(struct phase_map *m, const struct profile_aggregate *row)
+{
+	int th = phase_rules_thread(m->rules, profile_thread_name(m->p, row->pid, row->tid));
+	enum phase ph;
+
+	if (th >= 0)
+		return (enum phase)th;
+	if (cache_fit(&m->stacks, &m->nstacks, row->stack) && m->stacks[row->stack])
+		return (enum phase)(m->stacks[row->stack] - 1);
+	ph = stack_phase(m, row->stack);
+	if (row->stack < m->nstacks)
+		m->stacks[row->stack] = (uint8_t)(ph + 1);
+	return ph;
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/* Training phases in the outputs: --phases FILE, --phase NAME,
+ * --group-by phase, and the phase line at the end of a run. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "cli/cli.h"
+#include "formats/formats.h"
+
+static int row_phase(void *ctx, const struct profile_aggregate *row)
+{
+	return (int)phase_of_row(ctx, row);
+}
+
+int phases_check_options(const struct cli_options *o)
+{
+	struct phase_rules *r;
+	enum phase ph;
+	char err[512];
+	int ret;
+
+	if (o->phase && phase_by_name(o->phase, &ph) < 0) {
+		cli_error("--phase takes one of data, forward, backward, optimizer, sync, checkpoint, "
+			  "eval, logging, other; not '%s'", o->phase);
+		return -1;
+	}
+	if (o->group_by && strcmp(o->group_by, "phase")) {
+		cli_error("--group-by takes 'phase', not '%s'", o->group_by);
+		return -1;
+	}
+	if (!o->phases_file)
+		return 0;
+	if (phase_rules_new(&r) < 0) {
+		cli_error("out of memory");
+		return -1;
+	}
+	ret = phase_rules_load(r, o->phases_file, err, sizeof(err));
+	phase_rules_free(r);
+	if (ret < 0)
+		cli_error("%s", err);
+	return ret < 0 ? -1 : 0;
+}
+
+int phases_open(const struct cli_options *o, const struct profile *p, struct cli_phases *cp)
+{
+	char err[512];
+
+	memset(cp, 0, sizeof(*cp));
+	if (phase_rules_new(&cp->rules) < 0)
+		return -ENOMEM;
+	if (o->phases_file && phase_rules_load(cp->rules, o->phases_file, err, sizeof(err)) < 0) {
+		cli_error("%s", err);
+		phases_close(cp);
+		return -EINVAL;
+	}
+	if (phase_map_new(cp->rules, p, &cp->map) < 0) {
+		phases_close(cp);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
+			   struct render_options *fo)
+{
+	enum phase ph = PHASE_OTHER;
+
+	if (!cp->map || (!o->phase && !o->group_by))
+		return;
+	fo->row_class = row_phase;
+	fo->row_class_ctx = cp->map;
+	fo->class_names = phase_names();
+	fo->class_kind = "phase";
+	fo->class_root = o->group_by != NULL;
+	if (o->phase && phase_by_name(o->phase, &ph) == 0)
+		fo->keep_class = (int)ph + 1;
+}
+
+void phases_summary(struct cli_phases *cp, FILE *out)
+{
+	if (cp->map)
+		phase_summary_write(cp->map, out);
+}
+
+void phases_close(struct cli_phases *cp)
+{
+	phase_map_free(cp->map);
+	phase_rules_free(cp->rules);
+	cp->map = NULL;
+	cp->rules = NULL;
+}

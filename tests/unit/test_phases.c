@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+/* Training phases (analysis/): each built-in rule, the precedence between
+ * nested matches, thread rules, and rules from a file. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "model_helpers.h"
+
+#define SP "/usr/lib/python3/dist-packages/"
+
+struct case_frame {
+	const char *func, *file;
+};
+
+/* The phase of a stack of Python frames, outermost first, in thread tid. */
+static enum phase classify(const struct phase_rules *r, const struct case_frame *f, int n,
+			   const char *thread)
+{
+	struct profile *p = profile_new();
+	struct phase_map *m;
+	uint32_t ids[16];
+	struct profile_aggregate row = { .pid = 100, .tid = 101, .weight_ns = 1, .count = 1 };
+	enum phase ph;
+
+	cr_assert(p);
+	for (int i = 0; i < n; i++)
+		ids[i] = frame(p, FRAME_PYTHON, f[i].func, f[i].file ? f[i].file : "", 1);
+	row.stack = stack(p, ids, n);
+	if (thread)
+		cr_assert_eq(profile_set_thread(p, 100, 101, thread), 0);
+	cr_assert_eq(phase_map_new(r, p, &m), 0);
+	ph = phase_of_row(m, &row);
+	/* Asked again: the cached answer is the same. */
+	cr_assert_eq(phase_of_row(m, &row), ph);
+	phase_map_free(m);
+	profile_free(p);
+	return ph;
+}
+
+static struct phase_rules *builtin(void)
+{
+	struct phase_rules *r;
+
+	cr_assert_eq(phase_rules_new(&r), 0);
+	return r;
+}
+
+#define LOOP { "train", "/home/u/train.py" }
+
+static const struct {
+	struct case_frame leaf;
+	enum phase want;
+} leaves[] = {
+	{ { "_BaseDataLoaderIter.__next__", SP "torch/utils/data/dataloader.py" }, PHASE_DATA },
+	{ { "DataLoader.__iter__", SP "torch/utils/data/dataloader.py" }, PHASE_DATA },
+	{ { "_worker_loop", SP "torch/utils/data/_utils/worker.py" }, PHASE_DATA },
+	{ { "default_collate", SP "torch/utils/data/_utils/collate.py" }, PHASE_DATA },
+	{ { "Trainer.get_batch_samples", SP "transformers/trainer.py" }, PHASE_DATA },
+	{ { "_PrefetchDataFetcher.__next__", SP "lightning/pytorch/loops/fetchers.py" }, PHASE_DATA },
+	{ { "Module._call_impl", SP "torch/nn/modules/module.py" }, PHASE_FORWARD },
+	{ { "Module._wrapped_call_impl", SP "torch/nn/modules/module.py" }, PHASE_FORWARD },
+	{ { "Tensor.backward", SP "torch/_tensor.py" }, PHASE_BACKWARD },
+	{ { "backward", SP "torch/autograd/__init__.py" }, PHASE_BACKWARD },
+	{ { "_engine_run_backward", SP "torch/autograd/graph.py" }, PHASE_BACKWARD },
+	{ { "Accelerator.backward", SP "accelerate/accelerator.py" }, PHASE_BACKWARD },
+	{ { "SGD.step", SP "torch/optim/sgd.py" }, PHASE_OPTIMIZER },
+	{ { "AdamW.step", SP "torch/optim/adamw.py" }, PHASE_OPTIMIZER },
+	{ { "Optimizer.zero_grad", SP "torch/optim/optimizer.py" }, PHASE_OPTIMIZER },
+	{ { "LRScheduler.step", SP "torch/optim/lr_scheduler.py" }, PHASE_OPTIMIZER },
+	{ { "clip_grad_norm_", SP "torch/nn/utils/clip_grad.py" }, PHASE_OPTIMIZER },
+	{ { "AcceleratedOptimizer.step", SP "accelerate/optimizer.py" }, PHASE_OPTIMIZER },
+	{ { "synchronize", SP "torch/cuda/__init__.py" }, PHASE_SYNC },
+	{ { "Event.synchronize", SP "torch/cuda/streams.py" }, PHASE_SYNC },
+	{ { "save", SP "torch/serialization.py" }, PHASE_CHECKPOINT },
+	{ { "PreTrainedModel.save_pretrained", SP "transformers/modeling_utils.py" }, PHASE_CHECKPOINT },
+	{ { "Trainer.evaluate", SP "transformers/trainer.py" }, PHASE_EVAL },
+	{ { "_EvaluationLoop.run", SP "lightning/pytorch/loops/evaluation_loop.py" }, PHASE_EVAL },
+	{ { "Logger._log", "/usr/lib/python3.14/logging/__init__.py" }, PHASE_LOGGING },
+	{ { "Run.log", SP "wandb/sdk/wandb_run.py" }, PHASE_LOGGING },
+	{ { "SummaryWriter.add_scalar", SP "torch/utils/tensorboard/writer.py" }, PHASE_LOGGING },
+	/* A name alone is not enough: the library's file is asked too. */
+	{ { "Tensor.backward", "/home/u/mytensor.py" }, PHASE_OTHER },
+	{ { "SGD.step", "/home/u/sgd.py" }, PHASE_OTHER },
+	{ { "train", "/home/u/train.py" }, PHASE_OTHER },
+};
+
+Test(phases, each_builtin_rule)
+{
+	struct phase_rules *r = builtin();
+
+	for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
+		struct case_frame f[3] = { { "<module>", "/home/u/train.py" }, LOOP, leaves[i].leaf };
+		enum phase got = classify(r, f, 3, NULL);
+
+		cr_expect_eq(got, leaves[i].want, "%s (%s): %s, not %s", leaves[i].leaf.func,
+			     leaves[i].leaf.file, phase_name(got), phase_name(leaves[i].want));
+	}
+	phase_rules_free(r);
+}
+
+Test(phases, innermost_first_and_what_contains_what)
+{
+	struct phase_rules *r = builtin();
+	struct case_frame fwd = { "Module._call_impl", SP "torch/nn/modules/module.py" };
+	struct case_frame bwd = { "Tensor.backward", SP "torch/_tensor.py" };
+	struct case_frame opt = { "SGD.step", SP "torch/optim/sgd.py" };
+	struct case_frame eval = { "Trainer.evaluate", SP "transformers/trainer.py" };
+	struct case_frame data = { "_BaseDataLoaderIter.__next__", SP "torch/utils/data/dataloader.py" };
+	struct case_frame log = { "Logger._log", "/usr/lib/python3.14/logging/__init__.py" };
+	struct case_frame sync = { "synchronize", SP "torch/cuda/__init__.py" };
+
+	/* A module called under backward (recomputation), in an optimizer's
+	 * closure, or in an evaluation is theirs. */
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, bwd, fwd }, 3, NULL), PHASE_BACKWARD);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, opt, fwd }, 3, NULL), PHASE_OPTIMIZER);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, eval, fwd }, 3, NULL), PHASE_EVAL);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, eval, data }, 3, NULL), PHASE_EVAL);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, eval, sync }, 3, NULL), PHASE_EVAL);
+	/* Otherwise the innermost match: a log call inside forward is
+	 * logging, a sync inside forward is sync, data fetched by a module
+	 * is data. */
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, fwd, log }, 3, NULL), PHASE_LOGGING);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, fwd, sync }, 3, NULL), PHASE_SYNC);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, fwd, data }, 3, NULL), PHASE_DATA);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, bwd, log }, 3, NULL), PHASE_LOGGING);
+	phase_rules_free(r);
+}
+
+Test(phases, threads_by_name)
+{
+	struct phase_rules *r = builtin();
+	struct case_frame f[] = { { "start_thread", NULL } };
+
+	cr_expect_eq(classify(r, f, 1, "pt_autograd_0"), PHASE_BACKWARD);
+	cr_expect_eq(classify(r, f, 1, "loader"), PHASE_OTHER);
+	phase_rules_free(r);
+}
+
+static char *rules_file(const char *text)
+{
+	char *path = strdup("/tmp/trainsample-phases.XXXXXX");
+	int fd = mkstemp(path);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+Test(phases, rules_from_a_file_come_first)
+{
+	struct phase_rules *r = builtin();
+	char *path = rules_file("# my loop\n"
+				"data  load_batch\n"
+				"forward  Net.run  */mynet.py   # the model\n"
+				"logging  Tensor.backward  */torch/_tensor.py\n"
+				"backward thread:grad-*\n");
+	char err[256] = "";
+
+	cr_assert_eq(phase_rules_load(r, path, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, { "load_batch", "/x/a.py" } }, 2, NULL),
+		     PHASE_DATA);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, { "Net.run", "/x/mynet.py" } }, 2, NULL),
+		     PHASE_FORWARD);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, { "Net.run", "/x/other.py" } }, 2, NULL),
+		     PHASE_OTHER);
+	/* Overrides the built-in rule for the same frame. */
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, { "Tensor.backward", SP "torch/_tensor.py" } },
+			      2, NULL), PHASE_LOGGING);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP }, 1, "grad-3"), PHASE_BACKWARD);
+	unlink(path);
+	free(path);
+	phase_rules_free(r);
+}
+
+Test(phases, a_wrong_rule_names_its_line)
+{
+	static const char *const bad[] = {
+		"data load_batch\nlunch eat\n",          /* no such phase */
+		"data\n",                                /* no function */
+		"data f file extra\n",                   /* too many words */
+		"data thread:\n",                        /* no thread name */
+		"data thread:x file\n",                  /* a thread has no file */
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct phase_rules *r = builtin();
+		char *path = rules_file(bad[i]);
+		char err[256] = "";
+
+		cr_expect_lt(phase_rules_load(r, path, err, sizeof(err)), 0, "%s", bad[i]);
+		cr_expect(strstr(err, path) && strstr(err, i ? ":1:" : ":2:"), "%s", err);
+		unlink(path);
+		free(path);
+		phase_rules_free(r);
+	}
+}
+
+Test(phases, names)
+{
+	enum phase ph;
+
+	for (int i = 0; i < PHASE_KINDS; i++) {
+		cr_assert_eq(phase_by_name(phase_names()[i], &ph), 0);
+		cr_expect_eq(ph, (enum phase)i);
+	}
+	cr_expect_lt(phase_by_name("lunch", &ph), 0);
+}
