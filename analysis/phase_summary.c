@@ -84,6 +84,28 @@ static void write_line(const struct profile *p, const struct thread_split *s, FI
 	fputc('\n', out);
 }
 
+static void write_steps(struct phase_map *m, const struct thread_split *s, FILE *out)
+{
+	struct step_stats st;
+
+	if (!profile_keeps_timeline(m->p) || steps_find(m, s->pid, s->tid, &st) < 0 ||
+	    st.timed < 1)
+		return;
+	fprintf(out, "trainsample:   steps: %" PRIu64 " (%.1f/s, by %s), step p50 %.1f ms, p90 %.1f ms, "
+		"max %.1f ms; a step:", st.steps,
+		(double)st.timed * 1e9 / (double)(st.span_ns ? st.span_ns : 1), phase_name(st.beat),
+		(double)st.p50_ns / 1e6, (double)st.p90_ns / 1e6, (double)st.max_ns / 1e6);
+	for (int k = PHASE_OTHER + 1, n = 0; k <= PHASE_KINDS; k++) {
+		int ph = k % PHASE_KINDS; /* other last */
+
+		if (!st.phase_ns[ph])
+			continue;
+		fprintf(out, "%s %s %.1f ms", n++ ? "," : "", phase_name((enum phase)ph),
+			(double)st.phase_ns[ph] / 1e6 / (double)st.timed);
+	}
+	fputc('\n', out);
+}
+
 int phase_summary_write(struct phase_map *m, FILE *out)
 {
 	struct split_tally t = { .m = m };
@@ -102,8 +124,10 @@ int phase_summary_write(struct phase_map *m, FILE *out)
 			if (t.v[k].pid == t.v[i].pid && classified(&t.v[k]) &&
 			    (!best || classified(&t.v[k]) > classified(best)))
 				best = &t.v[k];
-		if (best)
+		if (best) {
 			write_line(m->p, best, out);
+			write_steps(m, best, out);
+		}
 	}
 	free(t.v);
 	return ret;

@@ -329,7 +329,10 @@ static int prepare(struct run *r, bool attach, struct sampler_options *so,
 		what = join_args(o->command);
 	else if (asprintf(&what, "pid %d (%s)", (int)o->pid, name) < 0)
 		what = NULL;
-	if (!r->profile || !what || outputs_keep_timeline(o, r->profile) < 0) {
+	/* The timeline always: the steps at the end are found in it (memory
+	 * stays bounded: closed spans go to a temporary file). */
+	if (!r->profile || !what || outputs_keep_timeline(o, r->profile) < 0 ||
+	    profile_keep_timeline(r->profile) < 0) {
 		free(what);
 		cli_error("out of memory");
 		return 1;

@@ -45,6 +45,20 @@ check $? "a loop's data, forward, backward and optimizer shares within 3 points 
 grep -q "^trainsample: PID [0-9]* (python3.11 tests/python/phase_loop.py 3) phases, thread [0-9]*: data [0-9]*%, forward [0-9]*%, backward [0-9]*%, optimizer [0-9]*%" "$TMP/pl.err"
 check $? "the end of record says the main loop's split by phase, largest first" "$(tail -2 "$TMP/pl.err")"
 
+# Steps: counted exactly, the median step within 5% of the loop's own (at
+# 1 kHz: a step's ends are known to a period, 2% of a 50 ms step).
+$TS record -r 1000 --phases "$TMP/rules" -o "$TMP/st.folded" -- $PY tests/python/phase_loop.py 3 \
+	>"$TMP/pl.out" 2>"$TMP/pl.err"
+set -- $(cat "$TMP/pl.out")
+want_steps=${10} want_p50=${12}
+line=$(grep "^trainsample:   steps: " "$TMP/pl.err")
+got_steps=$(echo "$line" | sed -n 's/^trainsample:   steps: \([0-9]*\) .*/\1/p')
+got_p50=$(echo "$line" | sed -n 's/.*step p50 \([0-9.]*\) ms.*/\1/p')
+[ "$got_steps" = "$want_steps" ] && within "$got_p50" "$(awk -v n="$want_p50" 'BEGIN { print n / 1e6 }')" \
+	"$(awk -v n="$want_p50" 'BEGIN { print n / 1e6 * 0.05 }')"
+check $? "steps counted exactly, the median step within 5%" \
+	"loop: $want_steps steps, p50 $want_p50 ns; trainsample: $line" "$got_steps steps, p50 $got_p50 ms against $(awk -v n="$want_p50" 'BEGIN { print n / 1e6 }') ms"
+
 # Without the rules file these functions are no phase of the built-in rules.
 $TS report -q "$TMP/pl.tsprof" --group-by phase -o "$TMP/none.folded"
 [ "$(grep -c '^\[phase: other\];' "$TMP/none.folded")" -eq "$(wc -l <"$TMP/none.folded")" ]

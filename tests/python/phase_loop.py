@@ -5,7 +5,8 @@
 # own CPU clock (a phase spun by the wall clock would end while preempted,
 # and its samples, taken as the thread runs again, would lean to the
 # next). Prints the truth, in ns: "data N forward N backward N optimizer N
-# steps N".
+# steps N step_p50 N", the last the median step's wall time, from one
+# backward's start to the next's (as steps are found from a timeline).
 #   phase_loop.py SECONDS
 import sys
 import time
@@ -38,15 +39,19 @@ def optimizer_step():
 def main():
     seconds = float(sys.argv[1])
     truth = {"data": 0, "forward": 0, "backward": 0, "optimizer": 0}
-    steps, end = 0, time.monotonic() + seconds
+    steps, end, beats = 0, time.monotonic() + seconds, []
     while time.monotonic() < end:
         for phase, step in (("data", load_batch), ("forward", model_forward),
                             ("backward", model_backward), ("optimizer", optimizer_step)):
+            if phase == "backward":
+                beats.append(time.monotonic_ns())
             t0 = time.thread_time_ns()
             step()
             truth[phase] += time.thread_time_ns() - t0
         steps += 1
-    print(" ".join("%s %d" % kv for kv in truth.items()), "steps", steps, flush=True)
+    lengths = sorted(b - a for a, b in zip(beats, beats[1:]))
+    print(" ".join("%s %d" % kv for kv in truth.items()), "steps", steps,
+          "step_p50", lengths[len(lengths) // 2] if lengths else 0, flush=True)
 
 
 if __name__ == "__main__":

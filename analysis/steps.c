@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The training loop's steps, from its thread's phases over time (the
+ * recording's timeline of spans). The beat is backward: it runs once a
+ * step in nearly every training loop, is long enough to be seen at every
+ * step (it is commonly the longest phase), and nothing else runs inside
+ * it. A loop without backward (evaluation, inference) beats by its
+ * optimizer, else by its forward, else by its data fetch. A step starts
+ * where its beat's run of samples does; with gradient accumulation each
+ * micro-batch's backward is a step.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/phase_impl.h"
+#include "common/common.h"
+#include "formats/formats.h"
+#include "formats/profile_hooks.h"
+
+struct step_walk {
+	struct phase_map *m;
+	uint32_t pid, tid;
+	enum phase beat;
+	bool seen[PHASE_KINDS];
+	/* the beat's runs: where each began */
+	uint64_t *starts;
+	size_t nstarts, cap;
+	bool in_beat;
+	/* time by phase between the first step's start and the last's */
+	uint64_t phase_ns[PHASE_KINDS];
+	struct { uint64_t start, end; enum phase ph; } *spans;
+	size_t nspans, cap_spans;
+	int err;
+};
+
+static enum phase span_phase(struct step_walk *w, const struct profile_span *s)
+{
+	struct profile_aggregate row = { .pid = s->pid, .tid = s->tid, .stack = s->stack,
+					 .flags = s->flags, .weight_ns = 0, .count = s->count };
+
+	return phase_of_row(w->m, &row);
+}
+
+static int collect(const struct profile_span *s, void *ctx)
+{
+	struct step_walk *w = ctx;
+
+	if (s->pid != w->pid || s->tid != w->tid || s->flags & SAMPLE_GPU)
+		return 0;
+	if (ARRAY_RESERVE(w->spans, w->cap_spans, w->nspans + 1, 256) < 0)
+		return -ENOMEM;
+	w->spans[w->nspans].start = s->start_ns;
+	w->spans[w->nspans].end = s->end_ns;
+	w->spans[w->nspans].ph = span_phase(w, s);
+	w->seen[w->spans[w->nspans].ph] = true;
+	w->nspans++;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static uint64_t percentile(const uint64_t *sorted, size_t n, double q)
+{
+	size_t i = (size_t)(q * (double)(n - 1) + 0.5);
+
+	return n ? sorted[i < n ? i : n - 1] : 0;
+}
+
+int steps_find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_stats *out)
+{
+	static const enum phase beats[] = { PHASE_BACKWARD, PHASE_OPTIMIZER, PHASE_FORWARD,
+					     PHASE_DATA };
+	struct step_walk w = { .m = m, .pid = pid, .tid = tid };
+	uint64_t *lengths = NULL;
+	int ret = profile_for_each_span(m->p, collect, &w);
+
+	memset(out, 0, sizeof(*out));
+	out->pid = pid;
+	out->tid = tid;
+	if (ret < 0)
+		goto done;
+	out->beat = PHASE_OTHER;
+	for (size_t i = 0; i < sizeof(beats) / sizeof(beats[0]); i++)
+		if (w.seen[beats[i]]) {
+			out->beat = beats[i];
+			break;
+		}
+	if (out->beat == PHASE_OTHER)
+		goto done;
+	for (size_t i = 0; i < w.nspans; i++) {
+		bool beat = w.spans[i].ph == out->beat;
+
+		if (beat && !w.in_beat) {
+			if (ARRAY_RESERVE(w.starts, w.cap, w.nstarts + 1, 64) < 0) {
+				ret = -ENOMEM;
+				goto done;
+			}
+			w.starts[w.nstarts++] = w.spans[i].start;
+		}
+		w.in_beat = beat;
+	}
+	out->steps = w.nstarts;
+	if (w.nstarts < 2)
+		goto done;
+	/* Each step's phases: the spans from one beat to the next. */
+	for (size_t i = 0; i < w.nspans; i++)
+		if (w.spans[i].start >= w.starts[0] && w.spans[i].start < w.starts[w.nstarts - 1])
+			out->phase_ns[w.spans[i].ph] += w.spans[i].end - w.spans[i].start;
+	lengths = malloc((w.nstarts - 1) * sizeof(*lengths));
+	if (!lengths) {
+		ret = -ENOMEM;
+		goto done;
+	}
+	for (size_t i = 0; i + 1 < w.nstarts; i++)
+		lengths[i] = w.starts[i + 1] - w.starts[i];
+	qsort(lengths, w.nstarts - 1, sizeof(*lengths), cmp_u64);
+	out->timed = w.nstarts - 1;
+	out->span_ns = w.starts[w.nstarts - 1] - w.starts[0];
+	out->p50_ns = percentile(lengths, out->timed, 0.50);
+	out->p90_ns = percentile(lengths, out->timed, 0.90);
+	out->max_ns = lengths[out->timed - 1];
+done:
+	free(lengths);
+	free(w.starts);
+	free(w.spans);
+	return ret;
+}
