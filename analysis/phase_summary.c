@@ -12,7 +12,6 @@
 #include "analysis/phase_impl.h"
 #include "common/common.h"
 #include "formats/formats.h"
-#include "formats/profile_hooks.h"
 
 struct thread_split {
 	uint32_t pid, tid;

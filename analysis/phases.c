@@ -12,7 +12,6 @@
 #include "analysis/phase_impl.h"
 #include "common/common.h"
 #include "formats/formats.h"
-#include "formats/profile_hooks.h"
 
 static const char *const names[PHASE_KINDS] = {
 	[PHASE_OTHER] = "other",         [PHASE_DATA] = "data",

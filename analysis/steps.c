@@ -17,7 +17,6 @@
 #include "analysis/phase_impl.h"
 #include "common/common.h"
 #include "formats/formats.h"
-#include "formats/profile_hooks.h"
 
 struct step_walk {
 	struct phase_map *m;

@@ -14,14 +14,15 @@ allowed() {
 	cuda/agent) echo "common/common.h symbolize/python/python.h cuda/gpu_record.h" ;;
 	cuda) echo "common/common.h formats/formats.h symbolize/symbolize.h" ;;
 	sampler) echo "common/common.h formats/formats.h symbolize/symbolize.h symbolize/python/python.h syscall_names.h" ;;
-	cli) echo "common/common.h formats/formats.h sampler/sampler.h cuda/gpu.h" ;;
+	analysis) echo "common/common.h formats/formats.h" ;;
+	cli) echo "common/common.h formats/formats.h sampler/sampler.h cuda/gpu.h analysis/analysis.h" ;;
 	*) echo "?" ;;
 	esac
 }
 
 bad=""
 files=0
-for dir in common symbolize/python symbolize formats cuda/agent cuda sampler cli; do
+for dir in common symbolize/python symbolize formats cuda/agent cuda sampler analysis cli; do
 	ok_list=$(allowed "$dir")
 	for f in "$dir"/*.c "$dir"/*.h; do
 		[ -f "$f" ] || continue
