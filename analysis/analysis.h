@@ -74,6 +74,9 @@ struct step_stats {
 	uint64_t span_ns;     /* first step's start to the last one's */
 	uint64_t p50_ns, p90_ns, max_ns; /* step time */
 	uint64_t phase_ns[PHASE_KINDS];  /* over span_ns, by phase */
+	uint64_t beat_ns;     /* a run of the beat, on average: steps are
+			       * counted right only when it lasts two
+			       * sampling periods or more */
 };
 
 /*

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * A line per process: where its main loop's time goes by phase. The loop's
- * thread is the one with the most time in a phase other than "other" (the
- * main thread of a training script, a worker's loop), and its split counts
- * all of its time, idle included: waiting for a batch is data time.
+ * thread is the one that computes most (forward, backward, optimizer), else
+ * the one with the most time in any phase (a worker's loop), and its split
+ * counts all of its time, idle included: waiting for a batch is data time.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -55,6 +55,19 @@ static uint64_t classified(const struct thread_split *s)
 	return n;
 }
 
+/* The loop's thread: the one that computes (forward, backward, the
+ * optimizer), not a loader thread that only fetches; else the one with
+ * the most time in any phase (a DataLoader worker). */
+static bool loopier(const struct thread_split *a, const struct thread_split *b)
+{
+	uint64_t ca = a->ns[PHASE_FORWARD] + a->ns[PHASE_BACKWARD] + a->ns[PHASE_OPTIMIZER];
+	uint64_t cb = b->ns[PHASE_FORWARD] + b->ns[PHASE_BACKWARD] + b->ns[PHASE_OPTIMIZER];
+
+	if (ca != cb)
+		return ca > cb;
+	return classified(a) > classified(b);
+}
+
 static void write_line(const struct profile *p, const struct thread_split *s, FILE *out)
 {
 	const char *label = process_label_of(p, s->pid);
@@ -87,9 +100,19 @@ static void write_steps(struct phase_map *m, const struct thread_split *s, FILE 
 {
 	struct step_stats st;
 
+	const char *period = profile_meta(m->p, "period_ns");
+	uint64_t period_ns = period ? strtoull(period, NULL, 10) : 0;
+
 	if (!profile_keeps_timeline(m->p) || steps_find(m, s->pid, s->tid, &st) < 0 ||
 	    st.timed < 1)
 		return;
+	if (period_ns && st.beat_ns < 2 * period_ns) {
+		fprintf(out, "trainsample:   steps: not counted: %s is seen for %.1f ms at a time, under "
+			"two sampling periods (%.1f ms), so some steps' would fall between samples; "
+			"a higher -r may count them\n", phase_name(st.beat), (double)st.beat_ns / 1e6,
+			2.0 * (double)period_ns / 1e6);
+		return;
+	}
 	fprintf(out, "trainsample:   steps: %" PRIu64 " (%.1f/s, by %s), step p50 %.1f ms, p90 %.1f ms, "
 		"max %.1f ms; a step:", st.steps,
 		(double)st.timed * 1e9 / (double)(st.span_ns ? st.span_ns : 1), phase_name(st.beat),
@@ -121,7 +144,7 @@ int phase_summary_write(struct phase_map *m, FILE *out)
 			continue;
 		for (size_t k = i; k < t.n; k++)
 			if (t.v[k].pid == t.v[i].pid && classified(&t.v[k]) &&
-			    (!best || classified(&t.v[k]) > classified(best)))
+			    (!best || loopier(&t.v[k], best)))
 				best = &t.v[k];
 		if (best) {
 			write_line(m->p, best, out);

@@ -7,7 +7,9 @@
  * it. A loop without backward (evaluation, inference) beats by its
  * optimizer, else by its forward, else by its data fetch. A step starts
  * where its beat's run of samples does; with gradient accumulation each
- * micro-batch's backward is a step.
+ * micro-batch's backward is a step. A beat that lasts less than two
+ * sampling periods is missed at some steps, which then merge: such steps
+ * are not counted (step_stats.beat_ns says how long the beat was).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -108,6 +110,12 @@ int steps_find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_stat
 	out->steps = w.nstarts;
 	if (w.nstarts < 2)
 		goto done;
+	/* A beat shorter than two periods can fall between ticks: steps
+	 * would then merge, silently. */
+	for (size_t i = 0; i < w.nspans; i++)
+		if (w.spans[i].ph == out->beat)
+			out->beat_ns += w.spans[i].end - w.spans[i].start;
+	out->beat_ns /= w.nstarts;
 	/* Each step's phases: the spans from one beat to the next. */
 	for (size_t i = 0; i < w.nspans; i++)
 		if (w.spans[i].start >= w.starts[0] && w.spans[i].start < w.starts[w.nstarts - 1])

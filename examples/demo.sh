@@ -9,8 +9,8 @@ out=build/demo
 PY=${PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}
 mkdir -p "$out"
 rm -f "$out"/train.* "$out"/gil.*
-echo "== build/trainsample record -t -r 500 --stats -o $out/train.tsprof -o $out/train.svg -o $out/train.speedscope.json -o $out/train.trace.json -o $out/train.folded -- $PY examples/train.py 3 --workers 1"
-build/trainsample record -t -r 500 --stats -o "$out/train.tsprof" -o "$out/train.svg" \
+echo "== build/trainsample record -t -r 500 --stats --phases examples/train.phases -o $out/train.tsprof -o $out/train.svg -o $out/train.speedscope.json -o $out/train.trace.json -o $out/train.folded -- $PY examples/train.py 3 --workers 1"
+build/trainsample record -t -r 500 --stats --phases examples/train.phases -o "$out/train.tsprof" -o "$out/train.svg" \
 	-o "$out/train.speedscope.json" -o "$out/train.trace.json" -o "$out/train.folded" \
 	-- "$PY" examples/train.py 3 --workers 1 || exit 1
 echo

@@ -59,6 +59,13 @@ got_p50=$(echo "$line" | sed -n 's/.*step p50 \([0-9.]*\) ms.*/\1/p')
 check $? "steps counted exactly, the median step within 5%" \
 	"loop: $want_steps steps, p50 $want_p50 ns; trainsample: $line" "$got_steps steps, p50 $got_p50 ms against $(awk -v n="$want_p50" 'BEGIN { print n / 1e6 }') ms"
 
+# At 100 Hz a 10 ms backward can fall between ticks: steps are not counted
+# rather than counted wrong.
+$TS record -r 100 --phases "$TMP/rules" -o "$TMP/slow.folded" -- $PY tests/python/phase_loop.py 1.5 \
+	>/dev/null 2>"$TMP/slow.err"
+grep -q "^trainsample:   steps: not counted: backward is seen for .* under two sampling periods (20.0 ms)" "$TMP/slow.err"
+check $? "steps too short for the rate are not counted, and the line says why" "$(tail -2 "$TMP/slow.err")"
+
 # Without the rules file these functions are no phase of the built-in rules.
 $TS report -q "$TMP/pl.tsprof" --group-by phase -o "$TMP/none.folded"
 [ "$(grep -c '^\[phase: other\];' "$TMP/none.folded")" -eq "$(wc -l <"$TMP/none.folded")" ]
