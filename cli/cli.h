@@ -55,6 +55,7 @@ struct cli_options {
 	const char *phase;    /* --phase NAME: one training phase's samples */
 	const char *group_by; /* --group-by phase */
 	const char *phases_file; /* --phases FILE: rules added to the built-in */
+	bool summary;         /* report --summary: the lines record ends with */
 	double from_s, to_s;  /* to_s < 0: to the end */
 	bool quiet;
 	int subprocesses;     /* -s 1, --no-subprocesses 0; -1: record's

@@ -38,6 +38,7 @@ enum {
 	OPT_PHASE,
 	OPT_GROUP_BY,
 	OPT_PHASES,
+	OPT_SUMMARY,
 };
 
 static const struct option long_options[] = {
@@ -78,6 +79,7 @@ static const struct option long_options[] = {
 	{ "phase", required_argument, NULL, OPT_PHASE },
 	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 	{ "phases", required_argument, NULL, OPT_PHASES },
+	{ "summary", no_argument, NULL, OPT_SUMMARY },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -210,6 +212,9 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return 0;
 	case OPT_PHASES:
 		o->phases_file = arg;
+		return 0;
+	case OPT_SUMMARY:
+		o->summary = true;
 		return 0;
 	case OPT_FROM:
 		return parse_double(arg, "--from", 0, 1e9, &o->from_s);
@@ -350,6 +355,10 @@ int options_parse_record(int argc, char **argv, bool attach, struct cli_options 
 			  o->process ? "process" : "phase");
 		return -1;
 	}
+	if (o->summary) {
+		cli_error("--summary is an option of report: record prints it at the end (unless -q)");
+		return -1;
+	}
 	if (phases_check_options(o) < 0)
 		return -1;
 	if (attach) {
@@ -435,8 +444,8 @@ int options_parse_diff(int argc, char **argv, struct cli_options *o)
 		cli_error("diff takes two recordings: diff OLDER.tsprof NEWER.tsprof [-o DIFF.svg]");
 		return -1;
 	}
-	if (o->phase || o->group_by) {
-		cli_error("--phase and --group-by are options of report: diff compares whole recordings");
+	if (o->phase || o->group_by || o->summary) {
+		cli_error("--phase, --group-by and --summary are options of report: diff compares whole recordings");
 		return -1;
 	}
 	o->baseline = argv[optind];

@@ -46,10 +46,13 @@ int cmd_report(int argc, char **argv)
 	ret = options_parse_report(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if (output_names_refuse(&o, "report") < 0 || outputs_resolve(&o, "report", false) < 0)
+	/* --summary alone writes no picture. */
+	if (output_names_refuse(&o, "report") < 0 ||
+	    ((!o.summary || o.noutputs) && outputs_resolve(&o, "report", false) < 0))
 		return 2;
 	p = profile_new();
-	if (!p || outputs_keep_timeline(&o, p) < 0) {
+	/* The steps of --summary are found in the timeline. */
+	if (!p || outputs_keep_timeline(&o, p) < 0 || (o.summary && profile_keep_timeline(p) < 0)) {
 		cli_error("out of memory");
 		return 1;
 	}
@@ -82,9 +85,18 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	ret = outputs_write(&o, p) < 0 ? 1 : 0;
-	/* Several recordings: one line per process says what each holds. */
-	if (o.ninputs > 1 && !o.quiet)
+	if (o.summary) {
+		struct cli_phases cp;
+
+		summary_write(p, stdout);
+		if (phases_open(&o, p, &cp) == 0) {
+			phases_summary(&cp, stdout);
+			phases_close(&cp);
+		}
+	} else if (o.ninputs > 1 && !o.quiet) {
+		/* Several recordings: one line per process says what each holds. */
 		summary_write(p, stderr);
+	}
 	if (w) {
 		int wret = tsprof_writer_close(w);
 

@@ -59,6 +59,18 @@ got_p50=$(echo "$line" | sed -n 's/.*step p50 \([0-9.]*\) ms.*/\1/p')
 check $? "steps counted exactly, the median step within 5%" \
 	"loop: $want_steps steps, p50 $want_p50 ns; trainsample: $line" "$got_steps steps, p50 $got_p50 ms against $(awk -v n="$want_p50" 'BEGIN { print n / 1e6 }') ms"
 
+# report --summary: the same lines from the recording, on stdout, alone.
+$TS record -q -r 1000 --phases "$TMP/rules" -o "$TMP/st.tsprof" -- $PY tests/python/phase_loop.py 1.5 \
+	>"$TMP/st.out" 2>/dev/null
+$TS report "$TMP/st.tsprof" --phases "$TMP/rules" --summary >"$TMP/sum.out" 2>"$TMP/sum.err"
+rc=$?
+set -- $(cat "$TMP/st.out")
+[ $rc -eq 0 ] && grep -q "^trainsample:   steps: ${10} " "$TMP/sum.out" &&
+	grep -q "phases, thread [0-9]*: data" "$TMP/sum.out" && [ "$(wc -l <"$TMP/sum.out")" -eq 3 ] &&
+	! grep -q . "$TMP/sum.err"
+check $? "report --summary: the process, phase and step lines from a recording, on stdout" \
+	"exit $rc, the loop's ${10} steps; out: $(cat "$TMP/sum.out"); err: $(cat "$TMP/sum.err")"
+
 # At 100 Hz a 10 ms backward can fall between ticks: steps are not counted
 # rather than counted wrong.
 $TS record -r 100 --phases "$TMP/rules" -o "$TMP/slow.folded" -- $PY tests/python/phase_loop.py 1.5 \
