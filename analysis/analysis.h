@@ -87,6 +87,20 @@ struct step_stats {
  */
 int steps_find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_stats *out);
 
+/* --time FUNC (call_times.c): each call's duration from the timeline. */
+struct call_times {
+	uint64_t calls, p50_ns, p90_ns, max_ns, total_ns;
+};
+
+/*
+ * func is a function's name as the outputs show it ("Trainer.step",
+ * "matmul") or a line, "FILE:LINE" ("train.py:42", the file's path or its
+ * end). A call is a run of one thread's consecutive samples whose stacks
+ * hold it: known to a sampling period at each end, and calls back to
+ * back with no sample between them are one.
+ */
+int call_times_find(const struct profile *p, const char *func, struct call_times *out);
+
 /*
  * One line per process whose samples have any phase but other: its
  * busiest classified thread's time by phase, largest first.

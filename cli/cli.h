@@ -26,6 +26,8 @@ enum cli_gpu {
 	CLI_GPU_OFF,
 };
 
+#define MAX_TIMES 16
+
 struct cli_options {
 	struct output outputs[MAX_OUTPUTS];
 	int noutputs;
@@ -56,6 +58,8 @@ struct cli_options {
 	const char *group_by; /* --group-by phase */
 	const char *phases_file; /* --phases FILE: rules added to the built-in */
 	bool summary;         /* report --summary: the lines record ends with */
+	const char *times[MAX_TIMES]; /* --time FUNC: its calls' durations */
+	int ntimes;
 	double from_s, to_s;  /* to_s < 0: to the end */
 	bool quiet;
 	int subprocesses;     /* -s 1, --no-subprocesses 0; -1: record's
@@ -92,6 +96,8 @@ void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
 /* The line per process of its main loop's time by phase. */
 void phases_summary(struct cli_phases *cp, FILE *out);
 void phases_close(struct cli_phases *cp);
+/* A line per --time FUNC: its calls' count and durations. */
+void call_times_print(const struct cli_options *o, const struct profile *p, FILE *out);
 
 /* Fills in {pid}, {rank} and {host} in output names (output_names.c);
  * pid 0: a command not started yet, whose {pid} stays. -EINVAL said. */

@@ -39,6 +39,7 @@ enum {
 	OPT_GROUP_BY,
 	OPT_PHASES,
 	OPT_SUMMARY,
+	OPT_TIME,
 };
 
 static const struct option long_options[] = {
@@ -80,6 +81,7 @@ static const struct option long_options[] = {
 	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 	{ "phases", required_argument, NULL, OPT_PHASES },
 	{ "summary", no_argument, NULL, OPT_SUMMARY },
+	{ "time", required_argument, NULL, OPT_TIME },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -215,6 +217,13 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		return 0;
 	case OPT_SUMMARY:
 		o->summary = true;
+		return 0;
+	case OPT_TIME:
+		if (o->ntimes == MAX_TIMES) {
+			cli_error("at most %d --time functions", MAX_TIMES);
+			return -1;
+		}
+		o->times[o->ntimes++] = arg;
 		return 0;
 	case OPT_FROM:
 		return parse_double(arg, "--from", 0, 1e9, &o->from_s);
@@ -444,8 +453,9 @@ int options_parse_diff(int argc, char **argv, struct cli_options *o)
 		cli_error("diff takes two recordings: diff OLDER.tsprof NEWER.tsprof [-o DIFF.svg]");
 		return -1;
 	}
-	if (o->phase || o->group_by || o->summary) {
-		cli_error("--phase, --group-by and --summary are options of report: diff compares whole recordings");
+	if (o->phase || o->group_by || o->summary || o->ntimes) {
+		cli_error("--phase, --group-by, --summary and --time are options of report: diff compares "
+			  "whole recordings");
 		return -1;
 	}
 	o->baseline = argv[optind];

@@ -2,6 +2,7 @@
 /* Training phases in the outputs: --phases FILE, --phase NAME,
  * --group-by phase, and the phase line at the end of a run. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,4 +91,27 @@ void phases_close(struct cli_phases *cp)
 	phase_rules_free(cp->rules);
 	cp->map = NULL;
 	cp->rules = NULL;
+}
+
+void call_times_print(const struct cli_options *o, const struct profile *p, FILE *out)
+{
+	const char *period = profile_meta(p, "period_ns");
+	double period_ms = period ? (double)strtoull(period, NULL, 10) / 1e6 : 0;
+
+	for (int i = 0; i < o->ntimes; i++) {
+		struct call_times ct;
+
+		if (call_times_find(p, o->times[i], &ct) < 0) {
+			cli_error("--time %s: out of memory", o->times[i]);
+			continue;
+		}
+		if (!ct.calls) {
+			fprintf(out, "trainsample: calls of %s: none sampled\n", o->times[i]);
+			continue;
+		}
+		fprintf(out, "trainsample: calls of %s: %" PRIu64 ", p50 %.1f ms, p90 %.1f ms, max %.1f ms, "
+			"total %.2f s (each end known to %.1f ms, the sampling period)\n", o->times[i],
+			ct.calls, (double)ct.p50_ns / 1e6, (double)ct.p90_ns / 1e6,
+			(double)ct.max_ns / 1e6, (double)ct.total_ns / 1e9, period_ms);
+	}
 }

@@ -260,6 +260,8 @@ static int finish(struct run *r, enum sampler_end end)
 			phases_close(&cp);
 		}
 	}
+	if (st.samples)
+		call_times_print(o, r->profile, stderr);
 	if (st.processes_left && !o->quiet && !(o->subprocesses < 0 ? o->command != NULL : o->subprocesses))
 		cli_warn("%" PRIu64 " child process%s not profiled; -s (--subprocesses) includes them",
 			 st.processes_left, st.processes_left == 1 ? " was" : "es were");

@@ -48,11 +48,13 @@ int cmd_report(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	/* --summary alone writes no picture. */
 	if (output_names_refuse(&o, "report") < 0 ||
-	    ((!o.summary || o.noutputs) && outputs_resolve(&o, "report", false) < 0))
+	    ((!(o.summary || o.ntimes) || o.noutputs) && outputs_resolve(&o, "report", false) < 0))
 		return 2;
 	p = profile_new();
-	/* The steps of --summary are found in the timeline. */
-	if (!p || outputs_keep_timeline(&o, p) < 0 || (o.summary && profile_keep_timeline(p) < 0)) {
+	/* The steps of --summary and the calls of --time are found in the
+	 * timeline. */
+	if (!p || outputs_keep_timeline(&o, p) < 0 ||
+	    ((o.summary || o.ntimes) && profile_keep_timeline(p) < 0)) {
 		cli_error("out of memory");
 		return 1;
 	}
@@ -93,7 +95,9 @@ int cmd_report(int argc, char **argv)
 			phases_summary(&cp, stdout);
 			phases_close(&cp);
 		}
-	} else if (o.ninputs > 1 && !o.quiet) {
+	}
+	call_times_print(&o, p, stdout);
+	if (!o.summary && o.ninputs > 1 && !o.quiet) {
 		/* Several recordings: one line per process says what each holds. */
 		summary_write(p, stderr);
 	}

@@ -47,8 +47,9 @@ check $? "the end of record says the main loop's split by phase, largest first" 
 
 # Steps: counted exactly, the median step within 5% of the loop's own (at
 # 1 kHz: a step's ends are known to a period, 2% of a 50 ms step).
-$TS record -r 1000 --phases "$TMP/rules" -o "$TMP/st.folded" -- $PY tests/python/phase_loop.py 3 \
-	>"$TMP/pl.out" 2>"$TMP/pl.err"
+L=$(grep -n 'spin(4 \* UNIT)' tests/python/phase_loop.py | cut -d: -f1)
+$TS record -r 1000 --phases "$TMP/rules" --time model_backward --time "phase_loop.py:$L" \
+	-o "$TMP/st.folded" -- $PY tests/python/phase_loop.py 3 >"$TMP/pl.out" 2>"$TMP/pl.err"
 set -- $(cat "$TMP/pl.out")
 want_steps=${10} want_p50=${12}
 line=$(grep "^trainsample:   steps: " "$TMP/pl.err")
@@ -58,6 +59,18 @@ got_p50=$(echo "$line" | sed -n 's/.*step p50 \([0-9.]*\) ms.*/\1/p')
 	"$(awk -v n="$want_p50" 'BEGIN { print n / 1e6 * 0.05 }')"
 check $? "steps counted exactly, the median step within 5%" \
 	"loop: $want_steps steps, p50 $want_p50 ns; trainsample: $line" "$got_steps steps, p50 $got_p50 ms against $(awk -v n="$want_p50" 'BEGIN { print n / 1e6 }') ms"
+
+# --time: a call per backward, the median within 5% (and a period) of the
+# loop's own; a FILE:LINE form (load_batch's line) as many.
+set -- $(cat "$TMP/pl.out")
+want_bwd=$(awk -v n="${14}" 'BEGIN { print n / 1e6 }')
+line=$(grep "^trainsample: calls of model_backward: " "$TMP/pl.err")
+calls=$(echo "$line" | sed -n 's/.*model_backward: \([0-9]*\),.*/\1/p')
+p50=$(echo "$line" | sed -n 's/.* p50 \([0-9.]*\) ms.*/\1/p')
+[ "$calls" = "${10}" ] && within "$p50" "$want_bwd" "$(awk -v w="$want_bwd" 'BEGIN { print w * 0.05 + 1 }')" &&
+	grep -q "^trainsample: calls of phase_loop.py:$L: ${10}, p50 .*(each end known to 1.0 ms, the sampling period)" "$TMP/pl.err"
+check $? "--time FUNC and FILE:LINE: each call counted, the median call within 5% of the loop's own" \
+	"loop: ${10} calls, p50 $want_bwd ms; $(grep 'calls of' "$TMP/pl.err")" "$calls calls, p50 $p50 ms against $want_bwd ms"
 
 # report --summary: the same lines from the recording, on stdout, alone.
 $TS record -q -r 1000 --phases "$TMP/rules" -o "$TMP/st.tsprof" -- $PY tests/python/phase_loop.py 1.5 \

@@ -5,8 +5,9 @@
 # own CPU clock (a phase spun by the wall clock would end while preempted,
 # and its samples, taken as the thread runs again, would lean to the
 # next). Prints the truth, in ns: "data N forward N backward N optimizer N
-# steps N step_p50 N", the last the median step's wall time, from one
-# backward's start to the next's (as steps are found from a timeline).
+# steps N step_p50 N backward_p50 N", the median step's wall time from
+# one backward's start to the next's (as steps are found from a timeline)
+# and the median backward call's.
 #   phase_loop.py SECONDS
 import sys
 import time
@@ -39,19 +40,24 @@ def optimizer_step():
 def main():
     seconds = float(sys.argv[1])
     truth = {"data": 0, "forward": 0, "backward": 0, "optimizer": 0}
-    steps, end, beats = 0, time.monotonic() + seconds, []
+    steps, end, beats, walls = 0, time.monotonic() + seconds, [], []
     while time.monotonic() < end:
         for phase, step in (("data", load_batch), ("forward", model_forward),
                             ("backward", model_backward), ("optimizer", optimizer_step)):
+            w0 = time.monotonic_ns()
             if phase == "backward":
-                beats.append(time.monotonic_ns())
+                beats.append(w0)
             t0 = time.thread_time_ns()
             step()
             truth[phase] += time.thread_time_ns() - t0
+            if phase == "backward":
+                walls.append(time.monotonic_ns() - w0)
         steps += 1
     lengths = sorted(b - a for a, b in zip(beats, beats[1:]))
+    walls.sort()
     print(" ".join("%s %d" % kv for kv in truth.items()), "steps", steps,
-          "step_p50", lengths[len(lengths) // 2] if lengths else 0, flush=True)
+          "step_p50", lengths[len(lengths) // 2] if lengths else 0,
+          "backward_p50", walls[len(walls) // 2] if walls else 0, flush=True)
 
 
 if __name__ == "__main__":
