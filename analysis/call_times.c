@@ -56,19 +56,8 @@ static bool stack_holds(struct call_walk *w, uint32_t stack)
 	int depth;
 	bool found = false;
 
-	if (stack >= w->nstacks) {
-		uint32_t want = w->nstacks ? w->nstacks : 256;
-		uint8_t *grown;
-
-		while (want <= stack)
-			want *= 2;
-		grown = realloc(w->stacks, want);
-		if (!grown)
-			return false;
-		memset(grown + w->nstacks, 0, want - w->nstacks);
-		w->stacks = grown;
-		w->nstacks = want;
-	}
+	if (!byte_cache_fit(&w->stacks, &w->nstacks, stack))
+		return false;
 	if (w->stacks[stack])
 		return w->stacks[stack] == 1;
 	depth = profile_stack_frames(w->p, stack, &w->path, &w->cap_path);
@@ -115,13 +104,6 @@ static int walk_span(const struct profile_span *s, void *ctx)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 int call_times_find(const struct profile *p, const char *func, struct call_times *out)
 {
 	struct call_walk w = { .p = p, .func = func };
@@ -142,7 +124,7 @@ int call_times_find(const struct profile *p, const char *func, struct call_times
 	for (size_t i = 0; !ret && i < w.nthreads; i++)
 		ret = close_call(&w, &w.threads[i]);
 	if (!ret && w.nlengths) {
-		qsort(w.lengths, w.nlengths, sizeof(*w.lengths), cmp_u64);
+		u64_sort(w.lengths, w.nlengths);
 		out->calls = w.nlengths;
 		out->p50_ns = w.lengths[(w.nlengths - 1) / 2];
 		out->p90_ns = w.lengths[(size_t)(0.9 * (double)(w.nlengths - 1) + 0.5)];

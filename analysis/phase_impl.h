@@ -31,4 +31,9 @@ struct phase_map {
 int phase_rules_frame(const struct phase_rules *r, const char *func, const char *file);
 int phase_rules_thread(const struct phase_rules *r, const char *name);
 
+/* phases.c: a per-id byte cache grown (zero-filled) to hold index i,
+ * false when out of memory; sorting durations. */
+bool byte_cache_fit(uint8_t **cache, uint32_t *n, uint32_t i);
+void u64_sort(uint64_t *v, size_t n);
+
 #endif

@@ -67,8 +67,7 @@ void phase_map_free(struct phase_map *m)
 	free(m);
 }
 
-/* Grows a cache to hold index i; false when out of memory. */
-static bool cache_fit(uint8_t **cache, uint32_t *n, uint32_t i)
+bool byte_cache_fit(uint8_t **cache, uint32_t *n, uint32_t i)
 {
 	uint32_t want = *n ? *n : 256;
 	uint8_t *grown;
@@ -91,7 +90,7 @@ static int frame_phase(struct phase_map *m, uint32_t id)
 	const struct frame *f;
 	int ph;
 
-	if (cache_fit(&m->frames, &m->nframes, id) && m->frames[id])
+	if (byte_cache_fit(&m->frames, &m->nframes, id) && m->frames[id])
 		return m->frames[id] == NONE ? -1 : m->frames[id] - 1;
 	f = profile_frame(m->p, id);
 	ph = phase_rules_frame(m->rules, profile_string(m->p, f->name),
@@ -140,10 +139,22 @@ enum phase phase_of_row(struct phase_map *m, const struct profile_aggregate *row
 
 	if (th >= 0)
 		return (enum phase)th;
-	if (cache_fit(&m->stacks, &m->nstacks, row->stack) && m->stacks[row->stack])
+	if (byte_cache_fit(&m->stacks, &m->nstacks, row->stack) && m->stacks[row->stack])
 		return (enum phase)(m->stacks[row->stack] - 1);
 	ph = stack_phase(m, row->stack);
 	if (row->stack < m->nstacks)
 		m->stacks[row->stack] = (uint8_t)(ph + 1);
 	return ph;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+void u64_sort(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
 }

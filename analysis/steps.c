@@ -60,13 +60,6 @@ static int collect(const struct profile_span *s, void *ctx)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 static uint64_t percentile(const uint64_t *sorted, size_t n, double q)
 {
 	size_t i = (size_t)(q * (double)(n - 1) + 0.5);
@@ -127,7 +120,7 @@ int steps_find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_stat
 	}
 	for (size_t i = 0; i + 1 < w.nstarts; i++)
 		lengths[i] = w.starts[i + 1] - w.starts[i];
-	qsort(lengths, w.nstarts - 1, sizeof(*lengths), cmp_u64);
+	u64_sort(lengths, w.nstarts - 1);
 	out->timed = w.nstarts - 1;
 	out->span_ns = w.starts[w.nstarts - 1] - w.starts[0];
 	out->p50_ns = percentile(lengths, out->timed, 0.50);
