@@ -369,6 +369,9 @@ void procs_attach_descendants(struct sampler *root);
 /* attach without subprocesses: the descendants alive now are counted
  * as not followed. */
 void procs_count_unfollowed(struct sampler *root);
+/* Opens the maps and symbols of processes that joined at a fork, before
+ * their first tick (not at the fork event: the parent waits there). */
+void procs_open_pending(struct sampler *root);
 /* Followed processes that exited are unwound, counted and freed. */
 void procs_reap(struct sampler *root);
 /* Lets every followed process go and frees them (end, Ctrl-Z). */

@@ -110,7 +110,7 @@ static void tick_all(struct sampler *s, uint64_t now)
 {
 	tick_sample(s, now);
 	for (size_t i = 0; i < s->nprocs; i++)
-		if (!s->procs[i]->exited)
+		if (!s->procs[i]->exited && s->procs[i]->sym)
 			tick_sample(s->procs[i], now);
 }
 
@@ -127,7 +127,7 @@ static void refresh_symbols(struct sampler *s)
 {
 	sym_process_refresh(s->sym);
 	for (size_t i = 0; i < s->nprocs; i++)
-		if (!s->procs[i]->exited)
+		if (!s->procs[i]->exited && s->procs[i]->sym)
 			sym_process_refresh(s->procs[i]->sym);
 }
 
@@ -164,6 +164,7 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 		for (size_t i = 0; i < s->nprocs; i++)
 			threads_sweep(s->procs[i]);
 		procs_reap(s);
+		procs_open_pending(s);
 		now = monotonic_ns();
 		if (s->exited) {
 			*end = SAMPLER_END_EXITED;

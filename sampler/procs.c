@@ -45,6 +45,14 @@ static pid_t status_pid(pid_t pid, const char *field)
 	return (pid_t)strtol(buf, NULL, 10);
 }
 
+static bool task_exists(pid_t pid, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	return access(path, F_OK) == 0;
+}
+
 static struct sampler *find_process(struct sampler *root, pid_t pid)
 {
 	if (root->pid == pid)
@@ -65,7 +73,6 @@ static void follower_free(struct sampler *k)
 static struct sampler *follower_new(struct sampler *root, pid_t pid, pid_t parent)
 {
 	struct sampler *k = calloc(1, sizeof(*k));
-	char err[256];
 
 	if (!k)
 		return NULL;
@@ -80,13 +87,13 @@ static struct sampler *follower_new(struct sampler *root, pid_t pid, pid_t paren
 	k->pid = pid;
 	k->parent = parent;
 	k->start_ns = monotonic_ns();
+	/* Its maps and symbols are read later (procs_open_pending), once the
+	 * parent stopped at its fork event runs again. */
 	if (addr_cache_new(&k->addrs) < 0 || queue_init(k) < 0 ||
-	    sym_process_open(pid, &k->sym, err, sizeof(err)) < 0 ||
 	    (k->opt.python && pysample_new(k) < 0)) {
 		follower_free(k);
 		return NULL;
 	}
-	threads_note_namespace(k);
 	if (ARRAY_RESERVE(root->procs, root->cap_procs, root->nprocs + 1, 8) < 0) {
 		follower_free(k);
 		return NULL;
@@ -140,6 +147,13 @@ struct sampler *procs_owner(struct sampler *root, pid_t tid)
 			return root->procs[i];
 	if (!root->nprocs && !root->opt.subprocesses)
 		return root;
+	/* A new thread of a process we hold: /proc/PID/task/TID resolves
+	 * (as thread_adopt asks), no status text is generated. */
+	for (size_t i = 0; i <= root->nprocs; i++) {
+		k = i ? root->procs[i - 1] : root;
+		if (!k->let_go && task_exists(k->pid, tid))
+			return k;
+	}
 	if (follow_wanted(root, tid))
 		return root; /* a launcher's child: the root moves to it */
 	tgid = status_pid(tid, "Tgid");
@@ -254,6 +268,12 @@ void procs_attach_descendants(struct sampler *root)
 				k = follower_new(root, v[i].pid, v[i].ppid);
 				if (!k)
 					continue;
+				if (sym_process_open(k->pid, &k->sym, err, sizeof(err)) < 0) {
+					k->let_go = k->exited = true;
+					root->st.processes--;
+					continue;
+				}
+				threads_note_namespace(k);
 				if (attach_threads(k, err, sizeof(err)) < 0) {
 					if (k->nthreads)
 						detach_threads(k);
@@ -317,6 +337,24 @@ static void follower_end(struct sampler *root, struct sampler *k)
 	queue_process(k, UINT64_MAX);
 	stats_fold(root, k);
 	follower_free(k);
+}
+
+void procs_open_pending(struct sampler *root)
+{
+	for (size_t i = 0; i < root->nprocs; i++) {
+		struct sampler *k = root->procs[i];
+		char err[256];
+
+		if (k->sym || k->exited)
+			continue;
+		if (sym_process_open(k->pid, &k->sym, err, sizeof(err)) < 0) {
+			/* Gone already, or unreadable: nothing to sample. */
+			detach_threads(k);
+			k->let_go = k->exited = true;
+			continue;
+		}
+		threads_note_namespace(k);
+	}
 }
 
 void procs_reap(struct sampler *root)

@@ -316,7 +316,8 @@ static void handle_exec(struct sampler *s)
 	}
 	if (!thread_add(s, s->pid))
 		stats_error(s, SAMPLER_ERR_MEMORY);
-	sym_process_exec(s->sym);
+	if (s->sym) /* NULL: a process that joined since the last tick */
+		sym_process_exec(s->sym);
 	if (s->root && s->root->opt.process_seen)
 		s->root->opt.process_seen(s->root->opt.process_seen_ctx, s->pid, -1);
 	if (proc_is_64bit(s->pid) == 0 && !s->stop_requested) {

@@ -31,7 +31,9 @@ echo "$interps" | while read -r label py; do
 	[ "$label" = pyenv-3.13 ] && methods="fork"
 	for m in $methods; do
 		out="$TMP/pool-$label-$m"
-		timeout 120 $TS record -q -o "$out.folded" -- "$py" $PY/pool_shares.py $m >"$out.txt" 2>"$out.err"
+		# 500 Hz: the workers run 1.5 s each; at 100 Hz 300 samples left a
+		# share 2.5 points either way from run to run.
+		timeout 120 $TS record -q -r 500 -o "$out.folded" -- "$py" $PY/pool_shares.py $m >"$out.txt" 2>"$out.err"
 		rc=$?
 		pids=$(sed -n 's/.* pids //p' "$out.txt" | tr ',' ' ')
 		h=0; l=0; missing=""
