@@ -60,8 +60,8 @@ done
 # program, zombies for a second, and the parent.
 py=/usr/bin/python3.11
 if [ -x $py ]; then
-	timeout 120 $TS record -o "$TMP/tree.folded" --stats -- $py $PY/tree.py "$T/cpu_shares" 1 \
-		>"$TMP/tree.out" 2>"$TMP/tree.err"
+	timeout 120 $TS record -o "$TMP/tree.folded" -o "$TMP/tree.tsprof" --stats -- $py $PY/tree.py \
+		"$T/cpu_shares" 1 >"$TMP/tree.out" 2>"$TMP/tree.err"
 	rc=$?
 	n=$(cut -d';' -f1 "$TMP/tree.folded" | sort -u | grep -c '^process ')
 	missing=""
@@ -79,6 +79,21 @@ if [ -x $py ]; then
 	grep -q "^trainsample: PID [0-9]* (cpu_shares 1): [0-9]* samples" "$TMP/tree.err" &&
 		grep -q "^  processes  *[4-9][0-9]* sampled\|^  processes  *[4-9] sampled" "$TMP/tree.err"
 	check $? "a tree: a summary line per process, and --stats counts them" "$(grep -E 'PID|processes' "$TMP/tree.err")"
+
+	# Each output names the processes by label; report keeps one by it.
+	cpid=$(sed -n 's/.*PID \([0-9]*\) (cpu_shares 1).*/\1/p' "$TMP/tree.err")
+	$TS report -q "$TMP/tree.tsprof" --process "cpu_shares 1" -o "$TMP/one.folded" \
+		-o "$TMP/tree.speedscope.json" -o "$TMP/tree.pb.gz"
+	$TS report -q "$TMP/tree.tsprof" -o "$TMP/all.speedscope.json" -o "$TMP/all.pb.gz"
+	roots=$(cut -d';' -f1 "$TMP/one.folded" | sort -u | tr '\n' '|')
+	names=$(python3 -c 'import json, sys; print("|".join(p["name"] for p in json.load(open(sys.argv[1]))["profiles"]))' \
+		"$TMP/all.speedscope.json")
+	labels=$(python3 tests/integration/pprof_count.py "$TMP/all.pb.gz" --by process | cut -d' ' -f1-2 | sort -u | tr '\n' '|')
+	[ -n "$cpid" ] && [ "$roots" = "process $cpid (cpu_shares 1)|" ] &&
+		case "$names" in *"cpu_shares 1 ($cpid) / "*) true ;; *) false ;; esac &&
+		case "$labels" in *"cpu_shares 1|"*) true ;; *) false ;; esac
+	check $? "a tree: report --process keeps one process; speedscope and pprof name each by its label" \
+		"roots '$roots'; speedscope '$names'; pprof process labels '$labels'"
 
 	# The same without following: the end says how many were left out.
 	timeout 120 $TS record --no-subprocesses -o "$TMP/one.folded" -- $py $PY/tree.py "$T/cpu_shares" 1 \
@@ -126,6 +141,23 @@ check $? "50 short-lived children at 1 kHz: each followed, the command's status 
 roots=$(cut -d';' -f1 "$TMP/many.folded" | sort -u | grep -c '^process ')
 [ "$roots" -ge 20 ]
 check $? "50 short-lived children: at least 20 of them sampled, each under its own root" "$roots roots"
+grep -q "^trainsample: and [0-9]* more processes with [0-9]* samples in all$" "$TMP/many.err" &&
+	[ "$(grep -c '^trainsample: PID [0-9]* (' "$TMP/many.err")" -eq 12 ]
+check $? "50 short-lived children: the end names the 12 busiest processes and counts the rest" \
+	"$(grep '^trainsample: \(PID\|and\)' "$TMP/many.err" | tail -3)"
+
+# DataLoader workers are named from their worker loop's worker_id (a
+# stand-in with torch's file path and arguments: no torch needed here).
+timeout 60 $TS record -o "$TMP/fw.folded" -o "$TMP/fw.pb.gz" -- $py $PY/fake_workers.py \
+	>"$TMP/fw.out" 2>"$TMP/fw.err"
+rc=$?
+set -- $(cat "$TMP/fw.out")
+w0=$(grep -c "^process $2 (DataLoader worker 0);.*fetch_item (" "$TMP/fw.folded")
+w1=$(grep -c "^process $3 (DataLoader worker 1);.*fetch_item (" "$TMP/fw.folded")
+ids=$(python3 tests/integration/pprof_count.py "$TMP/fw.pb.gz" --by worker | cut -d' ' -f1 | tr '\n' ' ')
+[ $rc -eq 0 ] && [ "$w0" -gt 0 ] && [ "$w1" -gt 0 ] && [ "$ids" = "0 1 " ]
+check $? "worker processes running torch's worker loop are labelled 'DataLoader worker 0' and '1'" \
+	"exit $rc, workers $2 $3: lines $w0 $w1, pprof worker labels '$ids'; $(grep PID "$TMP/fw.err")"
 
 # A set-user-ID child (run as root, the kernel honours it under ptrace):
 # left alone with one line, and it runs as its owner.
