@@ -177,17 +177,7 @@ fi
 
 # attach -s to a running tree: workers started before attach are found.
 if [ -x $py ]; then
-	$py -c 'import multiprocessing as mp, time
-def attached_worker():
-    end = time.time() + 30
-    while time.time() < end:
-        pass
-if __name__ == "__main__":
-    mp.set_start_method("fork")
-    ps = [mp.Process(target=attached_worker) for _ in range(2)]
-    [p.start() for p in ps]
-    print(" ".join(str(p.pid) for p in ps), flush=True)
-    [p.join() for p in ps]' >"$TMP/tree.pids" &
+	$py $PY/spin_workers.py 2 30 >"$TMP/tree.pids" &
 	parent=$!
 	reap_later $parent
 	wait_file "$TMP/tree.pids" 10
@@ -197,7 +187,7 @@ if __name__ == "__main__":
 	rc=$?
 	found=0
 	for k in $kids; do
-		[ "$(folded_of_process "$TMP/attach.folded" "$k" | grep -c 'attached_worker (')" -gt 0 ] &&
+		[ "$(folded_of_process "$TMP/attach.folded" "$k" | grep -c 'worker_spin (')" -gt 0 ] &&
 			found=$((found + 1))
 	done
 	left=""
@@ -214,17 +204,8 @@ if __name__ == "__main__":
 	check $? "attach without -s: the end counts the children left out" "$(tail -3 "$TMP/attach1.err")"
 
 	# SIGKILL of trainsample mid-run: nothing stays stopped or traced.
-	$TS record -o "$TMP/killed.folded" -- $py -c 'import multiprocessing as mp, time
-def killed_worker():
-    end = time.time() + 20
-    while time.time() < end:
-        time.sleep(0.001)
-if __name__ == "__main__":
-    mp.set_start_method("fork")
-    ps = [mp.Process(target=killed_worker) for _ in range(3)]
-    [p.start() for p in ps]
-    print(" ".join(str(p.pid) for p in ps), flush=True)
-    [p.join() for p in ps]' >"$TMP/killed.pids" 2>"$TMP/killed.err" &
+	$TS record -o "$TMP/killed.folded" -- $py $PY/spin_workers.py 3 20 sleepy \
+		>"$TMP/killed.pids" 2>"$TMP/killed.err" &
 	ts=$!
 	reap_later $ts
 	wait_file "$TMP/killed.pids" 10
@@ -251,17 +232,7 @@ fi
 # Ctrl-Z (SIGTSTP) of trainsample: the whole tree is let go while it is
 # stopped, and followed again once it is continued.
 if [ -x $py ]; then
-	$TS record -o "$TMP/tstp.folded" -- $py -c 'import multiprocessing as mp, time
-def tstp_worker():
-    end = time.time() + 6
-    while time.time() < end:
-        pass
-if __name__ == "__main__":
-    mp.set_start_method("fork")
-    ps = [mp.Process(target=tstp_worker) for _ in range(2)]
-    [p.start() for p in ps]
-    print(" ".join(str(p.pid) for p in ps), flush=True)
-    [p.join() for p in ps]' >"$TMP/tstp.pids" 2>"$TMP/tstp.err" &
+	$TS record -o "$TMP/tstp.folded" -- $py $PY/spin_workers.py 2 6 >"$TMP/tstp.pids" 2>"$TMP/tstp.err" &
 	ts=$!
 	reap_later $ts
 	wait_file "$TMP/tstp.pids" 10
