@@ -420,7 +420,8 @@ check $? "a native program: profiled natively, one line says there is no Python"
 root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
 old=$(ls -d "$root"/versions/3.7.*/bin/python3.7 2>/dev/null | tail -1)
 if [ -n "$old" ]; then
-	$TS record -o "$TMP/old.folded" -- "$old" $P/short.py 2>"$TMP/old.err"
+	# Half a second of work: short.py's 50 ms got no tick once under load.
+	$TS record -o "$TMP/old.folded" -- "$old" $P/shares.py 0.5 "$TMP/old.truth" 2>"$TMP/old.err"
 	native=$(folded_with_prefix "$TMP/old.folded" "_PyEval_EvalFrameDefault")
 	grep -q "Python 3.7 (.*) in process [0-9]* is not supported (3.8 to 3.15 are): native stacks only" "$TMP/old.err" &&
 		[ "$native" -gt 0 ]
