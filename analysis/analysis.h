@@ -4,7 +4,8 @@
  * alone: the training phase each sample is in (data loading, forward,
  * backward, optimizer, ...) and the split of a process's time between them.
  * Pure functions of the profile model (formats/); no ptrace, no files but
- * a rules file the user names.
+ * a rules file the user names and the program's source lines that name
+ * its DataLoaders.
  */
 #ifndef TRAINSAMPLE_ANALYSIS_H
 #define TRAINSAMPLE_ANALYSIS_H
@@ -72,6 +73,8 @@ struct step_stats {
 	uint64_t steps;       /* runs of the beat */
 	uint64_t timed;       /* steps with a next one: steps - 1 */
 	uint64_t span_ns;     /* first step's start to the last one's */
+	uint64_t first_ns, last_ns; /* the first and last steps' starts */
+	uint64_t thread_first_ns;   /* the thread's first sample's span */
 	uint64_t p50_ns, p90_ns, max_ns; /* step time */
 	uint64_t phase_ns[PHASE_KINDS];  /* over span_ns, by phase */
 	uint64_t beat_ns;     /* a run of the beat, on average: steps are
@@ -102,12 +105,18 @@ struct call_times {
 int call_times_find(const struct profile *p, const char *func, struct call_times *out);
 
 /*
- * One line per process whose samples have any phase but other: its
- * busiest classified thread's time by phase, largest first.
- *   PID 4242 (python3 train.py) phases, thread 4242: data 57%, forward 25%, backward 11%
+ * The run's summary (summary.c): per process and thread busy, idle and
+ * GIL time; the training loop's phases, steps and DataLoaders; top
+ * functions; compute share; GPU busy time. Built once from a profile.
  */
-int phase_summary_write(struct phase_map *m, FILE *out);
-/* With a timeline, a second line under it for its steps:
- *   steps: 85 (28.3/s), step p50 35.2 ms, p90 36.0 ms, max 41.8 ms; a step: data 14.1 ms, ... */
+struct summary;
+
+int summary_build(struct phase_map *m, struct summary **out);
+/* For a terminal (summary_text.c): a line per process and its details;
+ * gpu adds a line per GPU (record prints its own). */
+int summary_text_write(const struct summary *s, bool gpu, FILE *out);
+/* summary.json (summary_json.c; docs/summary.schema.json). */
+int summary_json_write(const struct summary *s, FILE *out);
+void summary_free(struct summary *s);
 
 #endif

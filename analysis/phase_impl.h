@@ -20,8 +20,8 @@ struct phase_rules {
 struct phase_map {
 	const struct phase_rules *rules;
 	const struct profile *p;
-	uint8_t *stacks, *frames; /* caches: 0 not looked at, else phase + 1 */
-	uint32_t nstacks, nframes;
+	uint8_t *stacks, *frames, *inner; /* caches: 0 not looked at, else phase + 1 */
+	uint32_t nstacks, nframes, ninner;
 	uint32_t *path;
 	uint32_t cap_path;
 };
@@ -30,6 +30,12 @@ struct phase_map {
  * thread's name; -1 none. */
 int phase_rules_frame(const struct phase_rules *r, const char *func, const char *file);
 int phase_rules_thread(const struct phase_rules *r, const char *name);
+
+/* A stack's phase inside an evaluation (its eval frames passed over:
+ * data, forward); the frame that calls the outermost data frame (the
+ * loop's line that fetches a batch), 0 none. */
+enum phase phase_inside_eval(struct phase_map *m, uint32_t stack);
+uint32_t data_call_site(struct phase_map *m, uint32_t stack);
 
 /* phases.c: a per-id byte cache grown (zero-filled) to hold index i,
  * false when out of memory; sorting durations. */

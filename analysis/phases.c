@@ -63,6 +63,7 @@ void phase_map_free(struct phase_map *m)
 		return;
 	free(m->stacks);
 	free(m->frames);
+	free(m->inner);
 	free(m->path);
 	free(m);
 }
@@ -116,7 +117,9 @@ static bool contains(int outer, int inner)
 	}
 }
 
-static enum phase stack_phase(struct phase_map *m, uint32_t stack)
+/* inside_eval: what an evaluation's stack does inside it (its data or
+ * forward), its eval frames passed over. */
+static enum phase stack_phase(struct phase_map *m, uint32_t stack, bool inside_eval)
 {
 	int depth = profile_stack_frames(m->p, stack, &m->path, &m->cap_path), ph = -1;
 
@@ -124,12 +127,33 @@ static enum phase stack_phase(struct phase_map *m, uint32_t stack)
 	for (int i = depth - 1; i >= 0; i--) {
 		int f = frame_phase(m, m->path[i]);
 
-		if (f < 0)
+		if (f < 0 || (inside_eval && f == PHASE_EVAL))
 			continue;
 		if (ph < 0 || contains(f, ph))
 			ph = f;
 	}
 	return ph < 0 ? PHASE_OTHER : (enum phase)ph;
+}
+
+enum phase phase_inside_eval(struct phase_map *m, uint32_t stack)
+{
+	if (byte_cache_fit(&m->inner, &m->ninner, stack) && m->inner[stack])
+		return (enum phase)(m->inner[stack] - 1);
+	enum phase ph = stack_phase(m, stack, true);
+	if (stack < m->ninner)
+		m->inner[stack] = (uint8_t)(ph + 1);
+	return ph;
+}
+
+uint32_t data_call_site(struct phase_map *m, uint32_t stack)
+{
+	int depth = profile_stack_frames(m->p, stack, &m->path, &m->cap_path);
+
+	/* Outermost first: the frame that calls into the loader. */
+	for (int i = 0; i < depth; i++)
+		if (frame_phase(m, m->path[i]) == PHASE_DATA)
+			return i > 0 ? m->path[i - 1] : 0;
+	return 0;
 }
 
 enum phase phase_of_row(struct phase_map *m, const struct profile_aggregate *row)
@@ -141,7 +165,7 @@ enum phase phase_of_row(struct phase_map *m, const struct profile_aggregate *row
 		return (enum phase)th;
 	if (byte_cache_fit(&m->stacks, &m->nstacks, row->stack) && m->stacks[row->stack])
 		return (enum phase)(m->stacks[row->stack] - 1);
-	ph = stack_phase(m, row->stack);
+	ph = stack_phase(m, row->stack, false);
 	if (row->stack < m->nstacks)
 		m->stacks[row->stack] = (uint8_t)(ph + 1);
 	return ph;

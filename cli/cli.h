@@ -93,8 +93,9 @@ int phases_open(const struct cli_options *o, const struct profile *p, struct cli
 /* Sets fo's class callbacks where --phase or --group-by asks. */
 void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
 			   struct render_options *fo);
-/* The line per process of its main loop's time by phase. */
-void phases_summary(struct cli_phases *cp, FILE *out);
+/* The summary's lines: per process, its threads, phases, steps, ...;
+ * gpu adds a line per GPU. */
+int phases_summary(struct cli_phases *cp, bool gpu, FILE *out);
 void phases_close(struct cli_phases *cp);
 /* A line per --time FUNC: its calls' count and durations. */
 void call_times_print(const struct cli_options *o, const struct profile *p, FILE *out);

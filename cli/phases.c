@@ -63,12 +63,28 @@ int phases_open(const struct cli_options *o, const struct profile *p, struct cli
 	return 0;
 }
 
+static int summary_json(void *ctx, FILE *out)
+{
+	struct summary *s;
+	int ret = summary_build(ctx, &s);
+
+	if (ret < 0)
+		return ret;
+	ret = summary_json_write(s, out);
+	summary_free(s);
+	return ret;
+}
+
 void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
 			   struct render_options *fo)
 {
 	enum phase ph = PHASE_OTHER;
 
-	if (!cp->map || (!o->phase && !o->group_by))
+	if (!cp->map)
+		return;
+	fo->summary = summary_json;
+	fo->summary_ctx = cp->map;
+	if (!o->phase && !o->group_by)
 		return;
 	fo->row_class = row_phase;
 	fo->row_class_ctx = cp->map;
@@ -79,10 +95,16 @@ void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
 		fo->keep_class = (int)ph + 1;
 }
 
-void phases_summary(struct cli_phases *cp, FILE *out)
+int phases_summary(struct cli_phases *cp, bool gpu, FILE *out)
 {
-	if (cp->map)
-		phase_summary_write(cp->map, out);
+	struct summary *s;
+	int ret = cp->map ? summary_build(cp->map, &s) : -EINVAL;
+
+	if (ret < 0)
+		return ret;
+	ret = summary_text_write(s, gpu, out);
+	summary_free(s);
+	return ret;
 }
 
 void phases_close(struct cli_phases *cp)

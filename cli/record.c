@@ -254,9 +254,8 @@ static int finish(struct run *r, enum sampler_end end)
 	if (st.samples && !o->quiet) {
 		struct cli_phases cp;
 
-		summary_write(r->profile, stderr);
 		if (phases_open(o, r->profile, &cp) == 0) {
-			phases_summary(&cp, stderr);
+			phases_summary(&cp, false, stderr);
 			phases_close(&cp);
 		}
 	}

@@ -90,16 +90,20 @@ int cmd_report(int argc, char **argv)
 	if (o.summary) {
 		struct cli_phases cp;
 
-		summary_write(p, stdout);
 		if (phases_open(&o, p, &cp) == 0) {
-			phases_summary(&cp, stdout);
+			phases_summary(&cp, true, stdout);
 			phases_close(&cp);
 		}
 	}
 	call_times_print(&o, p, stdout);
 	if (!o.summary && o.ninputs > 1 && !o.quiet) {
 		/* Several recordings: one line per process says what each holds. */
-		summary_write(p, stderr);
+		struct cli_phases cp;
+
+		if (phases_open(&o, p, &cp) == 0) {
+			phases_summary(&cp, false, stderr);
+			phases_close(&cp);
+		}
 	}
 	if (w) {
 		int wret = tsprof_writer_close(w);

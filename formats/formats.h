@@ -218,6 +218,7 @@ enum output_format {
 	OUTPUT_SPEEDSCOPE,
 	OUTPUT_PPROF,
 	OUTPUT_TRACE,   /* Chrome/Perfetto trace: needs the timeline */
+	OUTPUT_SUMMARY, /* summary.json: phases, steps, figures */
 };
 
 struct render_options;
@@ -347,16 +348,13 @@ int tsprof_read_merge(const char *path, struct profile *into, uint32_t index,
 		      uint64_t from_ns, uint64_t to_ns, struct tsprof_read_info *info,
 		      char *err, size_t errlen);
 
-/* ---- the end-of-run summary (summary.c) ---- */
+/* ---- processes' labels (labels.c) ---- */
 
 /* A process's label: "rank R", else its command; " on HOST" when host. */
 void process_label(const char *command, const char *rank, const char *host, char *buf,
 		   size_t len);
 /* The label kept for pid (metadata "process.PID"), NULL if none. */
 const char *process_label_of(const struct profile *p, uint32_t pid);
-/* One line per process: label, samples, busy and idle shares of its
- * time, its hottest function (by self time, busy samples). */
-int summary_write(const struct profile *p, FILE *out);
 
 /* ---- folded stacks ---- */
 
@@ -386,6 +384,10 @@ struct render_options {
 	const char *class_kind;
 	int keep_class;
 	bool class_root;
+	/* summary.json: analysis/'s summary, which formats/ cannot call,
+	 * written through cli/'s hook; NULL refuses the format. */
+	int (*summary)(void *ctx, FILE *out);
+	void *summary_ctx;
 };
 
 /* "[KIND: NAME]" of a row's class into buf; 0 when it has none. */

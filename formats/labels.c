@@ -199,3 +199,37 @@ size_t class_root_label(const struct render_options *o, const struct profile_agg
 		 c >= 0 && o->class_names ? o->class_names[c] : "?");
 	return strlen(buf);
 }
+
+/* A process as the summary and pictures name it. */
+void process_label(const char *command, const char *rank, const char *host, char *buf,
+		   size_t len)
+{
+	const char *arg0_end, *slash = NULL;
+
+	/* The program by its name, as ps shows it: "python3 train.py". */
+	if (command && *command) {
+		arg0_end = command + strcspn(command, " ");
+		for (const char *c = command; c < arg0_end; c++)
+			if (*c == '/')
+				slash = c;
+		if (slash && slash + 1 < arg0_end)
+			command = slash + 1;
+	}
+	if (rank && *rank)
+		snprintf(buf, len, "rank %s%s%s", rank, host && *host ? " on " : "",
+			 host && *host ? host : "");
+	else
+		snprintf(buf, len, "%.80s%s%s", command && *command ? command : "?",
+			 host && *host ? " on " : "", host && *host ? host : "");
+	for (char *c = buf; *c; c++)
+		if (*c == '\n' || *c == '\t')
+			*c = ' ';
+}
+
+const char *process_label_of(const struct profile *p, uint32_t pid)
+{
+	char key[32];
+
+	snprintf(key, sizeof(key), "process.%" PRIu32, pid);
+	return profile_meta(p, key);
+}

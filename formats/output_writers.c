@@ -4,7 +4,9 @@
  * and file names, lists formats in usage and errors, and writes outputs
  * from these rows alone; a new output is a new row here.
  */
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "formats/formats.h"
 
@@ -36,6 +38,15 @@ static int write_pprof(const struct output_job *job, char *err, size_t errlen)
 static int write_trace(const struct output_job *job, char *err, size_t errlen)
 {
 	return trace_write(job->profile, job->file, job->options, err, errlen);
+}
+
+static int write_summary(const struct output_job *job, char *err, size_t errlen)
+{
+	if (!job->options->summary) {
+		snprintf(err, errlen, "no summary can be made here");
+		return -ENOTSUP;
+	}
+	return job->options->summary(job->options->summary_ctx, job->file);
 }
 
 /* In the order usage and error messages list them. */
@@ -76,6 +87,16 @@ static const struct output_writer writers[] = {
 		.extensions = { "pb.gz" },
 		.contents = "pprof",
 		.write = write_pprof,
+	},
+	{
+		.format = OUTPUT_SUMMARY,
+		.name = "summary",
+		.names = { "summary" },
+		.extensions = { "summary.json" },
+		.contents = "phases, steps and figures",
+		.write = write_summary,
+		/* steps are found in time */
+		.needs_timeline = true,
 	},
 	{
 		.format = OUTPUT_FOLDED,

@@ -42,8 +42,14 @@ within "$1" "$t1" 3 && within "$2" "$t2" 3 && within "$3" "$t3" 3 && within "$4"
 check $? "a loop's data, forward, backward and optimizer shares within 3 points of its own clocks" \
 	"exit $rc; got $got, truth $truth (data forward backward optimizer)" "$got against $truth"
 
-grep -q "^trainsample: PID [0-9]* (python3.11 tests/python/phase_loop.py 3) phases, thread [0-9]*: data [0-9]*%, forward [0-9]*%, backward [0-9]*%, optimizer [0-9]*%" "$TMP/pl.err"
-check $? "the end of record says the main loop's split by phase, largest first" "$(tail -2 "$TMP/pl.err")"
+# Under the process's line: its threads, top functions, then the loop's
+# phases, largest first.
+sed -n '/^trainsample: PID [0-9]* (python3.11 tests\/python\/phase_loop.py 3): /,$p' "$TMP/pl.err" >"$TMP/pl.end"
+sed -n 2p "$TMP/pl.end" | grep -q "^trainsample:   threads: [^ ]* busy [0-9]*% (GIL [0-9]*%)$" &&
+	sed -n 3p "$TMP/pl.end" | grep -q "^trainsample:   top functions: self spin (phase_loop.py) [0-9]*%; total spin (phase_loop.py) [0-9]*%, load_batch (phase_loop.py) [34][0-9]%, model_forward (phase_loop.py) [23][0-9]%$" &&
+	sed -n 4p "$TMP/pl.end" | grep -q "^trainsample:   phases, thread [0-9]* ([^)]*): data [0-9]*%, forward [0-9]*%, backward [0-9]*%, optimizer [0-9]*%"
+check $? "the end of record: the process's threads, top functions and the main loop's split by phase, largest first" \
+	"$(head -5 "$TMP/pl.end")"
 
 # Steps: counted exactly, the median step within 5% of the loop's own (at
 # 1 kHz: a step's ends are known to a period, 2% of a 50 ms step).
@@ -79,10 +85,73 @@ $TS report "$TMP/st.tsprof" --phases "$TMP/rules" --summary >"$TMP/sum.out" 2>"$
 rc=$?
 set -- $(cat "$TMP/st.out")
 [ $rc -eq 0 ] && grep -q "^trainsample:   steps: ${10} " "$TMP/sum.out" &&
-	grep -q "phases, thread [0-9]*: data" "$TMP/sum.out" && [ "$(wc -l <"$TMP/sum.out")" -eq 3 ] &&
-	! grep -q . "$TMP/sum.err"
+	grep -q "^trainsample:   phases, thread [0-9]* ([^)]*): data" "$TMP/sum.out" &&
+	[ "$(grep -c '^trainsample: PID ' "$TMP/sum.out")" -eq 1 ] &&
+	! grep -v '^trainsample: ' "$TMP/sum.out" | grep -q . && ! grep -q . "$TMP/sum.err"
 check $? "report --summary: the process, phase and step lines from a recording, on stdout" \
 	"exit $rc, the loop's ${10} steps; out: $(cat "$TMP/sum.out"); err: $(cat "$TMP/sum.err")"
+
+# summary.json and the DataLoader metrics: a loop over a train_loader
+# (2 units of CPU, then 2 asleep) and, every 8 steps, an evaluation over
+# a val_loader (tests/python/loader_loop.py). Loaded CPUs stretch the
+# spun units, not the sleep: the checks compare the spun phases with one
+# another and the wait with the sleep.
+cat >"$TMP/lrules" <<'EOR'
+data       Loader.__next__
+forward    model_forward
+backward   model_backward
+optimizer  optimizer_step
+eval       evaluate
+EOR
+$TS record -r 1000 --phases "$TMP/lrules" -o "$TMP/ll.summary.json" -o "$TMP/ll.tsprof" -- \
+	$PY tests/python/loader_loop.py 48 >"$TMP/ll.out" 2>"$TMP/ll.err"
+rc=$?
+/usr/bin/python3 - "$TMP/ll.summary.json" docs/summary.schema.json $(cat "$TMP/ll.out") >"$TMP/ll.check" 2>&1 <<'EOT'
+import json, sys, jsonschema
+doc, schema = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+truth = dict(zip(sys.argv[3::2], map(float, sys.argv[4::2])))
+jsonschema.validate(doc, schema)
+p = doc["processes"][0]
+m = p["loop"]["metrics"]
+tr, va = "profile/train/dl_train_loader/", "profile/val/dl_val_loader/"
+want = [tr + k for k in ("time_data_ms", "time_forward_ms", "time_backward_ms",
+                         "time_optimizer_ms", "time_batch_wait_ms")] + [va + "time_data_ms", va + "time_forward_ms"]
+assert sorted(m) == sorted(want), sorted(m)
+loaders = {l["name"]: l for l in p["loop"]["loaders"]}
+assert loaders["train_loader"]["train_steps"] == truth["train_steps"] - 1, loaders
+assert loaders["val_loader"]["val_batches"] == truth["val_batches"], loaders
+fwd = m[tr + "time_forward_ms"]
+def near(got, want, rel, what):
+    assert abs(got - want) <= rel * want, "%s %.2f against %.2f" % (what, got, want)
+near(m[tr + "time_backward_ms"], fwd * 2 / 3, 0.10, "backward")
+near(m[tr + "time_optimizer_ms"], fwd / 3, 0.10, "optimizer")
+near(m[tr + "time_data_ms"] - m[tr + "time_batch_wait_ms"], fwd * 2 / 3, 0.10, "data less the wait")
+near(m[tr + "time_batch_wait_ms"], truth["sleep_ms"], 0.20, "wait")
+near(m[va + "time_forward_ms"], fwd, 0.10, "val forward")
+near(m[va + "time_data_ms"], fwd / 3, 0.15, "val data")
+assert p["loop"]["steps"]["count"] == truth["train_steps"], p["loop"]["steps"]
+print(" ".join("%s %.1f" % (k.split("/", 2)[2], v) for k, v in sorted(m.items())))
+# The schema is checked for real: a process without its busy share fails.
+del p["busy"]
+try:
+    jsonschema.validate(doc, schema)
+    sys.exit("a summary without a process's busy share passed the schema")
+except jsonschema.ValidationError:
+    pass
+EOT
+[ $rc -eq 0 ] && [ $? -eq 0 ]
+check $? "summary.json: valid, the steps, each loader's batches and per-step ms under the frameworks' names" \
+	"exit $rc; loop: $(cat "$TMP/ll.out"); $(tail -c 600 "$TMP/ll.check")" "$(tail -1 "$TMP/ll.check")"
+grep -q "^trainsample:   DataLoaders: train_loader: training [0-9.]* ms a step waiting for data; val_loader: evaluation 24 batches, data [0-9.]* ms and forward [0-9.]* ms a batch$" "$TMP/ll.err"
+check $? "the end names the loaders by their variables, with their wait and evaluation batches" \
+	"$(grep -A1 'steps:' "$TMP/ll.err")"
+$TS report "$TMP/ll.tsprof" --phases "$TMP/lrules" -f summary -o - >"$TMP/ll2.json" 2>"$TMP/ll2.err" &&
+	/usr/bin/python3 - "$TMP/ll.summary.json" "$TMP/ll2.json" <<'EOT'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["processes"][0]["loop"]["metrics"] == b["processes"][0]["loop"]["metrics"]
+EOT
+check $? "report -f summary of the recording gives the same metrics" "$(head -c 300 "$TMP/ll2.json"; cat "$TMP/ll2.err")"
 
 # At 100 Hz a 10 ms backward can fall between ticks: steps are not counted
 # rather than counted wrong.

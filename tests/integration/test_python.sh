@@ -136,6 +136,23 @@ start_threads_script() {
 	sleep 0.5 # the threads reach their functions
 }
 
+# Waits up to 5 s for a thread of process $1 to sleep in nanosleep: a
+# dump that stopped it restarted its sleep, which a loaded machine may
+# not run at once (it is runnable until then, and shown active).
+wait_asleep() {
+	i=0
+	while [ $i -lt 100 ]; do
+		for t in /proc/$1/task/*; do
+			case $(cat "$t/wchan" 2>/dev/null) in
+			*nanosleep*) [ "$(proc_state "$1/task/${t##*/}")" = S ] && return 0 ;;
+			esac
+		done
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+
 threads() {
 	label=$1 py=$2
 	start_threads_script "$py"
@@ -307,8 +324,11 @@ dump() {
 	# still be asleep at the last one (it woke after 4 s once, and was
 	# shown running). Killed after them.
 	start_threads_script "$py" 30
+	wait_asleep $pid
 	$TS dump --pid $pid >"$TMP/d.txt" 2>&1
+	wait_asleep $pid
 	$TS dump --pid $pid --native --json >"$TMP/d.json" 2>&1
+	wait_asleep $pid
 	$TS dump --pid $pid --nonblocking >"$TMP/dn.txt" 2>&1
 	state=$(proc_state $pid) tracer=$(tracer_of $pid)
 	kill $pid 2>/dev/null

@@ -3,6 +3,7 @@
  * extensions, no two rows claiming one, listings naming them all, and
  * each row's writer writing what its function writes. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,6 +241,31 @@ static void same_output(enum output_format f,
 	free(tabled);
 }
 
+static int summary_hook(void *ctx, FILE *out)
+{
+	fprintf(out, "{\"from\": \"%s\"}\n", (const char *)ctx);
+	return 0;
+}
+
+/* summary.json is analysis/'s: the row writes what cli/'s hook gives, and
+ * refuses without one. */
+static void summary_through_hook(const struct profile *p)
+{
+	const struct output_writer *w = output_writer_of(OUTPUT_SUMMARY);
+	struct render_options o = { .summary = summary_hook, .summary_ctx = "the hook" };
+	struct output_job job = { .profile = p, .options = &o };
+	char *text = job_written(w, &job), err[160] = "";
+
+	cr_assert_str_eq(text, "{\"from\": \"the hook\"}\n");
+	free(text);
+	o.summary = NULL;
+	job.file = stdout;
+	cr_assert_eq(w->write(&job, err, sizeof(err)), -ENOTSUP);
+	cr_assert_str_eq(err, "no summary can be made here");
+	cr_assert(w->needs_timeline);
+	cr_assert_eq(output_writer_by_path("run.summary.json"), w);
+}
+
 Test(output_writers, each_row_writes_what_its_writer_does)
 {
 	struct profile *p = small_profile();
@@ -252,10 +278,11 @@ Test(output_writers, each_row_writes_what_its_writer_does)
 	same_output(OUTPUT_SPEEDSCOPE, speedscope_write, p, &o);
 	same_output(OUTPUT_PPROF, pprof_write, p, &o);
 	same_output(OUTPUT_TRACE, trace_write, p, &o);
+	summary_through_hook(p);
 	/* A row without a check here would be a writer no test has run. */
 	EACH_ROW(w, i)
 		checked += w->write != NULL;
-	cr_assert_eq(checked, 5, "a new writer: add it above");
+	cr_assert_eq(checked, 6, "a new writer: add it above");
 	profile_free(p);
 }
 

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* The end-of-run lines: one per process, its label, shares and hottest. */
+/* The end-of-run lines: one per process, its label, shares and hottest,
+ * and the details of the processes that hold a quarter of the samples. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "formats/formats.h"
 
 static uint32_t stack_of(struct profile *p, const char *name, uint32_t kind, const char *file,
@@ -39,6 +41,9 @@ Test(summary, a_line_per_process_with_label_shares_and_hottest)
 	uint32_t fwd = stack_of(p, "forward", FRAME_PYTHON, "/src/model.py", 42);
 	uint32_t load = stack_of(p, "load", FRAME_PYTHON, "data.py", 7);
 	uint32_t wait = stack_of(p, "[idle: futex]", FRAME_IDLE, NULL, 0);
+	struct phase_rules *rules;
+	struct phase_map *map;
+	struct summary *s;
 	char *text = NULL, label[64];
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -52,12 +57,23 @@ Test(summary, a_line_per_process_with_label_shares_and_hottest)
 	add(p, 20, load, 0, 2);
 	add(p, 20, wait, SAMPLE_IDLE, 2);
 	add(p, 7, load, 0, 4);
-	cr_assert_eq(summary_write(p, f), 0);
+	cr_assert_eq(phase_rules_new(&rules), 0);
+	cr_assert_eq(phase_map_new(rules, p, &map), 0);
+	cr_assert_eq(summary_build(map, &s), 0);
+	cr_assert_eq(summary_text_write(s, false, f), 0);
 	fclose(f);
-	/* By PID; shares of each process's own time; hottest by busy time. */
+	/* By PID; shares of each process's own time; hottest by busy time;
+	 * functions over their lines. */
 	cr_assert_str_eq(text,
 			 "trainsample: PID 7: 4 samples, busy 100%, idle 0%; hottest: load (data.py:7) 100%\n"
-			 "trainsample: PID 20 (rank 0): 10 samples, busy 80%, idle 20%; hottest: forward (model.py:42) 75%\n");
+			 "trainsample:   threads: thread 7 busy 100%\n"
+			 "trainsample:   top functions: self load (data.py) 100%; total load (data.py) 100%\n"
+			 "trainsample: PID 20 (rank 0): 10 samples, busy 80%, idle 20%; hottest: forward (model.py:42) 75%\n"
+			 "trainsample:   threads: thread 20 busy 80%\n"
+			 "trainsample:   top functions: self forward (model.py) 75%, load (data.py) 25%; total forward (model.py) 75%, load (data.py) 25%\n");
+	summary_free(s);
+	phase_map_free(map);
+	phase_rules_free(rules);
 	free(text);
 	profile_free(p);
 }

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The run's figures for the end-of-run summary and summary.json: per
+ * process and thread their busy, idle and GIL time and phases; the
+ * training loop's thread (the one that computes most), its steps and the
+ * time before them; the top functions by self and total time; the share of
+ * busy time in compute libraries; GPU busy time. Computed once from the
+ * profile's rows and timeline, written by summary_text.c and
+ * summary_json.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/summary_impl.h"
+#include "common/common.h"
+#include "formats/formats.h"
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+static struct summary_process *process_of(struct summary *s, uint32_t pid)
+{
+	for (size_t i = s->nprocs; i-- > 0;)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	if (ARRAY_RESERVE(s->procs, s->cap_procs, s->nprocs + 1, 8) < 0)
+		return NULL;
+	s->procs[s->nprocs] = (struct summary_process){ .pid = pid };
+	return &s->procs[s->nprocs++];
+}
+
+static struct summary_thread *thread_of(struct summary_process *sp, uint32_t tid)
+{
+	for (size_t i = sp->nthreads; i-- > 0;)
+		if (sp->threads[i].tid == tid)
+			return &sp->threads[i];
+	if (ARRAY_RESERVE(sp->threads, sp->cap_threads, sp->nthreads + 1, 8) < 0)
+		return NULL;
+	sp->threads[sp->nthreads] = (struct summary_thread){ .tid = tid };
+	return &sp->threads[sp->nthreads++];
+}
+
+static int tally_row(const struct profile_aggregate *row, void *ctx)
+{
+	struct summary *s = ctx;
+	struct summary_process *sp;
+	struct summary_thread *st;
+
+	if (row->flags & SAMPLE_GPU)
+		return 0;
+	sp = process_of(s, row->pid);
+	st = sp ? thread_of(sp, row->tid) : NULL;
+	if (!st)
+		return -ENOMEM;
+	s->samples += row->count;
+	sp->samples += row->count;
+	st->samples += row->count;
+	if (row->flags & SAMPLE_IDLE) {
+		sp->idle_ns += row->weight_ns;
+		st->idle_ns += row->weight_ns;
+	} else {
+		sp->busy_ns += row->weight_ns;
+		st->busy_ns += row->weight_ns;
+	}
+	if (row->flags & SAMPLE_GIL) {
+		sp->gil_ns += row->weight_ns;
+		st->gil_ns += row->weight_ns;
+	}
+	st->phase_ns[phase_of_row(s->m, row)] += row->weight_ns;
+	return 0;
+}
+
+static uint64_t classified(const struct summary_thread *t)
+{
+	uint64_t n = 0;
+
+	for (int k = PHASE_OTHER + 1; k < PHASE_KINDS; k++)
+		n += t->phase_ns[k];
+	return n;
+}
+
+/* The loop's thread: the one that computes (forward, backward, the
+ * optimizer), not a loader thread that only fetches; else the one with
+ * the most time in any phase (a DataLoader worker). */
+static bool loopier(const struct summary_thread *a, const struct summary_thread *b)
+{
+	uint64_t ca = a->phase_ns[PHASE_FORWARD] + a->phase_ns[PHASE_BACKWARD] +
+		      a->phase_ns[PHASE_OPTIMIZER];
+	uint64_t cb = b->phase_ns[PHASE_FORWARD] + b->phase_ns[PHASE_BACKWARD] +
+		      b->phase_ns[PHASE_OPTIMIZER];
+
+	if (ca != cb)
+		return ca > cb;
+	return classified(a) > classified(b);
+}
+
+static int by_samples(const void *a, const void *b)
+{
+	const struct summary_process *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* ---- top functions and compute time: one pass over a process's rows ---- */
+
+struct func_pass {
+	struct summary *s;
+	struct summary_process *sp;
+	uint32_t *func_of_frame;      /* frame id -> function + 1; 0 unknown yet */
+	struct summary_func *funcs;
+	size_t nfuncs, cap_funcs;
+	uint32_t *seen;               /* function -> the row that last counted it */
+	size_t cap_seen;
+	uint32_t row;
+	uint32_t *path;
+	uint32_t cap_path;
+	uint8_t *compute;             /* frame id: 0 unknown, 1 no, 2 yes */
+	uint64_t *leaf_ns;            /* frame id: busy time as the leaf */
+};
+
+/* Modules whose frames are compute: ATen (libtorch*), BLAS and LAPACK,
+ * oneDNN, and CUDA's runtime and driver (kernel launches). */
+static bool compute_module(const char *module)
+{
+	static const char *const names[] = {
+		"libtorch", "libc10", "libopenblas", "libblas", "liblapack", "libmkl",
+		"libdnnl", "libmkldnn", "libcudart", "libcuda.", "libcublas", "libcudnn",
+	};
+	const char *base = strrchr(module, '/');
+
+	base = base ? base + 1 : module;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(base, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
+static int func_index(struct func_pass *fp, uint32_t frame, uint32_t *out)
+{
+	const struct frame *f = profile_frame(fp->s->p, frame);
+
+	if (fp->func_of_frame[frame]) {
+		*out = fp->func_of_frame[frame] - 1;
+		return 0;
+	}
+	for (size_t i = 0; i < fp->nfuncs; i++)
+		if (fp->funcs[i].name == f->name && fp->funcs[i].file == f->module) {
+			fp->func_of_frame[frame] = (uint32_t)i + 1;
+			*out = (uint32_t)i;
+			return 0;
+		}
+	if (ARRAY_RESERVE(fp->funcs, fp->cap_funcs, fp->nfuncs + 1, 64) < 0 ||
+	    ARRAY_RESERVE(fp->seen, fp->cap_seen, fp->nfuncs + 1, 64) < 0)
+		return -ENOMEM;
+	fp->seen[fp->nfuncs] = 0;
+	fp->funcs[fp->nfuncs] = (struct summary_func){ .name = f->name, .file = f->module };
+	*out = (uint32_t)fp->nfuncs;
+	fp->func_of_frame[frame] = (uint32_t)++fp->nfuncs;
+	return 0;
+}
+
+static int func_row(const struct profile_aggregate *row, void *ctx)
+{
+	struct func_pass *fp = ctx;
+	const struct profile *p = fp->s->p;
+	bool native = false, compute = false;
+	uint32_t fi;
+	int depth;
+
+	if (row->pid != fp->sp->pid || row->flags & (SAMPLE_GPU | SAMPLE_IDLE) || !row->stack)
+		return 0;
+	depth = profile_stack_frames(p, row->stack, &fp->path, &fp->cap_path);
+	if (depth < 0)
+		return depth;
+	fp->row++;
+	for (int i = 0; i < depth; i++) {
+		uint32_t id = fp->path[i];
+		const struct frame *f = profile_frame(p, id);
+
+		if (f->kind == FRAME_NATIVE && f->module) {
+			native = true;
+			if (!fp->compute[id])
+				fp->compute[id] = compute_module(profile_string(p, f->module)) ? 2 : 1;
+			compute |= fp->compute[id] == 2;
+		}
+		if (func_index(fp, id, &fi) < 0)
+			return -ENOMEM;
+		if (fp->seen[fi] != fp->row) { /* recursion counts once */
+			fp->seen[fi] = fp->row;
+			fp->funcs[fi].total_ns += row->weight_ns;
+		}
+		if (i == depth - 1) {
+			fp->funcs[fi].self_ns += row->weight_ns;
+			fp->leaf_ns[id] += row->weight_ns;
+			if (fp->leaf_ns[id] > fp->sp->hottest_ns) {
+				fp->sp->hottest = id;
+				fp->sp->hottest_ns = fp->leaf_ns[id];
+			}
+		}
+	}
+	if (native)
+		fp->sp->native_ns += row->weight_ns;
+	if (compute)
+		fp->sp->compute_ns += row->weight_ns;
+	return 0;
+}
+
+static void pick_top(const struct summary_func *all, size_t n, bool self,
+		     struct summary_func *top, size_t *ntop)
+{
+	*ntop = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w = self ? all[i].self_ns : all[i].total_ns;
+		size_t at = *ntop;
+
+		if (!w)
+			continue;
+		while (at > 0 && (self ? top[at - 1].self_ns : top[at - 1].total_ns) < w)
+			at--;
+		if (at >= SUMMARY_TOP)
+			continue;
+		memmove(&top[at + 1], &top[at],
+			(MIN(*ntop, (size_t)SUMMARY_TOP - 1) - at) * sizeof(*top));
+		top[at] = all[i];
+		if (*ntop < SUMMARY_TOP)
+			(*ntop)++;
+	}
+}
+
+static int functions_find(struct summary *s, struct summary_process *sp)
+{
+	uint32_t nframes = profile_frame_count(s->p);
+	struct func_pass fp = { .s = s, .sp = sp };
+	int ret = -ENOMEM;
+
+	fp.func_of_frame = calloc(nframes + 1, sizeof(*fp.func_of_frame));
+	fp.compute = calloc(nframes + 1, 1);
+	fp.leaf_ns = calloc(nframes + 1, sizeof(*fp.leaf_ns));
+	if (fp.func_of_frame && fp.compute && fp.leaf_ns)
+		ret = profile_for_each_aggregate(s->p, func_row, &fp);
+	if (!ret) {
+		pick_top(fp.funcs, fp.nfuncs, true, sp->top_self, &sp->ntop_self);
+		pick_top(fp.funcs, fp.nfuncs, false, sp->top_total, &sp->ntop_total);
+	}
+	free(fp.func_of_frame);
+	free(fp.compute);
+	free(fp.leaf_ns);
+	free(fp.funcs);
+	free(fp.seen);
+	free(fp.path);
+	return ret;
+}
+
+/* ---- GPU busy time: the union of each device's activities ---- */
+
+static int by_device_start(const void *a, const void *b)
+{
+	const struct gpu_activity *x = a, *y = b;
+
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+struct gpu_pass {
+	struct summary *s;
+	struct summary_gpu *g;
+	uint64_t end; /* of the union so far on g's device */
+};
+
+static int gpu_activity(const struct gpu_activity *a, void *ctx)
+{
+	struct gpu_pass *gp = ctx;
+	struct summary *s = gp->s;
+
+	if (a->kind == GPU_ACTIVITY_SYNC || a->end_ns <= a->start_ns)
+		return 0;
+	if (!gp->g || gp->g->device != a->device) {
+		if (ARRAY_RESERVE(s->gpus, s->cap_gpus, s->ngpus + 1, 4) < 0)
+			return -ENOMEM;
+		gp->g = &s->gpus[s->ngpus++];
+		*gp->g = (struct summary_gpu){ .device = a->device };
+		gp->end = 0;
+	}
+	gp->g->kernels += a->kind == GPU_ACTIVITY_KERNEL;
+	/* Streams overlap: only what no earlier activity covered. */
+	if (a->end_ns > gp->end) {
+		gp->g->busy_ns += a->end_ns - MAX(a->start_ns, gp->end);
+		gp->end = a->end_ns;
+	}
+	return 0;
+}
+
+static int gpus_find(struct summary *s)
+{
+	struct gpu_pass gp = { .s = s };
+
+	return profile_for_each_gpu_activity_sorted(s->p, by_device_start, gpu_activity, &gp);
+}
+
+/* ---- the whole ---- */
+
+static int process_find(struct summary *s, struct summary_process *sp)
+{
+	int ret;
+
+	for (size_t i = 0; i < sp->nthreads; i++)
+		if (classified(&sp->threads[i]) && (!sp->loop || loopier(&sp->threads[i], sp->loop)))
+			sp->loop = &sp->threads[i];
+	if (sp->loop && profile_keeps_timeline(s->p)) {
+		ret = steps_find(s->m, sp->pid, sp->loop->tid, &sp->steps);
+		if (ret < 0)
+			return ret;
+		if (sp->steps.timed && s->period_ns && sp->steps.beat_ns < 2 * s->period_ns)
+			sp->steps_too_short = true;
+		if (sp->steps.timed && !sp->steps_too_short) {
+			sp->startup_ns = sp->steps.first_ns - sp->steps.thread_first_ns;
+			ret = summary_loaders_find(s, sp);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return functions_find(s, sp);
+}
+
+static int span_bounds(const struct profile_span *span, void *ctx)
+{
+	struct summary *s = ctx;
+
+	if (span->flags & SAMPLE_GPU)
+		return 0;
+	if (!s->start_ns || span->start_ns < s->start_ns)
+		s->start_ns = span->start_ns;
+	if (span->end_ns > s->end_ns)
+		s->end_ns = span->end_ns;
+	return 0;
+}
+
+int summary_build(struct phase_map *m, struct summary **out)
+{
+	struct summary *s = calloc(1, sizeof(*s));
+	const char *period;
+	int ret;
+
+	if (!s)
+		return -ENOMEM;
+	s->m = m;
+	s->p = m->p;
+	period = profile_meta(s->p, "period_ns");
+	s->period_ns = period ? strtoull(period, NULL, 10) : 0;
+	ret = profile_for_each_aggregate(s->p, tally_row, s);
+	if (!ret && profile_keeps_timeline(s->p))
+		ret = profile_for_each_span(s->p, span_bounds, s);
+	if (!ret)
+		qsort(s->procs, s->nprocs, sizeof(*s->procs), by_samples);
+	for (size_t i = 0; !ret && i < s->nprocs; i++)
+		ret = process_find(s, &s->procs[i]);
+	if (!ret)
+		ret = gpus_find(s);
+	if (ret < 0) {
+		summary_free(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+void summary_free(struct summary *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		free(s->procs[i].threads);
+		free(s->procs[i].loaders);
+	}
+	free(s->procs);
+	free(s->gpus);
+	free(s);
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* The run's summary as figures (summary.c), for its two writers:
+ * summary_text.c (the terminal) and summary_json.c (summary.json). */
+#ifndef TRAINSAMPLE_ANALYSIS_SUMMARY_IMPL_H
+#define TRAINSAMPLE_ANALYSIS_SUMMARY_IMPL_H
+
+#include "analysis/phase_impl.h"
+
+#define SUMMARY_TOP 8
+
+struct summary_thread {
+	uint32_t tid;
+	uint64_t samples, busy_ns, idle_ns, gil_ns;
+	uint64_t phase_ns[PHASE_KINDS];
+};
+
+/* A function: its name and file, over all its lines. */
+struct summary_func {
+	uint32_t name, file; /* string ids; file 0 for a native one */
+	uint64_t self_ns, total_ns;
+};
+
+/*
+ * A DataLoader of the loop thread, told apart by the line that fetches
+ * from it. Training: the steps that fetched from it last, and their time
+ * by phase; evaluation: its batches (runs of forward inside eval) and
+ * their data and forward time.
+ */
+struct summary_loader {
+	uint32_t site;         /* frame id of the fetching line */
+	uint64_t steps;
+	uint64_t step_ns[PHASE_KINDS];
+	uint64_t wait_ns;      /* data time spent blocked: waiting for a batch */
+	uint64_t val_batches, val_data_ns, val_forward_ns;
+	bool train, val;
+};
+
+struct summary_process {
+	uint32_t pid;
+	uint64_t samples, busy_ns, idle_ns, gil_ns;
+	struct summary_thread *threads;
+	size_t nthreads, cap_threads;
+	const struct summary_thread *loop; /* the training loop's thread; NULL */
+	struct step_stats steps;           /* steps.timed 0: none counted */
+	bool steps_too_short;              /* the beat is under two periods */
+	uint64_t startup_ns;               /* the loop thread before its first step */
+	uint32_t hottest;                  /* the leaf frame (with its line) with
+					    * the most busy time; 0 none */
+	uint64_t hottest_ns;
+	struct summary_func top_self[SUMMARY_TOP], top_total[SUMMARY_TOP];
+	size_t ntop_self, ntop_total;
+	/* Busy time of samples with native frames, and of those in compute
+	 * libraries (ATen, BLAS, oneDNN, CUDA's launch API). */
+	uint64_t native_ns, compute_ns;
+	struct summary_loader *loaders;
+	size_t nloaders, cap_loaders;
+};
+
+struct summary_gpu {
+	uint32_t device;
+	uint64_t busy_ns, kernels; /* busy: kernels', copies' and memsets' union */
+};
+
+struct summary {
+	struct phase_map *m;
+	const struct profile *p;
+	struct summary_process *procs; /* most samples first */
+	size_t nprocs, cap_procs;
+	uint64_t samples, period_ns;
+	uint64_t start_ns, end_ns;     /* the timeline's; 0 without one */
+	struct summary_gpu *gpus;
+	size_t ngpus, cap_gpus;
+};
+
+/* summary_loaders.c: the loop thread's DataLoaders and their figures. */
+int summary_loaders_find(struct summary *s, struct summary_process *sp);
+/* A loader's name: the variable its line iterates over, else "0", "1",
+ * ... by first use in the process. */
+void summary_loader_name(const struct summary *s, const struct summary_process *sp, size_t i,
+			 char *buf, size_t len);
+
+#endif

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The DataLoaders of a training loop and each one's time per step, the
+ * figures training frameworks log as profile/train/dl_{loader}/time_*_ms.
+ * A loader is told apart by the loop's line that fetches from it (the
+ * frame that calls the DataLoader's iterator): a training loop and an
+ * evaluation loop fetch from different lines. Its name is the variable
+ * the line iterates over, read from the program's source where it can be
+ * (as a traceback reads it), else its number in order of first use.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/summary_impl.h"
+#include "common/common.h"
+#include "formats/formats.h"
+
+struct loader_walk {
+	struct summary *s;
+	struct summary_process *sp;
+	int cur, val_cur;         /* the loader fetched from last; -1 none */
+	bool in_beat, in_val_forward;
+};
+
+static int loader_at(struct summary_process *sp, uint32_t site)
+{
+	for (size_t i = 0; i < sp->nloaders; i++)
+		if (sp->loaders[i].site == site)
+			return (int)i;
+	if (ARRAY_RESERVE(sp->loaders, sp->cap_loaders, sp->nloaders + 1, 4) < 0)
+		return -ENOMEM;
+	sp->loaders[sp->nloaders] = (struct summary_loader){ .site = site };
+	return (int)sp->nloaders++;
+}
+
+static int walk_span(const struct profile_span *span, void *ctx)
+{
+	struct loader_walk *w = ctx;
+	struct summary_process *sp = w->sp;
+	const struct step_stats *st = &sp->steps;
+	struct profile_aggregate row = { .pid = span->pid, .tid = span->tid,
+					 .stack = span->stack, .flags = span->flags };
+	uint64_t len = span->end_ns - span->start_ns;
+	enum phase ph, inner;
+	int at;
+
+	if (span->pid != sp->pid || span->tid != sp->loop->tid || span->flags & SAMPLE_GPU)
+		return 0;
+	ph = phase_of_row(w->s->m, &row);
+	if (ph == PHASE_DATA) {
+		at = loader_at(sp, data_call_site(w->s->m, span->stack));
+		if (at < 0)
+			return at;
+		w->cur = at;
+		sp->loaders[at].train = true;
+	}
+	if (ph == PHASE_EVAL) {
+		inner = phase_inside_eval(w->s->m, span->stack);
+		if (inner == PHASE_DATA) {
+			at = loader_at(sp, data_call_site(w->s->m, span->stack));
+			if (at < 0)
+				return at;
+			w->val_cur = at;
+			sp->loaders[at].val = true;
+			sp->loaders[at].val_data_ns += len;
+		}
+		if (inner == PHASE_FORWARD && w->val_cur >= 0) {
+			/* A batch is a run of the model's forward. */
+			sp->loaders[w->val_cur].val_batches += !w->in_val_forward;
+			sp->loaders[w->val_cur].val_forward_ns += len;
+		}
+		w->in_val_forward = inner == PHASE_FORWARD;
+	} else {
+		w->in_val_forward = false;
+	}
+	/* A step belongs to the loader its data came from last. */
+	if (ph == st->beat && !w->in_beat && w->cur >= 0 && span->start_ns >= st->first_ns &&
+	    span->start_ns < st->last_ns)
+		sp->loaders[w->cur].steps++;
+	w->in_beat = ph == st->beat;
+	if (w->cur < 0 || span->start_ns < st->first_ns || span->start_ns >= st->last_ns)
+		return 0;
+	sp->loaders[w->cur].step_ns[ph] += len;
+	if (ph == PHASE_DATA && span->flags & SAMPLE_IDLE)
+		sp->loaders[w->cur].wait_ns += len;
+	return 0;
+}
+
+int summary_loaders_find(struct summary *s, struct summary_process *sp)
+{
+	struct loader_walk w = { .s = s, .sp = sp, .cur = -1, .val_cur = -1 };
+
+	return profile_for_each_span(s->p, walk_span, &w);
+}
+
+/* The variable a source line fetches batches from: "for b in NAME",
+ * "next(NAME)" or "iter(NAME)", through calls that wrap it
+ * ("enumerate(tqdm(NAME))"); false if none. */
+static bool variable_of_line(const char *line, char *buf, size_t len)
+{
+	static const char *const after[] = { " in ", "next(", "iter(" };
+	const char *at = NULL, *end;
+
+	for (size_t i = 0; i < sizeof(after) / sizeof(after[0]) && !at; i++) {
+		at = strstr(line, after[i]);
+		if (at)
+			at += strlen(after[i]);
+	}
+	for (; at; at = end + 1) {
+		while (*at == ' ')
+			at++;
+		for (end = at; isalnum((unsigned char)*end) || *end == '_' || *end == '.'; end++)
+			;
+		if (end == at || !(isalpha((unsigned char)*at) || *at == '_'))
+			return false;
+		if (*end != '(')
+			break;
+	}
+	if (!at || (size_t)(end - at) >= len)
+		return false;
+	/* self.train_loader: the attribute's name is the loader's. */
+	if (memchr(at, '.', (size_t)(end - at)))
+		at = (const char *)memrchr(at, '.', (size_t)(end - at)) + 1;
+	snprintf(buf, len, "%.*s", (int)(end - at), at);
+	return *buf != '\0';
+}
+
+static bool name_from_source(const struct profile *p, uint32_t site, char *buf, size_t len)
+{
+	const struct frame *f = site ? profile_frame(p, site) : NULL;
+	char line[512];
+	bool found = false;
+	FILE *src;
+
+	if (!f || f->kind != FRAME_PYTHON || !f->module || !f->line)
+		return false;
+	src = fopen(profile_string(p, f->module), "r");
+	if (!src)
+		return false;
+	for (uint32_t n = 1; fgets(line, sizeof(line), src); n++)
+		if (n == f->line) {
+			found = variable_of_line(line, buf, len);
+			break;
+		}
+	fclose(src);
+	return found;
+}
+
+void summary_loader_name(const struct summary *s, const struct summary_process *sp, size_t i,
+			 char *buf, size_t len)
+{
+	if (name_from_source(s->p, sp->loaders[i].site, buf, len))
+		return;
+	snprintf(buf, len, "%zu", i);
+}
