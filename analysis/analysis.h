@@ -75,6 +75,7 @@ struct step_stats {
 	uint64_t span_ns;     /* first step's start to the last one's */
 	uint64_t first_ns, last_ns; /* the first and last steps' starts */
 	uint64_t thread_first_ns;   /* the thread's first sample's span */
+	uint64_t before_ns[PHASE_KINDS]; /* by phase, before the first step */
 	uint64_t p50_ns, p90_ns, max_ns; /* step time */
 	uint64_t phase_ns[PHASE_KINDS];  /* over span_ns, by phase */
 	uint64_t beat_ns;     /* a run of the beat, on average: steps are

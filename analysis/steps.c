@@ -126,9 +126,12 @@ int steps_find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_stat
 	out->first_ns = w.starts[0];
 	out->last_ns = w.starts[w.nstarts - 1];
 	out->thread_first_ns = w.starts[0];
-	for (size_t i = 0; i < w.nspans; i++)
+	for (size_t i = 0; i < w.nspans; i++) {
 		if (w.spans[i].start < out->thread_first_ns)
 			out->thread_first_ns = w.spans[i].start;
+		if (w.spans[i].start < out->first_ns)
+			out->before_ns[w.spans[i].ph] += w.spans[i].end - w.spans[i].start;
+	}
 	out->p50_ns = percentile(lengths, out->timed, 0.50);
 	out->p90_ns = percentile(lengths, out->timed, 0.90);
 	out->max_ns = lengths[out->timed - 1];

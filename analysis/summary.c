@@ -317,8 +317,16 @@ static int process_find(struct summary *s, struct summary_process *sp)
 			return ret;
 		if (sp->steps.timed && s->period_ns && sp->steps.beat_ns < 2 * s->period_ns)
 			sp->steps_too_short = true;
+		memcpy(sp->loop_ns, sp->loop->phase_ns, sizeof(sp->loop->phase_ns));
 		if (sp->steps.timed && !sp->steps_too_short) {
 			sp->startup_ns = sp->steps.first_ns - sp->steps.thread_first_ns;
+			/* Before the first step is startup, whatever its frames. */
+			for (int k = 0; k < PHASE_KINDS; k++) {
+				uint64_t b = MIN(sp->steps.before_ns[k], sp->loop_ns[k]);
+
+				sp->loop_ns[k] -= b;
+				sp->loop_ns[LOOP_STARTUP] += b;
+			}
 			ret = summary_loaders_find(s, sp);
 			if (ret < 0)
 				return ret;

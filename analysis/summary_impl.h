@@ -7,6 +7,7 @@
 #include "analysis/phase_impl.h"
 
 #define SUMMARY_TOP 8
+#define LOOP_STARTUP PHASE_KINDS /* loop_ns's slot for startup */
 
 struct summary_thread {
 	uint32_t tid;
@@ -44,6 +45,9 @@ struct summary_process {
 	struct step_stats steps;           /* steps.timed 0: none counted */
 	bool steps_too_short;              /* the beat is under two periods */
 	uint64_t startup_ns;               /* the loop thread before its first step */
+	/* The loop thread's time by phase, its time before the first step
+	 * (where steps were counted) as startup, in the last slot. */
+	uint64_t loop_ns[PHASE_KINDS + 1];
 	uint32_t hottest;                  /* the leaf frame (with its line) with
 					    * the most busy time; 0 none */
 	uint64_t hottest_ns;

@@ -38,13 +38,14 @@ static void put_string_or_null(FILE *out, const char *s)
 		fputs("null", out);
 }
 
-static void put_phases(FILE *out, const uint64_t *ns, uint64_t all, double scale)
+/* with_startup: ns has a slot more, the loop's time before its first step. */
+static void put_phases(FILE *out, const uint64_t *ns, uint64_t all, double scale, bool with_startup)
 {
 	bool first = true;
 
 	fputc('{', out);
-	for (int k = 0; k < PHASE_KINDS; k++) {
-		put_key(out, phase_name((enum phase)k), &first);
+	for (int k = 0; k < PHASE_KINDS + with_startup; k++) {
+		put_key(out, k == LOOP_STARTUP ? "startup" : phase_name((enum phase)k), &first);
 		if (scale)
 			fprintf(out, "%.3f", (double)ns[k] / scale);
 		else
@@ -79,7 +80,7 @@ static void put_threads(const struct summary *s, const struct summary_process *s
 		fprintf(out, ", \"samples\": %" PRIu64 ", \"busy\": %.4f, \"idle\": %.4f, \"gil\": %.4f, "
 			"\"phases\": ", t->samples, share(t->busy_ns, all), share(t->idle_ns, all),
 			share(t->gil_ns, all));
-		put_phases(out, t->phase_ns, all, 0);
+		put_phases(out, t->phase_ns, all, 0, false);
 		fputc('}', out);
 	}
 	fputc(']', out);
@@ -97,7 +98,7 @@ static void put_steps(const struct summary *s, const struct summary_process *sp,
 		"\"p50_ms\": %.3f, \"p90_ms\": %.3f, \"max_ms\": %.3f, \"phase_ms\": ", st->steps,
 		(double)st->timed * 1e9 / (double)(st->span_ns ? st->span_ns : 1), phase_name(st->beat),
 		(double)st->p50_ns / 1e6, (double)st->p90_ns / 1e6, (double)st->max_ns / 1e6);
-	put_phases(out, st->phase_ns, 0, 1e6 * (double)st->timed);
+	put_phases(out, st->phase_ns, 0, 1e6 * (double)st->timed, false);
 	fprintf(out, ", \"startup_s\": %.3f}", (double)sp->startup_ns / 1e9);
 	(void)s;
 }
@@ -194,10 +195,10 @@ static void put_process(const struct summary *s, const struct summary_process *s
 	if (sp->loop) {
 		uint64_t lall = 0;
 
-		for (int k = 0; k < PHASE_KINDS; k++)
-			lall += sp->loop->phase_ns[k];
+		for (int k = 0; k <= PHASE_KINDS; k++)
+			lall += sp->loop_ns[k];
 		fprintf(out, "{\"tid\": %" PRIu32 ", \"phases\": ", sp->loop->tid);
-		put_phases(out, sp->loop->phase_ns, lall, 0);
+		put_phases(out, sp->loop_ns, lall, 0, true);
 		fputs(", \"steps\": ", out);
 		put_steps(s, sp, out);
 		fputs(",\n      ", out);

@@ -146,32 +146,36 @@ static void write_functions(const struct summary *s, const struct summary_proces
 			pct(sp->compute_ns, sp->native_ns), 100.0 - pct(sp->compute_ns, sp->native_ns));
 }
 
+static const char *loop_phase_name(int k)
+{
+	return k == LOOP_STARTUP ? "startup" : phase_name((enum phase)k);
+}
+
 static void write_phases(const struct summary *s, const struct summary_process *sp, FILE *out)
 {
-	const struct summary_thread *t = sp->loop;
-	bool done[PHASE_KINDS] = { false };
+	const uint64_t *ns = sp->loop_ns;
+	bool done[PHASE_KINDS + 1] = { false };
 	uint64_t all = 0;
 	char name[96];
 
-	for (int k = 0; k < PHASE_KINDS; k++)
-		all += t->phase_ns[k];
-	fprintf(out, "trainsample:   phases, thread %" PRIu32 " (%s):", t->tid,
-		thread_text(s->p, sp->pid, t, name, sizeof(name)));
+	for (int k = 0; k <= PHASE_KINDS; k++)
+		all += ns[k];
+	fprintf(out, "trainsample:   phases, thread %" PRIu32 " (%s):", sp->loop->tid,
+		thread_text(s->p, sp->pid, sp->loop, name, sizeof(name)));
 	/* Largest first; other last, whatever its size. */
-	for (int shown = 0; shown < PHASE_KINDS - 1; shown++) {
+	for (int shown = 0; shown < PHASE_KINDS; shown++) {
 		int best = -1;
 
-		for (int k = PHASE_OTHER + 1; k < PHASE_KINDS; k++)
-			if (!done[k] && t->phase_ns[k] && (best < 0 || t->phase_ns[k] > t->phase_ns[best]))
+		for (int k = PHASE_OTHER + 1; k <= PHASE_KINDS; k++)
+			if (!done[k] && ns[k] && (best < 0 || ns[k] > ns[best]))
 				best = k;
 		if (best < 0)
 			break;
 		done[best] = true;
-		fprintf(out, "%s %s %.0f%%", shown ? "," : "", phase_name((enum phase)best),
-			pct(t->phase_ns[best], all));
+		fprintf(out, "%s %s %.0f%%", shown ? "," : "", loop_phase_name(best), pct(ns[best], all));
 	}
-	if (t->phase_ns[PHASE_OTHER])
-		fprintf(out, ", other %.0f%%", pct(t->phase_ns[PHASE_OTHER], all));
+	if (ns[PHASE_OTHER])
+		fprintf(out, ", other %.0f%%", pct(ns[PHASE_OTHER], all));
 	fputc('\n', out);
 }
 

@@ -190,13 +190,13 @@ rc=$?
 check $? "--phase with no such phase is refused, naming the phases" "exit $rc: $(cat "$TMP/ph.err")"
 
 # The built-in rules on PyTorch itself: a loop with a DataLoader of two
-# workers (tests/python/torch_train.py).
+# workers (examples/torch_train.py).
 if ! sid_root_ready || [ ! -f build/sid-root/.stamp-torch ]; then
 	skip "sid-3.14 torch: data, forward, backward and optimizer by the built-in rules" \
 		"${sid_root_why:-no torch in the sid root (make sid-root-torch)}"
 	exit 0
 fi
-$TS record -q -r 200 -o "$TMP/torch.tsprof" -- tests/sid/python3.14 tests/python/torch_train.py 6
+$TS record -q -r 200 -o "$TMP/torch.tsprof" -- tests/sid/python3.14 examples/torch_train.py 6
 $TS report -q "$TMP/torch.tsprof" --group-by phase -o "$TMP/torch.folded"
 under() { awk -v r="[phase: $1];" -v f="$2" '{ i = index($0, r); if (i && index($0, f)) n += $NF } END { print n + 0 }' "$TMP/torch.folded"; }
 d=$(under data "_BaseDataLoaderIter.__next__ (torch/utils/data/dataloader.py")

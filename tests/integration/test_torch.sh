@@ -1,7 +1,7 @@
 # PyTorch 2.x on the sid root's Python 3.14 (make sid-root-torch; not part
 # of make sid-root, being 2 GB more), profiled from the host: a CPU
 # training loop with a DataLoader of two worker processes
-# (tests/python/torch_train.py). Without --native, forward, backward, the
+# (examples/torch_train.py). Without --native, forward, backward, the
 # optimizer step and the wait for data each appear under the line of the
 # loop that calls them, with torch's files and lines; with --native, ATen
 # and autograd frames by name between them.
@@ -13,7 +13,7 @@ if ! sid_root_ready || [ ! -f build/sid-root/.stamp-torch ]; then
 	exit 0
 fi
 PY=tests/sid/python3.14
-SRC=tests/python/torch_train.py
+SRC=examples/torch_train.py
 line_of() { grep -n "$1" "$SRC" | head -1 | cut -d: -f1; }
 L_DATA=$(line_of 'for x, y in loader')
 L_FWD=$(line_of 'loss = torch.nn.functional.mse_loss')
