@@ -312,13 +312,23 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 	int failed = 0;
 
 	struct cli_phases cp;
+	struct thread_shares busy;
 
 	if (phases_open(o, p, &cp) < 0)
 		return -EINVAL;
+	if (thread_shares_find(p, &busy) < 0) {
+		phases_close(&cp);
+		return -ENOMEM;
+	}
 	outputs_render_options(o, &fo);
 	phases_render_options(o, &cp, &fo);
 	/* A tree of processes: each under a root of its own. */
 	fo.processes = !fo.pid && profile_process_count(p, 2) > 1;
+	/* Threads idle throughout fold into one frame, unless --idle asks
+	 * for every wait; thread roots say how busy each was. */
+	fo.thread_busy = &busy;
+	fo.fold_idle_threads = !o->idle_given;
+	fo.busy_roots = true;
 	for (int i = 0; i < o->noutputs; i++) {
 		struct output *out = &o->outputs[i];
 		int ret;
@@ -338,6 +348,7 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 		if (err[0] && !o->quiet)
 			fprintf(stderr, "trainsample: %s: %s\n", out->path, err);
 	}
+	thread_shares_free(&busy);
 	phases_close(&cp);
 	return failed ? -EIO : 0;
 }

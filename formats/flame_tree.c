@@ -114,8 +114,17 @@ static int add_row(const struct profile_aggregate *row, void *ctx)
 		if (ret < 0)
 			return ret;
 	}
+	/* A thread idle throughout: one frame for all of them. */
+	if (!(row->flags & SAMPLE_GPU) && thread_idle_throughout(g->o, row->pid, row->tid))
+		return grey_root(g, IDLE_THREADS_FRAME, row->weight_ns, &node);
 	if (g->o->threads) {
-		thread_label(g->p, row->pid, row->tid, buf, sizeof(buf));
+		size_t n = thread_label(g->p, row->pid, row->tid, buf, sizeof(buf));
+		const struct thread_share *t = g->o->busy_roots ?
+			thread_shares_get(g->o->thread_busy, row->pid, row->tid) : NULL;
+
+		if (t && t->all_ns && n < sizeof(buf))
+			snprintf(buf + n, sizeof(buf) - n, " busy %.0f%%",
+				 100.0 * (double)t->busy_ns / (double)t->all_ns);
 		ret = grey_root(g, buf, row->weight_ns, &node);
 		if (ret < 0)
 			return ret;

@@ -356,6 +356,24 @@ void process_label(const char *command, const char *rank, const char *host, char
 /* The label kept for pid (metadata "process.PID"), NULL if none. */
 const char *process_label_of(const struct profile *p, uint32_t pid);
 
+/* ---- threads' busy shares (thread_shares.c) ---- */
+
+struct thread_share {
+	uint32_t pid, tid;
+	uint64_t busy_ns, all_ns; /* CPU samples' weights: on a CPU, in all */
+};
+
+struct thread_shares {
+	struct thread_share *v; /* by pid, tid */
+	size_t n, cap;
+};
+
+int thread_shares_find(const struct profile *p, struct thread_shares *out);
+/* NULL when the thread has no CPU sample (or s is NULL). */
+const struct thread_share *thread_shares_get(const struct thread_shares *s, uint32_t pid,
+					     uint32_t tid);
+void thread_shares_free(struct thread_shares *s);
+
 /* ---- folded stacks ---- */
 
 struct render_options {
@@ -388,7 +406,18 @@ struct render_options {
 	 * written through cli/'s hook; NULL refuses the format. */
 	int (*summary)(void *ctx, FILE *out);
 	void *summary_ctx;
+	/* Each thread's busy share (NULL: not known). fold_idle_threads puts
+	 * the samples of threads busy under 1% of their time under one
+	 * "[idle threads]" frame (folded, flamegraph); busy_roots has the
+	 * flamegraph's thread roots say "busy N%". */
+	const struct thread_shares *thread_busy;
+	bool fold_idle_threads;
+	bool busy_roots;
 };
+
+/* Whether o folds this thread's samples into "[idle threads]". */
+bool thread_idle_throughout(const struct render_options *o, uint32_t pid, uint32_t tid);
+#define IDLE_THREADS_FRAME "[idle threads]"
 
 /* "[KIND: NAME]" of a row's class into buf; 0 when it has none. */
 size_t class_root_label(const struct render_options *o, const struct profile_aggregate *row,
