@@ -90,6 +90,25 @@ struct step_stats {
  * them it has). 0 steps when the thread has none of them or no timeline.
  */
 int steps_find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_stats *out);
+/* The same, and each step's start (*starts, *n of them, the caller
+ * frees it) and the thread's last sample's time. */
+int steps_starts(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_stats *out,
+		 uint64_t **starts, size_t *n, uint64_t *end_ns);
+
+/*
+ * report --steps A:B: the time from step A's start to step B's end (steps
+ * counted from 1; B 0 for the last) in the main training loop, the
+ * process with the most samples whose loop has steps counted.
+ * -ENOENT (err says why) when there is none, or fewer steps than asked.
+ */
+struct steps_window {
+	uint32_t pid, tid;
+	uint64_t steps;          /* in that loop */
+	uint64_t from_ns, to_ns; /* sample times: those within are kept */
+};
+
+int steps_window_find(struct phase_map *m, uint64_t first, uint64_t last,
+		      struct steps_window *out, char *err, size_t errlen);
 
 /* --time FUNC (call_times.c): each call's duration from the timeline. */
 struct call_times {
@@ -119,5 +138,9 @@ int summary_text_write(const struct summary *s, bool gpu, FILE *out);
 /* summary.json (summary_json.c; docs/summary.schema.json). */
 int summary_json_write(const struct summary *s, FILE *out);
 void summary_free(struct summary *s);
+/* diff (summary_diff.c): the main loops of two runs side by side, each
+ * phase's time a step and the step times; nothing where either has no
+ * loop. */
+int summary_diff_write(const struct summary *older, const struct summary *newer, FILE *out);
 
 #endif

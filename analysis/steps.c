@@ -67,7 +67,10 @@ static uint64_t percentile(const uint64_t *sorted, size_t n, double q)
 	return n ? sorted[i < n ? i : n - 1] : 0;
 }
 
-int steps_find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_stats *out)
+/* keep: the steps' starts are handed to the caller, with the thread's
+ * last span's end. */
+static int find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_stats *out,
+		uint64_t **keep, size_t *nkeep, uint64_t *end_ns)
 {
 	static const enum phase beats[] = { PHASE_BACKWARD, PHASE_OPTIMIZER, PHASE_FORWARD,
 					     PHASE_DATA };
@@ -136,8 +139,30 @@ int steps_find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_stat
 	out->p90_ns = percentile(lengths, out->timed, 0.90);
 	out->max_ns = lengths[out->timed - 1];
 done:
+	if (keep && ret == 0) {
+		*keep = w.starts;
+		*nkeep = w.nstarts;
+		*end_ns = 0;
+		for (size_t i = 0; i < w.nspans; i++)
+			if (w.spans[i].end > *end_ns)
+				*end_ns = w.spans[i].end;
+		w.starts = NULL;
+	}
 	free(lengths);
 	free(w.starts);
 	free(w.spans);
 	return ret;
+}
+
+int steps_find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_stats *out)
+{
+	return find(m, pid, tid, out, NULL, NULL, NULL);
+}
+
+int steps_starts(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_stats *out,
+		 uint64_t **starts, size_t *n, uint64_t *end_ns)
+{
+	*starts = NULL;
+	*n = 0;
+	return find(m, pid, tid, out, starts, n, end_ns);
 }

@@ -61,6 +61,7 @@ struct cli_options {
 	const char *times[MAX_TIMES]; /* --time FUNC: its calls' durations */
 	int ntimes;
 	double from_s, to_s;  /* to_s < 0: to the end */
+	uint64_t steps_from, steps_to; /* --steps A:B (B 0: the last); 0: all */
 	bool quiet;
 	int subprocesses;     /* -s 1, --no-subprocesses 0; -1: record's
 			       * command on, a running process off */
@@ -97,6 +98,13 @@ void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
  * gpu adds a line per GPU. */
 int phases_summary(struct cli_phases *cp, bool gpu, FILE *out);
 void phases_close(struct cli_phases *cp);
+/* --steps A:B: the window of a recording (its first sample's time the
+ * origin) that holds those steps of its main loop; said unless -q. */
+int phases_steps_window(const struct cli_options *o, const char *path, uint64_t *from_ns,
+			uint64_t *to_ns);
+/* diff's table of the two runs' main loops: phases and steps. */
+int phases_diff(const struct cli_options *o, const struct profile *older, const struct profile *newer,
+		FILE *out);
 /* A line per --time FUNC: its calls' count and durations. */
 void call_times_print(const struct cli_options *o, const struct profile *p, FILE *out);
 

@@ -74,7 +74,8 @@ int cmd_diff(int argc, char **argv)
 	before = profile_new();
 	after = profile_new();
 	ret = 1;
-	if (!before || !after) {
+	/* The steps of the phase table are found in time. */
+	if (!before || !after || profile_keep_timeline(before) < 0 || profile_keep_timeline(after) < 0) {
 		cli_error("out of memory");
 		goto out;
 	}
@@ -87,6 +88,10 @@ int cmd_diff(int argc, char **argv)
 		goto out;
 	if (diff_table_write(before, after, stdout, &fo, o.top, err, sizeof(err)) < 0) {
 		cli_error("%s", err);
+		goto out;
+	}
+	if (phases_diff(&o, before, after, stdout) < 0) {
+		cli_error("out of memory");
 		goto out;
 	}
 	ret = fflush(stdout) ? 1 : 0;

@@ -184,12 +184,13 @@ void usage(FILE *f)
 "  --function, --full-filenames, --inverted, --trace-max-slices, -q, and filters: --pid PID, --tid TID,\n"
 "  --thread NAME, --process LABEL ('rank 0', 'DataLoader worker 1', or a prefix of\n"
 "  words: 'DataLoader worker'), --phase NAME, --from SEC, --to SEC (seconds after the\n"
-"  first sample); and --phases FILE, --group-by phase, --time FUNC, --summary (the lines record\n"
-"  ends with: per process, its phases and steps; alone, on stdout and no picture)\n"
+"  first sample), --steps A:B (steps A to B of the main loop, from 1; A: from A on);\n"
+"  and --phases FILE, --group-by phase, --time FUNC, --summary (the lines record ends\n"
+"  with: per process, its threads, phases and steps; alone, on stdout and no picture)\n"
 "\n"
 "options of diff: those of report, and --top N (rows of the table, default 20),\n"
 "  --lines (Python frames by line; by default by function, as lines move between\n"
-"  versions of the code)\n",
+"  versions of the code); a second table compares the main loops' phases and steps\n",
 	      f);
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Command-line options of record, attach and report. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -40,6 +41,7 @@ enum {
 	OPT_PHASES,
 	OPT_SUMMARY,
 	OPT_TIME,
+	OPT_STEPS,
 };
 
 static const struct option long_options[] = {
@@ -82,6 +84,7 @@ static const struct option long_options[] = {
 	{ "phases", required_argument, NULL, OPT_PHASES },
 	{ "summary", no_argument, NULL, OPT_SUMMARY },
 	{ "time", required_argument, NULL, OPT_TIME },
+	{ "steps", required_argument, NULL, OPT_STEPS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -110,6 +113,28 @@ static int parse_double(const char *s, const char *what, double lo, double hi, d
 	}
 	*out = v;
 	return 0;
+}
+
+/* --steps A:B, A: or A (that step alone); steps count from 1. */
+static int parse_steps(const char *s, struct cli_options *o)
+{
+	unsigned long long a, b = 0;
+	int n = 0, m = 0;
+
+	if (!isdigit((unsigned char)*s) || sscanf(s, "%llu%n", &a, &n) != 1 || !a)
+		goto bad;
+	if (!s[n])
+		b = a;
+	else if (s[n] != ':' || (s[n + 1] && (!isdigit((unsigned char)s[n + 1]) ||
+					      sscanf(s + n + 1, "%llu%n", &b, &m) != 1 ||
+					      s[n + 1 + m] || b < a)))
+		goto bad;
+	o->steps_from = a;
+	o->steps_to = b;
+	return 0;
+bad:
+	cli_error("--steps takes A:B (steps A to B, from 1), A: (from A on) or A, not '%s'", s);
+	return -1;
 }
 
 static int parse_pid(const char *s, pid_t *out)
@@ -225,6 +250,8 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 		}
 		o->times[o->ntimes++] = arg;
 		return 0;
+	case OPT_STEPS:
+		return parse_steps(arg, o);
 	case OPT_FROM:
 		return parse_double(arg, "--from", 0, 1e9, &o->from_s);
 	case OPT_TO:
@@ -381,8 +408,8 @@ int options_parse_record(int argc, char **argv, bool attach, struct cli_options 
 		}
 		return parse_pid(argv[optind], &o->pid);
 	}
-	if (o->from_s > 0 || o->to_s >= 0) {
-		cli_error("--from and --to are options of report (a recording is cut when rendered)");
+	if (o->from_s > 0 || o->to_s >= 0 || o->steps_from) {
+		cli_error("--from, --to and --steps are options of report (a recording is cut when rendered)");
 		return -1;
 	}
 	if (optind < argc)
@@ -423,6 +450,10 @@ static int parse_rendering(int argc, char **argv, struct cli_options *o, bool di
 		cli_error("--to must come after --from");
 		return -1;
 	}
+	if (o->steps_from && (o->from_s > 0 || o->to_s >= 0)) {
+		cli_error("give either --steps or --from/--to, not both");
+		return -1;
+	}
 	return 0;
 }
 
@@ -455,7 +486,7 @@ int options_parse_diff(int argc, char **argv, struct cli_options *o)
 	}
 	if (o->phase || o->group_by || o->summary || o->ntimes) {
 		cli_error("--phase, --group-by, --summary and --time are options of report: diff compares "
-			  "whole recordings");
+			  "whole recordings (--steps A:B and --phases FILE apply to both)");
 		return -1;
 	}
 	o->baseline = argv[optind];

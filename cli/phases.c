@@ -137,3 +137,71 @@ void call_times_print(const struct cli_options *o, const struct profile *p, FILE
 			(double)ct.max_ns / 1e6, (double)ct.total_ns / 1e9, period_ms);
 	}
 }
+
+int phases_steps_window(const struct cli_options *o, const char *path, uint64_t *from_ns,
+			uint64_t *to_ns)
+{
+	struct tsprof_read_info info;
+	struct steps_window w;
+	struct cli_phases cp;
+	struct profile *p = profile_new();
+	char err[512] = "";
+	int ret = p ? profile_keep_timeline(p) : -ENOMEM;
+
+	if (ret < 0) {
+		profile_free(p);
+		cli_error("out of memory");
+		return ret;
+	}
+	ret = tsprof_read(path, p, &info, err, sizeof(err));
+	if (ret < 0) {
+		cli_error("%s", err[0] ? err : strerror(-ret));
+		profile_free(p);
+		return ret;
+	}
+	ret = phases_open(o, p, &cp);
+	if (ret == 0) {
+		ret = steps_window_find(cp.map, o->steps_from, o->steps_to, &w, err, sizeof(err));
+		if (ret < 0)
+			cli_error("%s: %s", path, err);
+		phases_close(&cp);
+	}
+	profile_free(p);
+	if (ret < 0)
+		return ret;
+	/* The window counts from the recording's first sample. */
+	*from_ns = w.from_ns > info.first_sample_ns ? w.from_ns - info.first_sample_ns : 0;
+	*to_ns = w.to_ns > info.first_sample_ns ? w.to_ns - info.first_sample_ns : 0;
+	if (!o->quiet)
+		fprintf(stderr, "trainsample: %s: steps %" PRIu64 " to %" PRIu64 " of %" PRIu64
+			" (PID %" PRIu32 ", thread %" PRIu32 "), %.2f s to %.2f s from its start\n", path,
+			o->steps_from, o->steps_to ? o->steps_to : w.steps, w.steps, w.pid, w.tid,
+			(double)*from_ns / 1e9, (double)*to_ns / 1e9);
+	return 0;
+}
+
+int phases_diff(const struct cli_options *o, const struct profile *older, const struct profile *newer,
+		FILE *out)
+{
+	struct cli_phases a, b;
+	struct summary *sa = NULL, *sb = NULL;
+	int ret = phases_open(o, older, &a);
+
+	if (ret < 0)
+		return ret;
+	ret = phases_open(o, newer, &b);
+	if (ret < 0) {
+		phases_close(&a);
+		return ret;
+	}
+	ret = summary_build(a.map, &sa);
+	if (!ret)
+		ret = summary_build(b.map, &sb);
+	if (!ret)
+		ret = summary_diff_write(sa, sb, out);
+	summary_free(sa);
+	summary_free(sb);
+	phases_close(&a);
+	phases_close(&b);
+	return ret;
+}

@@ -11,13 +11,15 @@
 static int recording_read_merge(const struct cli_options *o, const char *path, uint32_t index,
 				struct profile *p)
 {
+	uint64_t from = (uint64_t)(o->from_s * 1e9), to = o->to_s < 0 ? UINT64_MAX : (uint64_t)(o->to_s * 1e9);
 	struct tsprof_read_info info;
 	char err[512] = "";
 	int ret;
 
-	ret = tsprof_read_merge(path, p, index, (uint64_t)(o->from_s * 1e9),
-				o->to_s < 0 ? UINT64_MAX : (uint64_t)(o->to_s * 1e9), &info, err,
-				sizeof(err));
+	/* --steps: each recording's own loop's steps. */
+	if (o->steps_from && phases_steps_window(o, path, &from, &to) < 0)
+		return -ENOENT;
+	ret = tsprof_read_merge(path, p, index, from, to, &info, err, sizeof(err));
 	if (ret < 0) {
 		cli_error("%s", err[0] ? err : strerror(-ret));
 		return ret;

@@ -315,6 +315,8 @@ void tsprof_writer_discard(struct tsprof_writer *w);
 struct tsprof_read_info {
 	uint64_t chunks;      /* valid chunks read */
 	uint64_t samples;     /* samples replayed */
+	uint64_t first_sample_ns; /* the first sample's time: where a
+				   * window's from_ns and to_ns count from */
 	bool complete;        /* the end chunk was reached */
 	bool damaged;         /* stopped early at a truncated or corrupt chunk */
 	char note[256];       /* why it stopped early, for the user */

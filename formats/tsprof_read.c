@@ -216,6 +216,7 @@ static int replay(struct tsprof_replay *rp, const struct chunk *c,
 	ret = tsprof_replay_chunk(rp, c->payload, c->raw, reason,
 				  sizeof(reason));
 	info->samples = rp->samples;
+	info->first_sample_ns = rp->first_ns;
 	if (ret == -EBADMSG)
 		snprintf(why, len, "is corrupt: %s", reason);
 	return ret;

@@ -153,6 +153,34 @@ assert a["processes"][0]["loop"]["metrics"] == b["processes"][0]["loop"]["metric
 EOT
 check $? "report -f summary of the recording gives the same metrics" "$(head -c 300 "$TMP/ll2.json"; cat "$TMP/ll2.err")"
 
+# report --steps A:B keeps those steps of the main loop: as many backward
+# calls, and a step count to match; steps past the last are refused.
+$TS report "$TMP/ll.tsprof" --phases "$TMP/lrules" --steps 10:20 --summary --time model_backward \
+	>"$TMP/win.out" 2>"$TMP/win.err"
+rc=$?
+$TS report "$TMP/ll.tsprof" --phases "$TMP/lrules" --steps 5 --time model_backward -o "$TMP/one.folded" \
+	>"$TMP/one.out" 2>&1
+$TS report "$TMP/ll.tsprof" --phases "$TMP/lrules" --steps 10:60 -o "$TMP/bad.folded" 2>"$TMP/bad.err"
+rc2=$?
+[ $rc -eq 0 ] && grep -q "^trainsample:   steps: 11 " "$TMP/win.out" &&
+	grep -q "^trainsample: calls of model_backward: 11," "$TMP/win.out" &&
+	grep -q "ll.tsprof: steps 10 to 20 of 48 (PID [0-9]*, thread [0-9]*)" "$TMP/win.err" &&
+	grep -q "^trainsample: calls of model_backward: 1," "$TMP/one.out" &&
+	[ $rc2 -ne 0 ] && [ ! -e "$TMP/bad.folded" ] && grep -q "has steps 1 to 48" "$TMP/bad.err"
+check $? "report --steps A:B keeps those steps of the main loop (11 backward calls in 10:20, one in 5), refuses steps it has not" \
+	"exit $rc/$rc2; $(cat "$TMP/win.out" "$TMP/win.err" "$TMP/one.out" "$TMP/bad.err" | grep -v '^trainsample:   [tDp]')"
+
+# diff compares the main loops too: a step's phases and the step times.
+$TS diff "$TMP/ll.tsprof" "$TMP/ll.tsprof" --phases "$TMP/lrules" --steps 2: -q >"$TMP/diff.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q "^  main loop  *older  *newer  *change" "$TMP/diff.out" &&
+	grep -q "^  data a step  *[0-9.]* ms  *[0-9.]* ms  *+0.0%$" "$TMP/diff.out" &&
+	grep -q "^  backward a step  *[0-9.]* ms" "$TMP/diff.out" &&
+	grep -q "^  step p50  *[0-9.]* ms  *[0-9.]* ms  *+0.0%$" "$TMP/diff.out" &&
+	grep -q "^  steps  *47  *47$" "$TMP/diff.out"
+check $? "diff: the main loops side by side, each phase's time a step and the step times" \
+	"exit $rc: $(tail -12 "$TMP/diff.out")"
+
 # At 100 Hz a 10 ms backward can fall between ticks: steps are not counted
 # rather than counted wrong.
 $TS record -r 100 --phases "$TMP/rules" -o "$TMP/slow.folded" -- $PY tests/python/phase_loop.py 1.5 \
