@@ -132,6 +132,10 @@ int call_times_find(const struct profile *p, const char *func, struct call_times
 struct summary;
 
 int summary_build(struct phase_map *m, struct summary **out);
+/* Its processes (most samples first), and the i-th one's training loop
+ * thread where its steps were counted: false if none. */
+size_t summary_process_count(const struct summary *s);
+bool summary_loop_of(const struct summary *s, size_t i, uint32_t *pid, uint32_t *tid);
 /* For a terminal (summary_text.c): a line per process and its details;
  * gpu adds a line per GPU (record prints its own). */
 int summary_text_write(const struct summary *s, bool gpu, FILE *out);

@@ -377,6 +377,22 @@ int summary_build(struct phase_map *m, struct summary **out)
 	return 0;
 }
 
+size_t summary_process_count(const struct summary *s)
+{
+	return s->nprocs;
+}
+
+bool summary_loop_of(const struct summary *s, size_t i, uint32_t *pid, uint32_t *tid)
+{
+	const struct summary_process *sp = &s->procs[i];
+
+	if (!sp->loop || !sp->steps.timed || sp->steps_too_short)
+		return false;
+	*pid = sp->pid;
+	*tid = sp->loop->tid;
+	return true;
+}
+
 void summary_free(struct summary *s)
 {
 	if (!s)

@@ -87,11 +87,16 @@ struct render_options;
 struct cli_phases {
 	struct phase_rules *rules;
 	struct phase_map *map;
+	struct step_mark *marks; /* phases_find_steps: the trace's step marks */
+	size_t nmarks, cap_marks;
 };
 /* --phase, --group-by and --phases FILE checked, said; -1 when wrong. */
 int phases_check_options(const struct cli_options *o);
 int phases_open(const struct cli_options *o, const struct profile *p, struct cli_phases *cp);
-/* Sets fo's class callbacks where --phase or --group-by asks. */
+/* The loops' step starts, for the trace (a timeline needed). */
+int phases_find_steps(struct cli_phases *cp);
+/* Sets fo's class callbacks (filters where --phase or --group-by asks),
+ * the summary's hook and the step marks. */
 void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
 			   struct render_options *fo);
 /* The summary's lines: per process, its threads, phases, steps, ...;

@@ -320,6 +320,14 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 		phases_close(&cp);
 		return -ENOMEM;
 	}
+	/* The trace marks the steps on the loops' phase tracks. */
+	for (int i = 0; i < o->noutputs; i++)
+		if (o->outputs[i].writer->format == OUTPUT_TRACE && profile_keeps_timeline(p) &&
+		    !cp.nmarks && phases_find_steps(&cp) < 0) {
+			thread_shares_free(&busy);
+			phases_close(&cp);
+			return -ENOMEM;
+		}
 	outputs_render_options(o, &fo);
 	phases_render_options(o, &cp, &fo);
 	/* A tree of processes: each under a root of its own. */

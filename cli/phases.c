@@ -8,6 +8,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
+#include "common/common.h"
 #include "formats/formats.h"
 
 static int row_phase(void *ctx, const struct profile_aggregate *row)
@@ -84,12 +85,15 @@ void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
 		return;
 	fo->summary = summary_json;
 	fo->summary_ctx = cp->map;
-	if (!o->phase && !o->group_by)
-		return;
+	/* Always: the trace draws each thread's phases. */
 	fo->row_class = row_phase;
 	fo->row_class_ctx = cp->map;
 	fo->class_names = phase_names();
 	fo->class_kind = "phase";
+	fo->step_marks = cp->marks;
+	fo->nstep_marks = cp->nmarks;
+	if (!o->phase && !o->group_by)
+		return;
 	fo->class_root = o->group_by != NULL;
 	if (o->phase && phase_by_name(o->phase, &ph) == 0)
 		fo->keep_class = (int)ph + 1;
@@ -107,8 +111,39 @@ int phases_summary(struct cli_phases *cp, bool gpu, FILE *out)
 	return ret;
 }
 
+int phases_find_steps(struct cli_phases *cp)
+{
+	struct summary *s;
+	int ret = cp->map ? summary_build(cp->map, &s) : 0;
+
+	if (!cp->map || ret < 0)
+		return ret;
+	for (size_t i = 0; !ret && i < summary_process_count(s); i++) {
+		uint32_t pid, tid;
+		uint64_t *starts, end;
+		struct step_stats st;
+		size_t n;
+
+		if (!summary_loop_of(s, i, &pid, &tid))
+			continue;
+		ret = steps_starts(cp->map, pid, tid, &st, &starts, &n, &end);
+		if (ret < 0)
+			break;
+		if (ARRAY_RESERVE(cp->marks, cp->cap_marks, cp->nmarks + n, 64) < 0)
+			ret = -ENOMEM;
+		for (size_t k = 0; !ret && k < n; k++)
+			cp->marks[cp->nmarks++] = (struct step_mark){ pid, tid, starts[k], k + 1 };
+		free(starts);
+	}
+	summary_free(s);
+	return ret;
+}
+
 void phases_close(struct cli_phases *cp)
 {
+	free(cp->marks);
+	cp->marks = NULL;
+	cp->nmarks = cp->cap_marks = 0;
 	phase_map_free(cp->map);
 	phase_rules_free(cp->rules);
 	cp->map = NULL;

@@ -415,6 +415,16 @@ struct render_options {
 	const struct thread_shares *thread_busy;
 	bool fold_idle_threads;
 	bool busy_roots;
+	/* trace: the training loops' step starts (cli/ finds them with
+	 * analysis/), marked on their threads' phase tracks. */
+	const struct step_mark *step_marks;
+	size_t nstep_marks;
+};
+
+struct step_mark {
+	uint32_t pid, tid;
+	uint64_t time_ns; /* the step's start, CLOCK_MONOTONIC */
+	uint64_t step;    /* from 1 */
 };
 
 /* Whether o folds this thread's samples into "[idle threads]". */

@@ -185,6 +185,9 @@ int trace_write(const struct profile *p, FILE *out, const struct render_options 
 	ret = trace_slices_pass(&t, out);
 	if (ret < 0)
 		goto out;
+	ret = trace_phases_write(&t, out);
+	if (ret < 0)
+		goto out;
 	ret = trace_gpu_write(&t, out);
 	if (ret < 0)
 		goto out;

@@ -20,6 +20,10 @@ struct trace_walker {
 	struct open_frame *open;
 	uint32_t nopen, capopen;
 	uint64_t prev_end; /* where its previous span ended; 0 before the first */
+	/* Its phase track (trace_phases.c): the run of one phase open now. */
+	int phase;         /* class + 1; 0 none open */
+	uint64_t phase_start, phase_end;
+	bool phase_named;
 };
 
 struct tr {
@@ -65,6 +69,12 @@ int trace_slices_pass(struct tr *t, FILE *out);
  * limit), else the smallest power of two that leaves at most that many. */
 void trace_slices_limit(struct tr *t, uint64_t max_slices);
 void trace_slices_free(struct tr *t);
+/* The walker of a thread, made at its first span. */
+int trace_walker_of(struct tr *t, uint32_t pid, uint32_t tid, struct trace_walker **out);
+
+/* trace_phases.c: where each row has a class (the training phase), a
+ * track per thread of its phases over time, and the steps' starts on it. */
+int trace_phases_write(struct tr *t, FILE *out);
 
 /* trace_gpu.c: counts the GPU activities the filters keep; t0 moves to
  * the earliest of them and of their launches. */

@@ -38,7 +38,7 @@ static bool same_walker(const void *key, uint32_t id)
 	return k->t->walkers[id].pid == k->pid && k->t->walkers[id].tid == k->tid;
 }
 
-static int walker_of(struct tr *t, uint32_t pid, uint32_t tid, struct trace_walker **out)
+int trace_walker_of(struct tr *t, uint32_t pid, uint32_t tid, struct trace_walker **out)
 {
 	struct walker_key key = { t, pid, tid };
 	uint32_t words[2] = { pid, tid };
@@ -124,7 +124,7 @@ static int walk_span(const struct profile_span *s, void *ctx)
 
 	if (!render_keeps(t->p, &t->o, &row))
 		return 0;
-	ret = walker_of(t, s->pid, s->tid, &w);
+	ret = trace_walker_of(t, s->pid, s->tid, &w);
 	if (ret < 0)
 		return ret;
 	touching = w->prev_end && s->start_ns <= w->prev_end + slack;

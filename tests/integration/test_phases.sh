@@ -170,6 +170,29 @@ rc2=$?
 check $? "report --steps A:B keeps those steps of the main loop (11 backward calls in 10:20, one in 5), refuses steps it has not" \
 	"exit $rc/$rc2; $(cat "$TMP/win.out" "$TMP/win.err" "$TMP/one.out" "$TMP/bad.err" | grep -v '^trainsample:   [tDp]')"
 
+# The trace: beside the loop's thread, a track of its phases (a slice
+# per run of one) and a "step N" mark at each step's start.
+$TS report -q "$TMP/ll.tsprof" --phases "$TMP/lrules" -o "$TMP/ll.trace.json" &&
+	python3 - "$TMP/ll.trace.json" >"$TMP/tr.check" 2>&1 <<'EOT'
+import json, sys
+from collections import Counter
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+tracks = {e["tid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "thread_name"}
+ph = [e for e in ev if e.get("cat") == "phase"]
+marks = [e for e in ev if e.get("cat") == "step"]
+assert ph and len({e["tid"] for e in ph + marks}) == 1, tracks
+track = tracks[ph[0]["tid"]]
+assert track.startswith("phases of ") and track.endswith(" (%d)" % (ph[0]["tid"] & ~(1 << 30))), tracks
+n = Counter(e["name"] for e in ph)
+assert n["backward"] == n["forward"] == n["optimizer"] == 48 and n["eval"] == 6, n
+back = sorted(e["ts"] for e in ph if e["name"] == "backward")
+assert [e["name"] for e in marks] == ["step %d" % i for i in range(1, 49)], [e["name"] for e in marks][:5]
+assert [e["ts"] for e in marks] == back, (marks[:2], back[:2])
+print(dict(n), len(marks), "marks")
+EOT
+check $? "trace: a phase track beside the loop's thread, a slice per phase run, a step mark at each backward" \
+	"$(tail -c 500 "$TMP/tr.check")" "$(tail -1 "$TMP/tr.check")"
+
 # diff compares the main loops too: a step's phases and the step times.
 $TS diff "$TMP/ll.tsprof" "$TMP/ll.tsprof" --phases "$TMP/lrules" --steps 2: -q >"$TMP/diff.out" 2>&1
 rc=$?
