@@ -304,6 +304,14 @@ void outputs_render_options(const struct cli_options *o, struct render_options *
 	};
 }
 
+/* A recording made with --idle asked for every wait: report keeps them. */
+static bool recorded_with_idle(const struct profile *p)
+{
+	const char *idle = profile_meta(p, "idle");
+
+	return idle && !strcmp(idle, "1");
+}
+
 int outputs_write(struct cli_options *o, const struct profile *p)
 {
 	struct render_options fo;
@@ -335,7 +343,7 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 	/* Threads idle throughout fold into one frame, unless --idle asks
 	 * for every wait; thread roots say how busy each was. */
 	fo.thread_busy = &busy;
-	fo.fold_idle_threads = !o->idle_given;
+	fo.fold_idle_threads = !o->idle_given && !recorded_with_idle(p);
 	fo.busy_roots = true;
 	for (int i = 0; i < o->noutputs; i++) {
 		struct output *out = &o->outputs[i];

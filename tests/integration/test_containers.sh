@@ -83,7 +83,9 @@ host_interpreter() {
 			"$TMP/$label.json" "$pid"
 	check $? "$label: dump by host PID names the threads, each with its Python frames, and the PID inside (text and JSON)" \
 		"$(cat "$TMP/$label.dump" "$TMP/$label.json")"
-	$TS attach "$pid" -q -t -r 500 -d 1 -o "$TMP/$label.t.folded" 2>/dev/null
+	# --idle: the main thread waits in join throughout (else it is one
+	# of the [idle threads]).
+	$TS attach "$pid" -q -t --idle -r 500 -d 1 -o "$TMP/$label.t.folded" 2>/dev/null
 	[ "$(folded_with_prefix "$TMP/$label.t.folded" "thread $pid (MainThread)")" -gt 0 ] &&
 		grep -q "^thread [0-9]* (loader);.*spin_loader (" "$TMP/$label.t.folded" &&
 		grep -q "^thread [0-9]* (trainer);.*spin_trainer (" "$TMP/$label.t.folded"
@@ -99,7 +101,7 @@ host_interpreter() {
 	check $? "$label: record -- unshare -p -f: Python frames, shares within 3 points" \
 		"exit $rc; heavy light truth samples: $s; $(head -3 "$TMP/$label.r.err")" \
 		"heavy light truth samples: $s"
-	$TS record -q -t -o "$TMP/$label.rt.folded" -- unshare -p -f --mount-proc \
+	$TS record -q -t --idle -o "$TMP/$label.rt.folded" -- unshare -p -f --mount-proc \
 		"$py" $P/threads.py 1 >/dev/null 2>&1
 	# The launcher sampled before the move (a loaded machine) is a
 	# process of its own: roots are left out here.

@@ -204,6 +204,21 @@ rc=$?
 check $? "diff: the main loops side by side, each phase's time a step and the step times" \
 	"exit $rc: $(tail -12 "$TMP/diff.out")"
 
+# Threads idle throughout (the sleeper, the main thread in join) fold into
+# one [idle threads] frame unless --idle; the flamegraph's thread roots
+# say how busy each thread was.
+$TS record -q -t -o "$TMP/th.tsprof" -o "$TMP/th.folded" -o "$TMP/th.svg" -- $PY tests/python/threads.py 1 >/dev/null
+$TS report -q -t --idle "$TMP/th.tsprof" -o "$TMP/thi.folded"
+idle=$(awk '$1 == "[idle" && $2 == "threads]" { n += $3 } END { print n + 0 }' "$TMP/th.folded")
+[ "$idle" -ge 150 ] && grep -q "^thread [0-9]* (loader);.*spin_loader (" "$TMP/th.folded" &&
+	! grep -q "sleeper" "$TMP/th.folded" &&
+	grep -q "^thread [0-9]* (sleeper);.*sleeper (threads.py:[0-9]*);\[idle: " "$TMP/thi.folded" &&
+	! grep -q "idle threads" "$TMP/thi.folded" &&
+	grep -q "thread [0-9]* (loader) busy [0-9]*%" "$TMP/th.svg" &&
+	grep -q "\[idle threads\]" "$TMP/th.svg"
+check $? "threads idle throughout fold into [idle threads] unless --idle; the flamegraph's thread roots say each one's busy share" \
+	"$idle samples folded; $(cut -c1-150 "$TMP/th.folded" | head -5); --idle: $(grep -c sleeper "$TMP/thi.folded") sleeper lines"
+
 # At 100 Hz a 10 ms backward can fall between ticks: steps are not counted
 # rather than counted wrong.
 $TS record -r 100 --phases "$TMP/rules" -o "$TMP/slow.folded" -- $PY tests/python/phase_loop.py 1.5 \
