@@ -409,8 +409,9 @@ struct render_options {
 	int (*summary)(void *ctx, FILE *out);
 	void *summary_ctx;
 	/* Each thread's busy share (NULL: not known). fold_idle_threads puts
-	 * the samples of threads busy under 1% of their time under one
-	 * "[idle threads]" frame (folded, flamegraph); busy_roots has the
+	 * the samples of threads busy under 5% of their time (not a process's
+	 * main thread) under one "[idle threads]" frame (folded, flamegraph);
+	 * busy_roots has the
 	 * flamegraph's thread roots say "busy N%". */
 	const struct thread_shares *thread_busy;
 	bool fold_idle_threads;

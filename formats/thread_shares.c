@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Each thread's busy share of its sampled time: thread roots in the
- * flamegraph say it, and threads idle nearly throughout (a data-bound
+ * flamegraph say it, and threads idle nearly throughout (busy under 5% of
+ * their sampled time, main threads aside: a data-bound
  * job's QueueFeederThreads, pin-memory and helper threads, blocked from
  * start to end) fold into one "[idle threads]" frame, instead of taking
  * most of the picture's width with the same wait.
@@ -72,8 +73,12 @@ bool thread_idle_throughout(const struct render_options *o, uint32_t pid, uint32
 
 	if (!o->fold_idle_threads || !o->include_idle)
 		return false;
+	/* A process's main thread stays: its wait (a join, a queue) tells
+	 * what the whole process waits for. */
+	if (tid == pid)
+		return false;
 	t = thread_shares_get(o->thread_busy, pid, tid);
-	return t && t->all_ns && t->busy_ns * 100 < t->all_ns;
+	return t && t->all_ns && t->busy_ns * 20 < t->all_ns;
 }
 
 void thread_shares_free(struct thread_shares *s)

@@ -139,7 +139,8 @@ try:
 except jsonschema.ValidationError:
     pass
 EOT
-[ $rc -eq 0 ] && [ $? -eq 0 ]
+prc=$?
+[ $rc -eq 0 ] && [ $prc -eq 0 ]
 check $? "summary.json: valid, the steps, each loader's batches and per-step ms under the frameworks' names" \
 	"exit $rc; loop: $(cat "$TMP/ll.out"); $(tail -c 600 "$TMP/ll.check")" "$(tail -1 "$TMP/ll.check")"
 grep -q "^trainsample:   DataLoaders: train_loader: training [0-9.]* ms a step waiting for data; val_loader: evaluation 24 batches, data [0-9.]* ms and forward [0-9.]* ms a batch$" "$TMP/ll.err"
@@ -204,13 +205,14 @@ rc=$?
 check $? "diff: the main loops side by side, each phase's time a step and the step times" \
 	"exit $rc: $(tail -12 "$TMP/diff.out")"
 
-# Threads idle throughout (the sleeper, the main thread in join) fold into
-# one [idle threads] frame unless --idle; the flamegraph's thread roots
+# Threads idle throughout (the sleeper; not the main thread, in join)
+# fold into one [idle threads] frame unless --idle; the flamegraph's thread roots
 # say how busy each thread was.
 $TS record -q -t -o "$TMP/th.tsprof" -o "$TMP/th.folded" -o "$TMP/th.svg" -- $PY tests/python/threads.py 1 >/dev/null
 $TS report -q -t --idle "$TMP/th.tsprof" -o "$TMP/thi.folded"
 idle=$(awk '$1 == "[idle" && $2 == "threads]" { n += $3 } END { print n + 0 }' "$TMP/th.folded")
-[ "$idle" -ge 150 ] && grep -q "^thread [0-9]* (loader);.*spin_loader (" "$TMP/th.folded" &&
+[ "$idle" -ge 80 ] && grep -q "^thread [0-9]* (loader);.*spin_loader (" "$TMP/th.folded" &&
+	grep -q "^thread [0-9]* (MainThread);.*Thread.join (" "$TMP/th.folded" &&
 	! grep -q "sleeper" "$TMP/th.folded" &&
 	grep -q "^thread [0-9]* (sleeper);.*sleeper (threads.py:[0-9]*);\[idle: " "$TMP/thi.folded" &&
 	! grep -q "idle threads" "$TMP/thi.folded" &&
@@ -275,3 +277,69 @@ wrong=$(awk '/\[phase: (forward|optimizer|data)\];/ && /Tensor.backward \(/ { n 
 check $? "sid-3.14 torch: data (the loader and its workers' __getitem__), forward, backward and optimizer by the built-in rules" \
 	"data $d, workers' __getitem__ $w, forward $f, backward $b, optimizer $o, backward misplaced $wrong" \
 	"data $d, workers $w, forward $f, backward $b, optimizer $o"
+
+# Loops that measure their own phases in-process (tests/python/
+# torch_phases.py): a data-bound one (slow __getitem__, 2 workers) and a
+# compute-bound one; the summary.json's split of the four phases within 5
+# points of theirs. The data-bound one's pictures: its workers' queue
+# feeder threads folded into [idle threads], --phase data keeping the
+# loader and the workers' loop.
+for mode in data compute; do
+	$TS record -q -r 500 -o "$TMP/tp_$mode.summary.json" -o "$TMP/tp_$mode.tsprof" -- \
+		tests/sid/python3.14 tests/python/torch_phases.py $mode 4 >"$TMP/tp_$mode.out" 2>"$TMP/tp_$mode.err"
+	rc=$?
+	/usr/bin/python3 - "$TMP/tp_$mode.summary.json" docs/summary.schema.json $(cat "$TMP/tp_$mode.out") \
+		>"$TMP/tp_$mode.check" 2>&1 <<'EOT'
+import json, sys, jsonschema
+doc = json.load(open(sys.argv[1]))
+jsonschema.validate(doc, json.load(open(sys.argv[2])))
+truth = dict(zip(sys.argv[3::2], map(float, sys.argv[4::2])))
+four = ("data", "forward", "backward", "optimizer")
+ph = doc["processes"][0]["loop"]["phases"]
+got = {k: 100 * ph[k] / sum(ph[p] for p in four) for k in four}
+want = {k: 100 * truth[k] / sum(truth[p] for p in four) for k in four}
+print(" ".join("%s %.1f/%.1f" % (k, got[k], want[k]) for k in four))
+assert all(abs(got[k] - want[k]) <= 5 for k in four), (got, want)
+EOT
+	prc=$?
+	[ $rc -eq 0 ] && [ $prc -eq 0 ]
+	check $? "sid-3.14 torch, $mode-bound: summary.json's phase split within 5 points of the loop's own clocks" \
+		"exit $rc; $(tail -c 400 "$TMP/tp_$mode.check"); $(tail -3 "$TMP/tp_$mode.err")" \
+		"$(tail -1 "$TMP/tp_$mode.check") (trainsample/truth)"
+done
+$TS report -q "$TMP/tp_data.tsprof" -o "$TMP/tpd.folded"
+$TS report -q "$TMP/tp_data.tsprof" --phase data -o "$TMP/tpd_data.folded"
+n=$(wc -l <"$TMP/tpd_data.folded")
+grep -q "^process [0-9]* (DataLoader worker [01]);\[idle threads\] " "$TMP/tpd.folded" &&
+	! grep -q "Queue._feed (" "$TMP/tpd.folded" && [ "$n" -gt 0 ] &&
+	[ "$(grep -c "_BaseDataLoaderIter.__next__ (\|_worker_loop (\|DataLoader.__iter__ (" "$TMP/tpd_data.folded")" -eq "$n" ]
+check $? "sid-3.14 torch, data-bound: the workers' feeder threads fold into [idle threads]; --phase data keeps the loader's and workers' stacks" \
+	"$(grep -c 'Queue._feed (' "$TMP/tpd.folded") feeder lines; --phase data: $(grep -v "_BaseDataLoaderIter.__next__ (\|_worker_loop (\|DataLoader.__iter__ (" "$TMP/tpd_data.folded" | head -2 | cut -c1-200)"
+
+# Hugging Face Trainer for real (python3-transformers and accelerate in
+# the sid root): a tiny GPT-2 from a config, trained offline for 30 steps.
+if [ ! -d build/sid-root/usr/lib/python3/dist-packages/transformers ]; then
+	skip "sid-3.14 Hugging Face Trainer: steps and phases by the built-in rules" \
+		"no transformers in the sid root (make sid-root-torch)"
+	exit 0
+fi
+$TS record -r 200 -o "$TMP/hf.summary.json" -- tests/sid/python3.14 tests/python/hf_trainer.py 30 "$TMP/hf" \
+	>"$TMP/hf.out" 2>"$TMP/hf.err"
+rc=$?
+/usr/bin/python3 - "$TMP/hf.summary.json" $(tail -1 "$TMP/hf.out") >"$TMP/hf.check" 2>&1 <<'EOT'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+truth = dict(zip(sys.argv[2::2], map(float, sys.argv[3::2])))
+loop = doc["processes"][0]["loop"]
+st, ph = loop["steps"], loop["phases"]
+print("steps %d (truth %d), p50 %.1f ms (truth %.1f), beat %s" % (st["count"], truth["steps"], st["p50_ms"],
+                                                               truth["step_p50_ms"], st["beat"]))
+assert st["count"] == truth["steps"] and st["beat"] == "backward"
+assert abs(st["p50_ms"] - truth["step_p50_ms"]) <= 0.05 * truth["step_p50_ms"]
+assert ph["forward"] > 0.02 and ph["backward"] > 0.05 and ph["optimizer"] > 0, ph
+assert st["phase_ms"]["backward"] > st["phase_ms"]["optimizer"] > 0, st
+EOT
+prc=$?
+[ $rc -eq 0 ] && [ $prc -eq 0 ] && grep -q "^trainsample:   steps: 30 " "$TMP/hf.err"
+check $? "sid-3.14 Hugging Face Trainer: steps counted exactly, the median step within 5%, forward, backward and optimizer by the built-in rules" \
+	"exit $rc; $(tail -c 400 "$TMP/hf.check"); $(grep '^trainsample:   ' "$TMP/hf.err" | head -4)" "$(tail -1 "$TMP/hf.check")"

@@ -171,10 +171,13 @@ threads() {
 	[ "$named" -gt 0 ] && [ "$named_t" -gt 0 ]
 	check $? "$label: threads carry their names from Python's threading" \
 		"$(cut -d';' -f1 "$TMP/th.folded" | sort -u | tr '\n' '|')"
-	idle=$(grep 'sleeper (' "$TMP/th.folded" | grep -c ';\[idle: [a-z_0-9]*\] [0-9]*$')
-	[ "$idle" -ge 1 ]
-	check $? "$label: the sleeping thread is idle, shown by default" \
-		"$(grep sleeper "$TMP/th.folded" | head -2)"
+	# Idle throughout, the sleeper is one of the [idle threads] by
+	# default; --idle shows its frames.
+	$TS report -q -t --idle "$TMP/th.tsprof" -o "$TMP/thi.folded"
+	idle=$(grep 'sleeper (' "$TMP/thi.folded" | grep -c ';\[idle: [a-z_0-9]*\] [0-9]*$')
+	[ "$idle" -ge 1 ] && grep -q '^\[idle threads\] [0-9]*$' "$TMP/th.folded" && ! grep -q 'sleeper (' "$TMP/th.folded"
+	check $? "$label: the sleeping thread is idle: one of the [idle threads] by default, its frames with --idle" \
+		"$(grep 'sleeper\|idle threads' "$TMP/th.folded" "$TMP/thi.folded" | head -3)"
 	[ -s "$TMP/gil.folded" ] && ! grep -q 'sleeper (' "$TMP/gil.folded"
 	check $? "$label: -g keeps the GIL holder's samples, never the sleeper's" \
 		"$(head -c 300 "$TMP/gil.folded")"
