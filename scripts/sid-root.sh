@@ -3,7 +3,7 @@
 # (make sid-root, make sid-root-torch): the host's own packages and apt
 # sources stay as they are; sid lives only in DIR.
 #   scripts/sid-root.sh DIR          python3.14, python3.15, their headers, numpy
-#   scripts/sid-root.sh DIR torch    and python3-torch (for 3.14)
+#   scripts/sid-root.sh DIR torch    and python3-torch, transformers, accelerate (for 3.14)
 # Done once: DIR/.stamp (or DIR/.stamp-torch) marks a finished build, and a
 # run that finds it does nothing. A failed build leaves no stamp and says
 # why; the tests then skip the root's interpreters.
@@ -52,7 +52,7 @@ if [ "$what" = torch ] && [ ! -f "$dir/.stamp-torch" ]; then
 		mount -t proc proc "$1/proc" &&
 		chroot "$1" sh -c "apt-get -o Acquire::Check-Valid-Until=false update &&
 			DEBIAN_FRONTEND=noninteractive apt-get install -y \
-			--no-install-recommends python3-torch"' \
+			--no-install-recommends python3-torch python3-transformers python3-accelerate"' \
 		sh "$dir" >"$dir.torch.log" 2>&1; then
 		echo "sid-root: installing python3-torch failed; see $dir.torch.log:" >&2
 		tail -5 "$dir.torch.log" >&2
