@@ -10,6 +10,9 @@ struct phase_rule {
 	bool thread;          /* func is a thread name's pattern */
 	const char *func;     /* shell pattern */
 	const char *file;     /* shell pattern; NULL: any file */
+	bool barrier;         /* frames further out do not take over what is
+			       * inside it (phase unused): an optimizer's
+			       * closure that runs the whole training step */
 };
 
 struct phase_rules {
@@ -27,9 +30,12 @@ struct phase_map {
 };
 
 /* The phase of the first rule a frame matches (file may be NULL), or of a
- * thread's name; -1 none. */
+ * thread's name; -1 none, PHASE_BARRIER a barrier. */
+#define PHASE_BARRIER (-2)
 int phase_rules_frame(const struct phase_rules *r, const char *func, const char *file);
 int phase_rules_thread(const struct phase_rules *r, const char *name);
+/* The built-in rules, one by one (NULL past the last): their tests. */
+const struct phase_rule *phase_rules_builtin(size_t i);
 
 /* A stack's phase inside an evaluation (its eval frames passed over:
  * data, forward); the frame that calls the outermost data frame (the

@@ -25,71 +25,78 @@
 #define PL "*/lightning/pytorch/"
 #define PL_OLD "*/pytorch_lightning/"
 
+/* A rule: phase, whether func names a thread, func and file patterns. */
+#define R(ph, thr, fn, fl) { .phase = (ph), .thread = (thr), .func = (fn), .file = (fl) }
+
 static const struct phase_rule builtin[] = {
 	/* Data: the loader's iterator and everything below it (its queue
 	 * waits, collate, pin memory), a worker process's loop, and the
 	 * frameworks' fetchers. */
-	{ PHASE_DATA, false, "_BaseDataLoaderIter.__next__", DATA_DIR "dataloader.py" },
-	{ PHASE_DATA, false, "DataLoader.__iter__", DATA_DIR "dataloader.py" },
-	{ PHASE_DATA, false, "_worker_loop", DATA_DIR "_utils/worker.py" },
-	{ PHASE_DATA, false, "_pin_memory_loop", DATA_DIR "_utils/pin_memory.py" },
-	{ PHASE_DATA, false, "default_collate", DATA_DIR "_utils/collate.py" },
-	{ PHASE_DATA, false, "Trainer.get_batch_samples", HF "trainer.py" },
-	{ PHASE_DATA, false, "DataLoaderShard.__iter__", ACC "data_loader.py" },
-	{ PHASE_DATA, false, "_*DataFetcher.__next__", PL "loops/fetchers.py" },
-	{ PHASE_DATA, false, "_*DataFetcher.__next__", PL_OLD "loops/fetchers.py" },
-	{ PHASE_DATA, true, "pt_data_worker*", NULL },
+	R(PHASE_DATA, false, "_BaseDataLoaderIter.__next__", DATA_DIR "dataloader.py"),
+	R(PHASE_DATA, false, "DataLoader.__iter__", DATA_DIR "dataloader.py"),
+	R(PHASE_DATA, false, "_worker_loop", DATA_DIR "_utils/worker.py"),
+	R(PHASE_DATA, false, "_pin_memory_loop", DATA_DIR "_utils/pin_memory.py"),
+	R(PHASE_DATA, false, "default_collate", DATA_DIR "_utils/collate.py"),
+	R(PHASE_DATA, false, "Trainer.get_batch_samples", HF "trainer.py"),
+	R(PHASE_DATA, false, "DataLoaderShard.__iter__", ACC "data_loader.py"),
+	R(PHASE_DATA, false, "_*DataFetcher.__next__", PL "loops/fetchers.py"),
+	R(PHASE_DATA, false, "_*DataFetcher.__next__", PL_OLD "loops/fetchers.py"),
+	R(PHASE_DATA, true, "pt_data_worker*", NULL),
 	/* Backward: the call, autograd's entry points, and its engine's
 	 * threads (one per device). */
-	{ PHASE_BACKWARD, false, "Tensor.backward", TORCH "_tensor.py" },
-	{ PHASE_BACKWARD, false, "backward", TORCH "autograd/__init__.py" },
-	{ PHASE_BACKWARD, false, "_engine_run_backward", TORCH "autograd/graph.py" },
-	{ PHASE_BACKWARD, false, "Accelerator.backward", ACC "accelerator.py" },
-	{ PHASE_BACKWARD, false, "*.backward", PL "core/module.py" },
-	{ PHASE_BACKWARD, false, "torch::autograd::Engine::*", NULL },
-	{ PHASE_BACKWARD, true, "pt_autograd_*", NULL },
+	R(PHASE_BACKWARD, false, "Tensor.backward", TORCH "_tensor.py"),
+	R(PHASE_BACKWARD, false, "backward", TORCH "autograd/__init__.py"),
+	R(PHASE_BACKWARD, false, "_engine_run_backward", TORCH "autograd/graph.py"),
+	R(PHASE_BACKWARD, false, "Accelerator.backward", ACC "accelerator.py"),
+	R(PHASE_BACKWARD, false, "*.backward", PL "core/module.py"),
+	R(PHASE_BACKWARD, false, "torch::autograd::Engine::*", NULL),
+	R(PHASE_BACKWARD, true, "pt_autograd_*", NULL),
 	/* Optimizer: any optimizer's step and zero_grad, the hooks that
 	 * wrap them, LR schedulers, gradient clipping. */
-	{ PHASE_OPTIMIZER, false, "*.step", OPTIM },
-	{ PHASE_OPTIMIZER, false, "*.zero_grad", OPTIM },
-	{ PHASE_OPTIMIZER, false, "*wrapper", TORCH "optim/optimizer.py" },
-	{ PHASE_OPTIMIZER, false, "clip_grad_norm_", TORCH "nn/utils/clip_grad.py" },
-	{ PHASE_OPTIMIZER, false, "_clip_grads_with_norm_", TORCH "nn/utils/clip_grad.py" },
-	{ PHASE_OPTIMIZER, false, "AcceleratedOptimizer.step", ACC "optimizer.py" },
-	{ PHASE_OPTIMIZER, false, "AcceleratedOptimizer.zero_grad", ACC "optimizer.py" },
-	{ PHASE_OPTIMIZER, false, "Accelerator.clip_grad_norm_", ACC "accelerator.py" },
-	{ PHASE_OPTIMIZER, false, "_AutomaticOptimization._optimizer_step", PL "loops/optimization/automatic.py" },
+	R(PHASE_OPTIMIZER, false, "*.step", OPTIM),
+	R(PHASE_OPTIMIZER, false, "*.zero_grad", OPTIM),
+	R(PHASE_OPTIMIZER, false, "*wrapper", TORCH "optim/optimizer.py"),
+	R(PHASE_OPTIMIZER, false, "clip_grad_norm_", TORCH "nn/utils/clip_grad.py"),
+	R(PHASE_OPTIMIZER, false, "_clip_grads_with_norm_", TORCH "nn/utils/clip_grad.py"),
+	R(PHASE_OPTIMIZER, false, "AcceleratedOptimizer.step", ACC "optimizer.py"),
+	R(PHASE_OPTIMIZER, false, "AcceleratedOptimizer.zero_grad", ACC "optimizer.py"),
+	R(PHASE_OPTIMIZER, false, "Accelerator.clip_grad_norm_", ACC "accelerator.py"),
+	R(PHASE_OPTIMIZER, false, "_AutomaticOptimization._optimizer_step", PL "loops/optimization/automatic.py"),
+	/* Lightning runs the whole training step (forward, backward) in the
+	 * optimizer's closure: what the closure does is not the optimizer's. */
+	{ .barrier = true, .func = "Closure.__call__", .file = PL "loops/optimization/automatic.py" },
+	{ .barrier = true, .func = "Closure.__call__", .file = PL_OLD "loops/optimization/automatic.py" },
 	/* Sync: waiting for the GPU (native frames, --native). */
-	{ PHASE_SYNC, false, "synchronize", TORCH "cuda/__init__.py" },
-	{ PHASE_SYNC, false, "*.synchronize", TORCH "cuda/streams.py" },
-	{ PHASE_SYNC, false, "at::native::_local_scalar_dense*", NULL },
-	{ PHASE_SYNC, false, "cudaDeviceSynchronize", NULL },
-	{ PHASE_SYNC, false, "cudaStreamSynchronize", NULL },
-	{ PHASE_SYNC, false, "cudaEventSynchronize", NULL },
-	{ PHASE_SYNC, false, "cuCtxSynchronize", NULL },
-	{ PHASE_SYNC, false, "cuStreamSynchronize", NULL },
-	{ PHASE_SYNC, false, "cuEventSynchronize", NULL },
+	R(PHASE_SYNC, false, "synchronize", TORCH "cuda/__init__.py"),
+	R(PHASE_SYNC, false, "*.synchronize", TORCH "cuda/streams.py"),
+	R(PHASE_SYNC, false, "at::native::_local_scalar_dense*", NULL),
+	R(PHASE_SYNC, false, "cudaDeviceSynchronize", NULL),
+	R(PHASE_SYNC, false, "cudaStreamSynchronize", NULL),
+	R(PHASE_SYNC, false, "cudaEventSynchronize", NULL),
+	R(PHASE_SYNC, false, "cuCtxSynchronize", NULL),
+	R(PHASE_SYNC, false, "cuStreamSynchronize", NULL),
+	R(PHASE_SYNC, false, "cuEventSynchronize", NULL),
 	/* Checkpoints. */
-	{ PHASE_CHECKPOINT, false, "save", TORCH "serialization.py" },
-	{ PHASE_CHECKPOINT, false, "PreTrainedModel.save_pretrained", HF "modeling_utils.py" },
-	{ PHASE_CHECKPOINT, false, "Trainer._save_checkpoint", HF "trainer.py" },
-	{ PHASE_CHECKPOINT, false, "ModelCheckpoint.*", PL "callbacks/model_checkpoint.py" },
+	R(PHASE_CHECKPOINT, false, "save", TORCH "serialization.py"),
+	R(PHASE_CHECKPOINT, false, "PreTrainedModel.save_pretrained", HF "modeling_utils.py"),
+	R(PHASE_CHECKPOINT, false, "Trainer._save_checkpoint", HF "trainer.py"),
+	R(PHASE_CHECKPOINT, false, "ModelCheckpoint.*", PL "callbacks/model_checkpoint.py"),
 	/* Evaluation loops. */
-	{ PHASE_EVAL, false, "Trainer.evaluate", HF "trainer.py" },
-	{ PHASE_EVAL, false, "Trainer.evaluation_loop", HF "trainer.py" },
-	{ PHASE_EVAL, false, "Trainer.predict", HF "trainer.py" },
-	{ PHASE_EVAL, false, "_EvaluationLoop.run", PL "loops/evaluation_loop.py" },
-	{ PHASE_EVAL, false, "_EvaluationLoop.run", PL_OLD "loops/evaluation_loop.py" },
+	R(PHASE_EVAL, false, "Trainer.evaluate", HF "trainer.py"),
+	R(PHASE_EVAL, false, "Trainer.evaluation_loop", HF "trainer.py"),
+	R(PHASE_EVAL, false, "Trainer.predict", HF "trainer.py"),
+	R(PHASE_EVAL, false, "_EvaluationLoop.run", PL "loops/evaluation_loop.py"),
+	R(PHASE_EVAL, false, "_EvaluationLoop.run", PL_OLD "loops/evaluation_loop.py"),
 	/* Logging: the logging module's handlers, trackers' clients. */
-	{ PHASE_LOGGING, false, "Logger._log", "*/logging/__init__.py" },
-	{ PHASE_LOGGING, false, "Logger.handle", "*/logging/__init__.py" },
-	{ PHASE_LOGGING, false, "Trainer.log", HF "trainer.py" },
-	{ PHASE_LOGGING, false, "Run.log", "*/wandb/sdk/wandb_run.py" },
-	{ PHASE_LOGGING, false, "SummaryWriter.add_*", TORCH "utils/tensorboard/writer.py" },
-	{ PHASE_LOGGING, false, "*.log", PL "core/module.py" },
+	R(PHASE_LOGGING, false, "Logger._log", "*/logging/__init__.py"),
+	R(PHASE_LOGGING, false, "Logger.handle", "*/logging/__init__.py"),
+	R(PHASE_LOGGING, false, "Trainer.log", HF "trainer.py"),
+	R(PHASE_LOGGING, false, "Run.log", "*/wandb/sdk/wandb_run.py"),
+	R(PHASE_LOGGING, false, "SummaryWriter.add_*", TORCH "utils/tensorboard/writer.py"),
+	R(PHASE_LOGGING, false, "*.log", PL "core/module.py"),
 	/* Forward: any module's call (the weakest: see phase_of_row). */
-	{ PHASE_FORWARD, false, "Module._call_impl", TORCH "nn/modules/module.py" },
-	{ PHASE_FORWARD, false, "Module._wrapped_call_impl", TORCH "nn/modules/module.py" },
+	R(PHASE_FORWARD, false, "Module._call_impl", TORCH "nn/modules/module.py"),
+	R(PHASE_FORWARD, false, "Module._wrapped_call_impl", TORCH "nn/modules/module.py"),
 };
 
 int phase_rules_new(struct phase_rules **out)
@@ -192,7 +199,7 @@ int phase_rules_frame(const struct phase_rules *r, const char *func, const char 
 			return (int)r->user[i].phase;
 	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
 		if (rule_matches(&builtin[i], func, file))
-			return (int)builtin[i].phase;
+			return builtin[i].barrier ? PHASE_BARRIER : (int)builtin[i].phase;
 	return -1;
 }
 
@@ -207,4 +214,9 @@ int phase_rules_thread(const struct phase_rules *r, const char *name)
 		if (builtin[i].thread && !fnmatch(builtin[i].func, name, 0))
 			return (int)builtin[i].phase;
 	return -1;
+}
+
+const struct phase_rule *phase_rules_builtin(size_t i)
+{
+	return i < sizeof(builtin) / sizeof(builtin[0]) ? &builtin[i] : NULL;
 }

@@ -41,8 +41,10 @@ int phase_by_name(const char *name, enum phase *out)
 	return -EINVAL;
 }
 
-/* Cache entries: 0 not looked at yet, else the phase + 1 (or NONE). */
+/* Cache entries: 0 not looked at yet, else the phase + 1 (or NONE, or
+ * BARRIER). */
 #define NONE 0xff
+#define BARRIER 0xfe
 
 
 int phase_map_new(const struct phase_rules *r, const struct profile *p, struct phase_map **out)
@@ -92,12 +94,13 @@ static int frame_phase(struct phase_map *m, uint32_t id)
 	int ph;
 
 	if (byte_cache_fit(&m->frames, &m->nframes, id) && m->frames[id])
-		return m->frames[id] == NONE ? -1 : m->frames[id] - 1;
+		return m->frames[id] == NONE ? -1 : m->frames[id] == BARRIER ? PHASE_BARRIER :
+		       m->frames[id] - 1;
 	f = profile_frame(m->p, id);
 	ph = phase_rules_frame(m->rules, profile_string(m->p, f->name),
 			       f->module ? profile_string(m->p, f->module) : NULL);
 	if (id < m->nframes)
-		m->frames[id] = ph < 0 ? NONE : (uint8_t)(ph + 1);
+		m->frames[id] = ph == PHASE_BARRIER ? BARRIER : ph < 0 ? NONE : (uint8_t)(ph + 1);
 	return ph;
 }
 
@@ -127,6 +130,9 @@ static enum phase stack_phase(struct phase_map *m, uint32_t stack, bool inside_e
 	for (int i = depth - 1; i >= 0; i--) {
 		int f = frame_phase(m, m->path[i]);
 
+		/* What ran inside a barrier is settled there, even as nothing. */
+		if (f == PHASE_BARRIER)
+			break;
 		if (f < 0 || (inside_eval && f == PHASE_EVAL))
 			continue;
 		if (ph < 0 || contains(f, ph))

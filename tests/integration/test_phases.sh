@@ -221,6 +221,32 @@ idle=$(awk '$1 == "[idle" && $2 == "threads]" { n += $3 } END { print n + 0 }' "
 check $? "threads idle throughout fold into [idle threads] unless --idle; the flamegraph's thread roots say each one's busy share" \
 	"$idle samples folded; $(cut -c1-150 "$TMP/th.folded" | head -5); --idle: $(grep -c sleeper "$TMP/thi.folded") sleeper lines"
 
+# Lightning's rules (Lightning is not in Debian) on stand-ins with its
+# qualified names, files and call structure (tests/python/fake_lightning):
+# the training step runs inside the optimizer's closure, and is still
+# forward and backward; evaluation, logging and checkpoints have theirs.
+$TS record -r 1000 -o "$TMP/lit.summary.json" -- $PY tests/python/lightning_loop.py 2 16 \
+	>"$TMP/lit.out" 2>"$TMP/lit.err"
+rc=$?
+/usr/bin/python3 - "$TMP/lit.summary.json" $(cat "$TMP/lit.out") >"$TMP/lit.check" 2>&1 <<'EOT'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+steps = int(sys.argv[3])
+loop = doc["processes"][0]["loop"]
+ph = loop["phases"]
+four = ("data", "forward", "backward", "optimizer")
+got = {k: 100 * ph[k] / sum(ph[p] for p in four) for k in four}
+print(" ".join("%s %.1f" % (k, got[k]) for k in four), "steps", loop["steps"]["count"])
+assert all(abs(got[k] - w) <= 3 for k, w in zip(four, (40, 30, 20, 10))), got
+assert loop["steps"]["count"] == steps, loop["steps"]
+assert ph["eval"] > 0.05 and ph["logging"] > 0.005 and ph["checkpoint"] > 0.005, ph
+assert [l["val_batches"] for l in loop["loaders"] if l["val_batches"]] == [8], loop["loaders"]
+EOT
+prc=$?
+[ $rc -eq 0 ] && [ $prc -eq 0 ]
+check $? "Lightning's call structure: data, forward, backward, optimizer within 3 points (the step inside the optimizer's closure), steps exact, eval, logging, checkpoint" \
+	"exit $rc; $(tail -c 400 "$TMP/lit.check"); $(grep phases "$TMP/lit.err")" "$(tail -1 "$TMP/lit.check")"
+
 # At 100 Hz a 10 ms backward can fall between ticks: steps are not counted
 # rather than counted wrong.
 $TS record -r 100 --phases "$TMP/rules" -o "$TMP/slow.folded" -- $PY tests/python/phase_loop.py 1.5 \

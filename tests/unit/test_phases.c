@@ -4,9 +4,11 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "analysis/phase_impl.h"
 #include "model_helpers.h"
 
 #define SP "/usr/lib/python3/dist-packages/"
@@ -101,6 +103,47 @@ Test(phases, each_builtin_rule)
 	phase_rules_free(r);
 }
 
+/* A name a shell pattern matches: a leading "*" + "/" is a folder of
+ * packages, any other '*' or '?' an 'x'. */
+static void instance(const char *pattern, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (!strncmp(pattern, "*/", 2)) {
+		n = (size_t)snprintf(buf, len, "%s", "/usr/lib/python3/dist-packages");
+		pattern++;
+	}
+	for (; *pattern && n + 1 < len; pattern++)
+		buf[n++] = *pattern == '*' || *pattern == '?' ? 'x' : *pattern;
+	buf[n] = 0;
+}
+
+/* Every built-in rule, by a frame (or thread) made from its patterns. */
+Test(phases, every_builtin_rule_by_its_patterns)
+{
+	struct phase_rules *r = builtin();
+	const struct phase_rule *rule;
+	size_t i;
+
+	for (i = 0; (rule = phase_rules_builtin(i)); i++) {
+		char func[256], file[256];
+		struct case_frame f[3] = { { "<module>", "/home/u/train.py" }, LOOP, { func, file } };
+		enum phase got;
+
+		instance(rule->func, func, sizeof(func));
+		instance(rule->file ? rule->file : "", file, sizeof(file));
+		if (rule->thread)
+			got = classify(r, f, 2, func);
+		else
+			got = classify(r, f, 3, NULL);
+		cr_expect_eq(got, rule->phase, "rule %zu (%s%s %s): %s, not %s", i,
+			     rule->thread ? "thread:" : "", rule->func, rule->file ? rule->file : "",
+			     phase_name(got), phase_name(rule->phase));
+	}
+	cr_expect_gt(i, 50);
+	phase_rules_free(r);
+}
+
 Test(phases, innermost_first_and_what_contains_what)
 {
 	struct phase_rules *r = builtin();
@@ -126,6 +169,34 @@ Test(phases, innermost_first_and_what_contains_what)
 	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, fwd, sync }, 3, NULL), PHASE_SYNC);
 	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, fwd, data }, 3, NULL), PHASE_DATA);
 	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, bwd, log }, 3, NULL), PHASE_LOGGING);
+	phase_rules_free(r);
+}
+
+/* Lightning runs the training step in the optimizer's closure: forward and
+ * backward there are theirs, the closure's own work neither; a closure of
+ * the user's (LBFGS) stays the optimizer's. */
+Test(phases, a_closure_barrier)
+{
+	struct phase_rules *r = builtin();
+	struct case_frame run = { "_AutomaticOptimization._optimizer_step",
+				  SP "lightning/pytorch/loops/optimization/automatic.py" };
+	struct case_frame sgd = { "SGD.step", SP "torch/optim/sgd.py" };
+	struct case_frame closure = { "Closure.__call__",
+				      SP "lightning/pytorch/loops/optimization/automatic.py" };
+	struct case_frame step = { "Lit.training_step", "/home/u/lit.py" };
+	struct case_frame fwd = { "Module._call_impl", SP "torch/nn/modules/module.py" };
+	struct case_frame bwd = { "Tensor.backward", SP "torch/_tensor.py" };
+	struct case_frame mine = { "closure", "/home/u/train.py" };
+
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, run, sgd, closure, step, fwd }, 6, NULL),
+		     PHASE_FORWARD);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, run, sgd, closure, bwd }, 5, NULL),
+		     PHASE_BACKWARD);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, run, sgd, closure, step }, 5, NULL),
+		     PHASE_OTHER);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, run, sgd }, 3, NULL), PHASE_OPTIMIZER);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, sgd, mine, fwd }, 4, NULL),
+		     PHASE_OPTIMIZER);
 	phase_rules_free(r);
 }
 

@@ -1,0 +1,6 @@
+from torch.spin import spin
+
+
+class Tensor:
+    def backward(self):
+        spin(2)
