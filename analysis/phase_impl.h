@@ -25,6 +25,8 @@ struct phase_map {
 	const struct profile *p;
 	uint8_t *stacks, *frames, *inner; /* caches: 0 not looked at, else phase + 1 */
 	uint32_t nstacks, nframes, ninner;
+	uint8_t *sync_lines; /* per frame: 0 not read, 1 no, 2 a line that waits for the GPU */
+	uint32_t nsync_lines;
 	uint32_t *path;
 	uint32_t cap_path;
 };
@@ -42,6 +44,9 @@ const struct phase_rule *phase_rules_builtin(size_t i);
  * loop's line that fetches a batch), 0 none. */
 enum phase phase_inside_eval(struct phase_map *m, uint32_t stack);
 uint32_t data_call_site(struct phase_map *m, uint32_t stack);
+
+/* source_lines.c: a Python frame's line of source; false if unreadable. */
+bool source_line_of(const struct profile *p, uint32_t frame, char *buf, size_t len);
 
 /* phases.c: a per-id byte cache grown (zero-filled) to hold index i,
  * false when out of memory; sorting durations. */

@@ -66,6 +66,7 @@ void phase_map_free(struct phase_map *m)
 	free(m->stacks);
 	free(m->frames);
 	free(m->inner);
+	free(m->sync_lines);
 	free(m->path);
 	free(m);
 }
@@ -120,16 +121,54 @@ static bool contains(int outer, int inner)
 	}
 }
 
+/*
+ * Without native frames, a wait for the GPU shows as a thread blocked in
+ * the kernel (an idle sample) under the Python line that asked for a
+ * result: `loss.item()`, `.cpu()`, `.tolist()`, `.numpy()`,
+ * `torch.cuda.synchronize()`. Read from the program's source.
+ */
+static bool sync_line(struct phase_map *m, uint32_t frame)
+{
+	static const char *const calls[] = { ".item(", ".cpu(", ".tolist(", ".numpy(",
+					     "synchronize(" };
+	char line[512];
+	bool sync = false;
+
+	if (byte_cache_fit(&m->sync_lines, &m->nsync_lines, frame) && m->sync_lines[frame])
+		return m->sync_lines[frame] == 2;
+	if (source_line_of(m->p, frame, line, sizeof(line)))
+		for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]) && !sync; i++)
+			sync = strstr(line, calls[i]) != NULL;
+	if (frame < m->nsync_lines)
+		m->sync_lines[frame] = sync ? 2 : 1;
+	return sync;
+}
+
+/* The innermost Python frame of a blocked stack (its leaf an idle frame);
+ * -1 for a running one. */
+static int blocked_python_frame(struct phase_map *m, int depth)
+{
+	if (depth < 1 || profile_frame(m->p, m->path[depth - 1])->kind != FRAME_IDLE)
+		return -1;
+	for (int i = depth - 2; i >= 0; i--)
+		if (profile_frame(m->p, m->path[i])->kind == FRAME_PYTHON)
+			return i;
+	return -1;
+}
+
 /* inside_eval: what an evaluation's stack does inside it (its data or
  * forward), its eval frames passed over. */
 static enum phase stack_phase(struct phase_map *m, uint32_t stack, bool inside_eval)
 {
 	int depth = profile_stack_frames(m->p, stack, &m->path, &m->cap_path), ph = -1;
+	int waiting = blocked_python_frame(m, depth);
 
 	/* Innermost first: path[depth - 1] is the leaf. */
 	for (int i = depth - 1; i >= 0; i--) {
 		int f = frame_phase(m, m->path[i]);
 
+		if (i == waiting && f == -1 && sync_line(m, m->path[i]))
+			f = PHASE_SYNC;
 		/* What ran inside a barrier is settled there, even as nothing. */
 		if (f == PHASE_BARRIER)
 			break;

@@ -19,7 +19,7 @@ int steps_window_find(struct phase_map *m, uint64_t first, uint64_t last,
 	const struct summary_process *sp = NULL;
 	struct step_stats st;
 	struct summary *s;
-	uint64_t *starts = NULL, end = 0, half;
+	uint64_t *starts = NULL, end = 0;
 	size_t n = 0;
 	int ret = summary_build(m, &s);
 
@@ -46,14 +46,13 @@ int steps_window_find(struct phase_map *m, uint64_t first, uint64_t last,
 				 sp->pid, sp->loop->tid, n);
 		goto out;
 	}
-	/* A step's first sample comes a period after its start (a span
-	 * starts a weight before its first sample), its last one at the
-	 * next step's start: half a period either way tells them apart. */
-	half = s->period_ns / 2;
+	/* A span starts at the time of the thread's sample before it (its
+	 * first sample's weight is the time since that tick): a step's last
+	 * sample is at the next step's start, its first one after its own. */
 	*out = (struct steps_window){
 		.pid = sp->pid, .tid = sp->loop->tid, .steps = n,
-		.from_ns = starts[first - 1] + half,
-		.to_ns = last < n ? starts[last] + half : end,
+		.from_ns = starts[first - 1] + 1,
+		.to_ns = last < n ? starts[last] : end,
 	};
 out:
 	free(starts);

@@ -128,31 +128,13 @@ static bool variable_of_line(const char *line, char *buf, size_t len)
 	return *buf != '\0';
 }
 
-static bool name_from_source(const struct profile *p, uint32_t site, char *buf, size_t len)
-{
-	const struct frame *f = site ? profile_frame(p, site) : NULL;
-	char line[512];
-	bool found = false;
-	FILE *src;
-
-	if (!f || f->kind != FRAME_PYTHON || !f->module || !f->line)
-		return false;
-	src = fopen(profile_string(p, f->module), "r");
-	if (!src)
-		return false;
-	for (uint32_t n = 1; fgets(line, sizeof(line), src); n++)
-		if (n == f->line) {
-			found = variable_of_line(line, buf, len);
-			break;
-		}
-	fclose(src);
-	return found;
-}
-
 void summary_loader_name(const struct summary *s, const struct summary_process *sp, size_t i,
 			 char *buf, size_t len)
 {
-	if (name_from_source(s->p, sp->loaders[i].site, buf, len))
+	char line[512];
+
+	if (source_line_of(s->p, sp->loaders[i].site, line, sizeof(line)) &&
+	    variable_of_line(line, buf, len))
 		return;
 	snprintf(buf, len, "%zu", i);
 }

@@ -93,9 +93,8 @@ check $? "report --summary: the process, phase and step lines from a recording, 
 
 # summary.json and the DataLoader metrics: a loop over a train_loader
 # (2 units of CPU, then 2 asleep) and, every 8 steps, an evaluation over
-# a val_loader (tests/python/loader_loop.py). Loaded CPUs stretch the
-# spun units, not the sleep: the checks compare the spun phases with one
-# another and the wait with the sleep.
+# a val_loader (tests/python/loader_loop.py), each phase timed by the
+# loop's own wall clock: the metrics within 10% (and 1.5 ms) of it.
 cat >"$TMP/lrules" <<'EOR'
 data       Loader.__next__
 forward    model_forward
@@ -120,16 +119,17 @@ assert sorted(m) == sorted(want), sorted(m)
 loaders = {l["name"]: l for l in p["loop"]["loaders"]}
 assert loaders["train_loader"]["train_steps"] == truth["train_steps"] - 1, loaders
 assert loaders["val_loader"]["val_batches"] == truth["val_batches"], loaders
-fwd = m[tr + "time_forward_ms"]
-def near(got, want, rel, what):
-    assert abs(got - want) <= rel * want, "%s %.2f against %.2f" % (what, got, want)
-near(m[tr + "time_backward_ms"], fwd * 2 / 3, 0.10, "backward")
-near(m[tr + "time_optimizer_ms"], fwd / 3, 0.10, "optimizer")
-near(m[tr + "time_data_ms"] - m[tr + "time_batch_wait_ms"], fwd * 2 / 3, 0.10, "data less the wait")
-near(m[tr + "time_batch_wait_ms"], truth["sleep_ms"], 0.20, "wait")
-near(m[va + "time_forward_ms"], fwd, 0.10, "val forward")
-near(m[va + "time_data_ms"], fwd / 3, 0.15, "val data")
+def near(got, want, what):
+    # the loop's own wall clock; ends known to a period at 1 kHz
+    assert abs(got - want) <= 0.10 * want + 1.5, "%s %.2f against %.2f" % (what, got, want)
+for k in ("data", "forward", "backward", "optimizer"):
+    near(m[tr + "time_%s_ms" % k], truth[k], k)
+near(m[tr + "time_batch_wait_ms"], truth["wait"], "wait")
+near(m[va + "time_data_ms"], truth["val_data"], "val data")
+near(m[va + "time_forward_ms"], truth["val_forward"], "val forward")
 assert p["loop"]["steps"]["count"] == truth["train_steps"], p["loop"]["steps"]
+# Its loader sleeps in __next__: a wait, not a sync.
+assert p["loop"]["phases"]["sync"] == 0, p["loop"]["phases"]
 print(" ".join("%s %.1f" % (k.split("/", 2)[2], v) for k, v in sorted(m.items())))
 # The schema is checked for real: a process without its busy share fails.
 del p["busy"]
@@ -185,7 +185,9 @@ assert ph and len({e["tid"] for e in ph + marks}) == 1, tracks
 track = tracks[ph[0]["tid"]]
 assert track.startswith("phases of ") and track.endswith(" (%d)" % (ph[0]["tid"] & ~(1 << 30))), tracks
 n = Counter(e["name"] for e in ph)
-assert n["backward"] == n["forward"] == n["optimizer"] == 48 and n["eval"] == 6, n
+# backward is the beat (10 ms, always seen at 1 kHz); a 5 ms optimizer
+# may fall between the ticks of a loaded machine.
+assert n["backward"] == 48 and n["eval"] == 6 and min(n["forward"], n["optimizer"]) >= 44, n
 back = sorted(e["ts"] for e in ph if e["name"] == "backward")
 assert [e["name"] for e in marks] == ["step %d" % i for i in range(1, 49)], [e["name"] for e in marks][:5]
 assert [e["ts"] for e in marks] == back, (marks[:2], back[:2])
@@ -220,6 +222,25 @@ idle=$(awk '$1 == "[idle" && $2 == "threads]" { n += $3 } END { print n + 0 }' "
 	grep -q "\[idle threads\]" "$TMP/th.svg"
 check $? "threads idle throughout fold into [idle threads] unless --idle; the flamegraph's thread roots say each one's busy share" \
 	"$idle samples folded; $(cut -c1-150 "$TMP/th.folded" | head -5); --idle: $(grep -c sleeper "$TMP/thi.folded") sleeper lines"
+
+# Without native frames, a wait for the GPU is a thread blocked under a
+# `.item()` line (tests/python/sync_loop.py: a stand-in loss whose item()
+# blocks 10 ms from C, as a CUDA tensor's would): sync, 10 ms a step.
+$TS record -r 1000 --phases "$TMP/rules" -o "$TMP/sync.summary.json" -- $PY tests/python/sync_loop.py 40 \
+	>"$TMP/sync.out" 2>"$TMP/sync.err"
+rc=$?
+/usr/bin/python3 - "$TMP/sync.summary.json" $(cat "$TMP/sync.out") >"$TMP/sync.check" 2>&1 <<'EOT'
+import json, sys
+loop = json.load(open(sys.argv[1]))["processes"][0]["loop"]
+truth = float(sys.argv[5])
+ms = loop["steps"]["phase_ms"]["sync"]
+print("sync %.1f ms a step (truth %.1f)" % (ms, truth))
+assert abs(ms - truth) <= 0.2 * truth, loop["steps"]
+EOT
+prc=$?
+[ $rc -eq 0 ] && [ $prc -eq 0 ]
+check $? "without --native, a thread blocked under a .item() line is sync, its time a step within 20%" \
+	"exit $rc; $(tail -c 400 "$TMP/sync.check"); $(grep 'phases\|steps' "$TMP/sync.err")" "$(tail -1 "$TMP/sync.check")"
 
 # Lightning's rules (Lightning is not in Debian) on stand-ins with its
 # qualified names, files and call structure (tests/python/fake_lightning):
