@@ -27,6 +27,8 @@ struct phase_map {
 	uint32_t nstacks, nframes, ninner;
 	uint8_t *sync_lines; /* per frame: 0 not read, 1 no, 2 a line that waits for the GPU */
 	uint32_t nsync_lines;
+	uint8_t *epoch_stacks; /* per stack: 0 not looked at, 1 no, 2 starts an epoch */
+	uint32_t nepoch_stacks;
 	uint32_t *path;
 	uint32_t cap_path;
 };
@@ -43,6 +45,10 @@ const struct phase_rule *phase_rules_builtin(size_t i);
  * data, forward); the frame that calls the outermost data frame (the
  * loop's line that fetches a batch), 0 none. */
 enum phase phase_inside_eval(struct phase_map *m, uint32_t stack);
+/* Whether a stack is starting a DataLoader's pass (a data frame named
+ * *.__iter__: DataLoader.__iter__, accelerate's DataLoaderShard's): an
+ * epoch's start. */
+bool stack_starts_epoch(struct phase_map *m, uint32_t stack);
 uint32_t data_call_site(struct phase_map *m, uint32_t stack);
 
 /* source_lines.c: a Python frame's line of source; false if unreadable. */

@@ -67,6 +67,7 @@ void phase_map_free(struct phase_map *m)
 	free(m->frames);
 	free(m->inner);
 	free(m->sync_lines);
+	free(m->epoch_stacks);
 	free(m->path);
 	free(m);
 }
@@ -188,6 +189,27 @@ enum phase phase_inside_eval(struct phase_map *m, uint32_t stack)
 	if (stack < m->ninner)
 		m->inner[stack] = (uint8_t)(ph + 1);
 	return ph;
+}
+
+bool stack_starts_epoch(struct phase_map *m, uint32_t stack)
+{
+	static const char suffix[] = ".__iter__";
+	int depth;
+	bool starts = false;
+
+	if (byte_cache_fit(&m->epoch_stacks, &m->nepoch_stacks, stack) && m->epoch_stacks[stack])
+		return m->epoch_stacks[stack] == 2;
+	depth = profile_stack_frames(m->p, stack, &m->path, &m->cap_path);
+	for (int i = 0; i < depth && !starts; i++) {
+		const char *name = profile_string(m->p, profile_frame(m->p, m->path[i])->name);
+		size_t n = strlen(name);
+
+		starts = n > sizeof(suffix) - 1 && !strcmp(name + n - (sizeof(suffix) - 1), suffix) &&
+			 frame_phase(m, m->path[i]) == PHASE_DATA;
+	}
+	if (stack < m->nepoch_stacks)
+		m->epoch_stacks[stack] = starts ? 2 : 1;
+	return starts;
 }
 
 uint32_t data_call_site(struct phase_map *m, uint32_t stack)

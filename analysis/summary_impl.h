@@ -45,6 +45,8 @@ struct summary_process {
 	struct step_stats steps;           /* steps.timed 0: none counted */
 	bool steps_too_short;              /* the beat is under two periods */
 	uint64_t startup_ns;               /* the loop thread before its first step */
+	uint64_t epochs;                   /* DataLoader passes started (runs of
+					    * *.__iter__ data frames) */
 	/* The loop thread's time by phase, its time before the first step
 	 * (where steps were counted) as startup, in the last slot. */
 	uint64_t loop_ns[PHASE_KINDS + 1];

@@ -22,7 +22,7 @@ struct loader_walk {
 	struct summary *s;
 	struct summary_process *sp;
 	int cur, val_cur;         /* the loader fetched from last; -1 none */
-	bool in_beat, in_val_forward;
+	bool in_beat, in_val_forward, in_epoch_start;
 };
 
 static int loader_at(struct summary_process *sp, uint32_t site)
@@ -50,6 +50,13 @@ static int walk_span(const struct profile_span *span, void *ctx)
 	if (span->pid != sp->pid || span->tid != sp->loop->tid || span->flags & SAMPLE_GPU)
 		return 0;
 	ph = phase_of_row(w->s->m, &row);
+	/* An epoch starts where the loop makes a training loader's iterator. */
+	if (ph == PHASE_DATA && stack_starts_epoch(w->s->m, span->stack)) {
+		sp->epochs += !w->in_epoch_start;
+		w->in_epoch_start = true;
+	} else {
+		w->in_epoch_start = false;
+	}
 	if (ph == PHASE_DATA) {
 		at = loader_at(sp, data_call_site(w->s->m, span->stack));
 		if (at < 0)

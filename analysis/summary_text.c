@@ -205,6 +205,9 @@ static void write_steps(const struct summary *s, const struct summary_process *s
 		fprintf(out, "%s %s %.1f ms", n++ ? "," : "", phase_name((enum phase)ph),
 			(double)st->phase_ns[ph] / 1e6 / (double)st->timed);
 	}
+	if (sp->epochs)
+		fprintf(out, "; %" PRIu64 " epoch%s (DataLoader passes started)", sp->epochs,
+			sp->epochs == 1 ? "" : "s");
 	fputc('\n', out);
 }
 

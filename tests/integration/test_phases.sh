@@ -223,6 +223,18 @@ idle=$(awk '$1 == "[idle" && $2 == "threads]" { n += $3 } END { print n + 0 }' "
 check $? "threads idle throughout fold into [idle threads] unless --idle; the flamegraph's thread roots say each one's busy share" \
 	"$idle samples folded; $(cut -c1-150 "$TMP/th.folded" | head -5); --idle: $(grep -c sleeper "$TMP/thi.folded") sleeper lines"
 
+# Epochs: each pass over the loader starts by making its iterator
+# (DataLoader.__iter__ of a stand-in with torch's file and names, 20 ms as
+# workers starting take).
+$TS record -r 1000 --phases "$TMP/rules" -o "$TMP/ep.summary.json" -- $PY tests/python/epochs_loop.py 3 10 \
+	>"$TMP/ep.out" 2>"$TMP/ep.err"
+rc=$?
+st=$(/usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["processes"][0]["loop"]["steps"]; print(s["epochs"], s["count"])' \
+	"$TMP/ep.summary.json" 2>&1)
+[ $rc -eq 0 ] && [ "$st" = "3 30" ] && grep -q "; 3 epochs (DataLoader passes started)$" "$TMP/ep.err"
+check $? "epochs: each pass over a DataLoader counted where its iterator is made" \
+	"exit $rc; epochs, steps: $st; $(grep 'steps:' "$TMP/ep.err")" "epochs, steps: $st"
+
 # Without native frames, a wait for the GPU is a thread blocked under a
 # `.item()` line (tests/python/sync_loop.py: a stand-in loss whose item()
 # blocks 10 ms from C, as a CUDA tensor's would): sync, 10 ms a step.
