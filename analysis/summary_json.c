@@ -237,9 +237,10 @@ int summary_json_write(const struct summary *s, FILE *out)
 	}
 	fputs(" ],\n \"gpus\": [", out);
 	for (size_t i = 0; i < s->ngpus; i++)
-		fprintf(out, "%s{\"device\": %" PRIu32 ", \"busy\": %.4f, \"kernels\": %" PRIu64 "}",
-			i ? ", " : "", s->gpus[i].device,
-			share(s->gpus[i].busy_ns, s->end_ns - s->start_ns), s->gpus[i].kernels);
+		fprintf(out, "%s{\"device\": %" PRIu32 ", \"busy\": %.4f, \"busy_s\": %.6f, "
+			"\"kernels\": %" PRIu64 "}", i ? ", " : "", s->gpus[i].device,
+			share(s->gpus[i].busy_ns, s->end_ns - s->start_ns),
+			(double)s->gpus[i].busy_ns / 1e9, s->gpus[i].kernels);
 	fputs("]}\n", out);
 	return ferror(out) ? -EIO : 0;
 }

@@ -4,7 +4,7 @@
  * training phase (the rows' class, from analysis/ through the command
  * line's callback), a track of its phases over time, one slice per run of
  * a phase ("other" left out), and an instant "step N" at each step's start
- * on the training loop's. A track's tid is its thread's with bit 30 set:
+ * on the training loop's. A track's tid is its thread's with bit 29 set:
  * Linux thread ids stay below 2^22.
  */
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include "formats/profile_hooks.h"
 #include "formats/trace_impl.h"
 
-#define PHASE_TRACK (1u << 30)
+#define PHASE_TRACK (1u << 29) /* trace_gpu.c's API tracks have bit 30 */
 
 static void name_track(struct tr *t, FILE *out, struct trace_walker *w)
 {

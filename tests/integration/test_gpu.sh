@@ -60,6 +60,19 @@ grep -q "trainsample: GPU: $((STEPS * 6)) launches" "$TMP/err" &&
 	grep -q "memcpy HtoD: .* in $((STEPS * 2)) copies" "$TMP/err"
 check $? "gpu: the summary gives launches, busy share, top kernels and copies" "$(grep -A8 'GPU:' "$TMP/err")"
 
+# report --summary of the recording: the same busy time per device as the
+# live summary (the union of its kernels and copies), the kernels
+# counted; and in summary.json.
+live=$(sed -n 's/.*device 0, Fake GPU 9000.*: busy .* (\([0-9.]*\) s of kernels and copies)$/\1/p' "$TMP/err")
+$TS report "$TMP/g.tsprof" --summary -o "$TMP/g.summary.json" >"$TMP/gsum" 2>&1
+again=$(sed -n 's/^trainsample: GPU 0: busy [0-9]*% of [0-9.]* s (\([0-9.]*\) s of kernels and copies), \([0-9]*\) kernels$/\1 \2/p' "$TMP/gsum")
+json=$(python3 -c 'import json, sys; g = json.load(open(sys.argv[1]))["gpus"][0]; print("%.3f" % g["busy_s"], g["kernels"])' \
+	"$TMP/g.summary.json" 2>&1)
+set -- $again
+[ -n "$live" ] && [ "$1" = "$live" ] && [ "${2:-0}" -eq $((STEPS * 6)) ] && [ "$json" = "$again" ]
+check $? "gpu: report --summary and summary.json give each device's busy time (as the live summary) and its kernels" \
+	"live $live s; report: $(grep GPU "$TMP/gsum"); json: $json" "live $live s, report and json $again"
+
 python3 tests/integration/trace_check.py "$TMP/g.trace.json" >"$TMP/tc" 2>&1 &&
 	python3 - "$TMP/g.trace.json" $STEPS >"$TMP/tracks" 2>&1 <<'EOT'
 import json, sys

@@ -183,7 +183,7 @@ ph = [e for e in ev if e.get("cat") == "phase"]
 marks = [e for e in ev if e.get("cat") == "step"]
 assert ph and len({e["tid"] for e in ph + marks}) == 1, tracks
 track = tracks[ph[0]["tid"]]
-assert track.startswith("phases of ") and track.endswith(" (%d)" % (ph[0]["tid"] & ~(1 << 30))), tracks
+assert track.startswith("phases of ") and track.endswith(" (%d)" % (ph[0]["tid"] & ~(1 << 29))), tracks
 n = Counter(e["name"] for e in ph)
 # backward is the beat (10 ms, always seen at 1 kHz); a 5 ms optimizer
 # may fall between the ticks of a loaded machine.
