@@ -375,6 +375,22 @@ grep -q "^process [0-9]* (DataLoader worker [01]);\[idle threads\] " "$TMP/tpd.f
 check $? "sid-3.14 torch, data-bound: the workers' feeder threads fold into [idle threads]; --phase data keeps the loader's and workers' stacks" \
 	"$(grep -c 'Queue._feed (' "$TMP/tpd.folded") feeder lines; --phase data: $(grep -v "_BaseDataLoaderIter.__next__ (\|_worker_loop (\|DataLoader.__iter__ (" "$TMP/tpd_data.folded" | head -2 | cut -c1-200)"
 
+# With --native, the share of busy time in compute libraries: most of a
+# compute-bound loop's steady state (its steps after the first), far
+# less of a data-bound one's.
+for mode in compute data; do
+	$TS record -q --native -r 500 -o "$TMP/nat_$mode.tsprof" -- \
+		tests/sid/python3.14 tests/python/torch_phases.py $mode 3 >/dev/null 2>&1
+	$TS report -q "$TMP/nat_$mode.tsprof" --steps 2: -o "$TMP/nat_$mode.summary.json" 2>/dev/null ||
+		$TS report -q "$TMP/nat_$mode.tsprof" -o "$TMP/nat_$mode.summary.json"
+done
+shares=$(python3 -c 'import json, sys; print(*(json.load(open(f))["processes"][0]["compute"] for f in sys.argv[1:]))' \
+	"$TMP/nat_compute.summary.json" "$TMP/nat_data.summary.json" 2>&1)
+set -- $shares
+awk -v c="$1" -v d="$2" 'BEGIN { exit !(c >= 0.6 && d <= c - 0.3) }'
+check $? "sid-3.14 torch --native: compute is most of a compute-bound loop's busy time, far less of a data-bound one's" \
+	"compute shares (compute-bound, data-bound): $shares" "compute-bound $1, data-bound $2"
+
 # Hugging Face Trainer for real (python3-transformers and accelerate in
 # the sid root): a tiny GPT-2 from a config, trained offline for 30 steps.
 if [ ! -d build/sid-root/usr/lib/python3/dist-packages/transformers ]; then
