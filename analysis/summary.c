@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,11 +296,47 @@ static int gpu_activity(const struct gpu_activity *a, void *ctx)
 	return 0;
 }
 
+static struct summary_gpu *gpu_of(struct summary *s, uint32_t device)
+{
+	for (size_t i = 0; i < s->ngpus; i++)
+		if (s->gpus[i].device == device)
+			return &s->gpus[i];
+	if (ARRAY_RESERVE(s->gpus, s->cap_gpus, s->ngpus + 1, 4) < 0)
+		return NULL;
+	s->gpus[s->ngpus] = (struct summary_gpu){ .device = device };
+	return &s->gpus[s->ngpus++];
+}
+
+/* Energy: NVML's power readings ("gpu.D.power W"), integrated over time
+ * (trapezoids between readings). */
+static int power_reading(const struct counter_sample *c, void *ctx)
+{
+	struct summary *s = ctx;
+	const char *track = profile_string(s->p, c->track);
+	struct summary_gpu *g;
+	unsigned int device;
+	int n = 0;
+
+	if (sscanf(track, "gpu.%u.power W%n", &device, &n) != 1 || !n || track[n])
+		return 0;
+	g = gpu_of(s, device);
+	if (!g)
+		return -ENOMEM;
+	if (g->power_at && c->time_ns > g->power_at) {
+		g->energy_j += (double)(c->time_ns - g->power_at) / 1e9 * (g->power_w + c->value) / 2;
+		g->have_energy = true;
+	}
+	g->power_at = c->time_ns;
+	g->power_w = c->value;
+	return 0;
+}
+
 static int gpus_find(struct summary *s)
 {
 	struct gpu_pass gp = { .s = s };
+	int ret = profile_for_each_gpu_activity_sorted(s->p, by_device_start, gpu_activity, &gp);
 
-	return profile_for_each_gpu_activity_sorted(s->p, by_device_start, gpu_activity, &gp);
+	return ret ? ret : profile_for_each_counter(s->p, power_reading, s);
 }
 
 /* ---- the whole ---- */

@@ -65,6 +65,10 @@ struct summary_process {
 struct summary_gpu {
 	uint32_t device;
 	uint64_t busy_ns, kernels; /* busy: kernels', copies' and memsets' union */
+	double energy_j;           /* its NVML power readings over time; */
+	bool have_energy;          /* ... none without them */
+	uint64_t power_at;         /* the last reading's time, its watts */
+	double power_w;
 };
 
 struct summary {

@@ -236,11 +236,16 @@ int summary_json_write(const struct summary *s, FILE *out)
 		fputs(i + 1 < s->nprocs ? ",\n" : "\n", out);
 	}
 	fputs(" ],\n \"gpus\": [", out);
-	for (size_t i = 0; i < s->ngpus; i++)
+	for (size_t i = 0; i < s->ngpus; i++) {
 		fprintf(out, "%s{\"device\": %" PRIu32 ", \"busy\": %.4f, \"busy_s\": %.6f, "
-			"\"kernels\": %" PRIu64 "}", i ? ", " : "", s->gpus[i].device,
+			"\"kernels\": %" PRIu64 ", \"energy_j\": ", i ? ", " : "", s->gpus[i].device,
 			share(s->gpus[i].busy_ns, s->end_ns - s->start_ns),
 			(double)s->gpus[i].busy_ns / 1e9, s->gpus[i].kernels);
+		if (s->gpus[i].have_energy)
+			fprintf(out, "%.3f}", s->gpus[i].energy_j);
+		else
+			fputs("null}", out);
+	}
 	fputs("]}\n", out);
 	return ferror(out) ? -EIO : 0;
 }

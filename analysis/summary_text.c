@@ -291,12 +291,16 @@ int summary_text_write(const struct summary *s, bool gpu, FILE *out)
 	if (n < s->nprocs)
 		fprintf(out, "trainsample: and %zu more processes with %" PRIu64 " samples in all\n",
 			s->nprocs - n, rest);
-	for (size_t i = 0; gpu && i < s->ngpus; i++)
+	for (size_t i = 0; gpu && i < s->ngpus; i++) {
 		fprintf(out, "trainsample: GPU %" PRIu32 ": busy %.0f%% of %.2f s (%.3f s of kernels and "
-			"copies), %" PRIu64 " kernels\n", s->gpus[i].device,
+			"copies), %" PRIu64 " kernels", s->gpus[i].device,
 			pct(s->gpus[i].busy_ns, s->end_ns - s->start_ns),
 			(double)(s->end_ns - s->start_ns) / 1e9, (double)s->gpus[i].busy_ns / 1e9,
 			s->gpus[i].kernels);
+		if (s->gpus[i].have_energy)
+			fprintf(out, ", %.1f J", s->gpus[i].energy_j);
+		fputc('\n', out);
+	}
 	free(shown);
 	return 0;
 }

@@ -360,6 +360,22 @@ EOT
 check $? "gpu: NVML counters in the trace and the summary, kept for report" \
 	"$(grep NVML "$TMP/nerr") $(tail -2 "$TMP/nc")" "$(cat "$TMP/nc") counter samples"
 
+# report --summary: each device's energy, its power readings (250 W in the
+# fake) integrated over the run.
+$TS report "$TMP/n.tsprof" --summary >"$TMP/nsum" 2>&1
+energy=$(sed -n 's/^trainsample: GPU 0: .*, \([0-9.]*\) J$/\1/p' "$TMP/nsum")
+python3 - "$TMP/n.trace.json" "${energy:-x}" >"$TMP/ne" 2>&1 <<'EOT'
+import json, sys
+c = sorted((e["ts"], e["args"]["value"]) for e in json.load(open(sys.argv[1]))["traceEvents"]
+           if e["ph"] == "C" and e["name"] == "power W")
+want = sum((b[0] - a[0]) / 1e6 * (a[1] + b[1]) / 2 for a, b in zip(c, c[1:]))
+got = float(sys.argv[2])
+print("%.1f J, the readings say %.1f J" % (got, want))
+assert c and all(v == 250 for _, v in c) and abs(got - want) <= 0.01 * want + 0.1
+EOT
+check $? "gpu: report --summary gives each device's energy, its power readings integrated" \
+	"$(grep GPU "$TMP/nsum"); $(tail -2 "$TMP/ne")" "$(tail -1 "$TMP/ne")"
+
 # Without NVML: nothing said about it.
 if ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
 	skip "gpu: no NVML, no word about it" "this machine has NVML"
