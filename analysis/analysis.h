@@ -139,6 +139,11 @@ bool summary_loop_of(const struct summary *s, size_t i, uint32_t *pid, uint32_t 
 /* For a terminal (summary_text.c): a line per process and its details;
  * gpu adds a line per GPU (record prints its own). */
 int summary_text_write(const struct summary *s, bool gpu, FILE *out);
+/* Findings (findings.c): the bottlenecks the summary shows (data-bound,
+ * host syncs, logging, a slow start, workers restarted each epoch, GIL
+ * contention), each with its cost, evidence and a hint; the costliest
+ * max of them. */
+int findings_write(const struct summary *s, size_t max, FILE *out);
 /* summary.json (summary_json.c; docs/summary.schema.json). */
 int summary_json_write(const struct summary *s, FILE *out);
 void summary_free(struct summary *s);

@@ -42,14 +42,15 @@ int phase_rules_thread(const struct phase_rules *r, const char *name);
 const struct phase_rule *phase_rules_builtin(size_t i);
 
 /* A stack's phase inside an evaluation (its eval frames passed over:
- * data, forward); the frame that calls the outermost data frame (the
- * loop's line that fetches a batch), 0 none. */
+ * data, forward); the frame that calls the outermost frame of phase ph
+ * (the loop's line that fetches a batch, that logs), or the line a sync
+ * is known by; 0 none. */
 enum phase phase_inside_eval(struct phase_map *m, uint32_t stack);
 /* Whether a stack is starting a DataLoader's pass (a data frame named
  * *.__iter__: DataLoader.__iter__, accelerate's DataLoaderShard's): an
  * epoch's start. */
 bool stack_starts_epoch(struct phase_map *m, uint32_t stack);
-uint32_t data_call_site(struct phase_map *m, uint32_t stack);
+uint32_t phase_call_site(struct phase_map *m, uint32_t stack, enum phase ph);
 
 /* source_lines.c: a Python frame's line of source; false if unreadable. */
 bool source_line_of(const struct profile *p, uint32_t frame, char *buf, size_t len);

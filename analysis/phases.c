@@ -212,15 +212,27 @@ bool stack_starts_epoch(struct phase_map *m, uint32_t stack)
 	return starts;
 }
 
-uint32_t data_call_site(struct phase_map *m, uint32_t stack)
+uint32_t phase_call_site(struct phase_map *m, uint32_t stack, enum phase ph)
 {
-	int depth = profile_stack_frames(m->p, stack, &m->path, &m->cap_path);
+	int depth = profile_stack_frames(m->p, stack, &m->path, &m->cap_path), waiting;
 
-	/* Outermost first: the frame that calls into the loader. */
-	for (int i = 0; i < depth; i++)
-		if (frame_phase(m, m->path[i]) == PHASE_DATA)
-			return i > 0 ? m->path[i - 1] : 0;
-	return 0;
+	/* Outermost first: the frame that calls into the library; for
+	 * logging, past the logging module's own callers (Logger.info for
+	 * _log): a loader or model may live in the program's own file. */
+	for (int i = 0; i < depth; i++) {
+		uint32_t file;
+
+		if (frame_phase(m, m->path[i]) != (int)ph)
+			continue;
+		file = profile_frame(m->p, m->path[i])->module;
+		while (ph == PHASE_LOGGING && i > 0 && file &&
+		       profile_frame(m->p, m->path[i - 1])->module == file)
+			i--;
+		return i > 0 ? m->path[i - 1] : 0;
+	}
+	/* A sync known by its line: that line. */
+	waiting = ph == PHASE_SYNC ? blocked_python_frame(m, depth) : -1;
+	return waiting >= 0 && sync_line(m, m->path[waiting]) ? m->path[waiting] : 0;
 }
 
 enum phase phase_of_row(struct phase_map *m, const struct profile_aggregate *row)

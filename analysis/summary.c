@@ -437,6 +437,7 @@ void summary_free(struct summary *s)
 	for (size_t i = 0; i < s->nprocs; i++) {
 		free(s->procs[i].threads);
 		free(s->procs[i].loaders);
+		free(s->procs[i].sites);
 	}
 	free(s->procs);
 	free(s->gpus);

@@ -36,6 +36,12 @@ struct summary_loader {
 	bool train, val;
 };
 
+struct summary_site {
+	enum phase phase;
+	uint32_t frame; /* the line that calls into it */
+	uint64_t ns;
+};
+
 struct summary_process {
 	uint32_t pid;
 	uint64_t samples, busy_ns, idle_ns, gil_ns;
@@ -47,6 +53,10 @@ struct summary_process {
 	uint64_t startup_ns;               /* the loop thread before its first step */
 	uint64_t epochs;                   /* DataLoader passes started (runs of
 					    * *.__iter__ data frames) */
+	uint64_t epoch_start_ns;           /* ... and the time they took */
+	/* Where the loop's steps sync and log: the calling lines' time. */
+	struct summary_site *sites;
+	size_t nsites, cap_sites;
 	/* The loop thread's time by phase, its time before the first step
 	 * (where steps were counted) as startup, in the last slot. */
 	uint64_t loop_ns[PHASE_KINDS + 1];
@@ -81,6 +91,9 @@ struct summary {
 	struct summary_gpu *gpus;
 	size_t ngpus, cap_gpus;
 };
+
+/* findings.c: every finding as a JSON array, for summary.json. */
+int findings_json_write(const struct summary *s, FILE *out);
 
 /* summary_loaders.c: the loop thread's DataLoaders and their figures. */
 int summary_loaders_find(struct summary *s, struct summary_process *sp);

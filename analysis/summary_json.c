@@ -235,7 +235,9 @@ int summary_json_write(const struct summary *s, FILE *out)
 		put_process(s, &s->procs[i], out);
 		fputs(i + 1 < s->nprocs ? ",\n" : "\n", out);
 	}
-	fputs(" ],\n \"gpus\": [", out);
+	fputs(" ],\n \"findings\": ", out);
+	findings_json_write(s, out);
+	fputs(",\n \"gpus\": [", out);
 	for (size_t i = 0; i < s->ngpus; i++) {
 		fprintf(out, "%s{\"device\": %" PRIu32 ", \"busy\": %.4f, \"busy_s\": %.6f, "
 			"\"kernels\": %" PRIu64 ", \"energy_j\": ", i ? ", " : "", s->gpus[i].device,

@@ -36,6 +36,19 @@ static int loader_at(struct summary_process *sp, uint32_t site)
 	return (int)sp->nloaders++;
 }
 
+static int site_add(struct summary_process *sp, enum phase ph, uint32_t frame, uint64_t ns)
+{
+	for (size_t i = 0; i < sp->nsites; i++)
+		if (sp->sites[i].phase == ph && sp->sites[i].frame == frame) {
+			sp->sites[i].ns += ns;
+			return 0;
+		}
+	if (ARRAY_RESERVE(sp->sites, sp->cap_sites, sp->nsites + 1, 8) < 0)
+		return -ENOMEM;
+	sp->sites[sp->nsites++] = (struct summary_site){ ph, frame, ns };
+	return 0;
+}
+
 static int walk_span(const struct profile_span *span, void *ctx)
 {
 	struct loader_walk *w = ctx;
@@ -53,12 +66,13 @@ static int walk_span(const struct profile_span *span, void *ctx)
 	/* An epoch starts where the loop makes a training loader's iterator. */
 	if (ph == PHASE_DATA && stack_starts_epoch(w->s->m, span->stack)) {
 		sp->epochs += !w->in_epoch_start;
+		sp->epoch_start_ns += len;
 		w->in_epoch_start = true;
 	} else {
 		w->in_epoch_start = false;
 	}
 	if (ph == PHASE_DATA) {
-		at = loader_at(sp, data_call_site(w->s->m, span->stack));
+		at = loader_at(sp, phase_call_site(w->s->m, span->stack, PHASE_DATA));
 		if (at < 0)
 			return at;
 		w->cur = at;
@@ -67,7 +81,7 @@ static int walk_span(const struct profile_span *span, void *ctx)
 	if (ph == PHASE_EVAL) {
 		inner = phase_inside_eval(w->s->m, span->stack);
 		if (inner == PHASE_DATA) {
-			at = loader_at(sp, data_call_site(w->s->m, span->stack));
+			at = loader_at(sp, phase_call_site(w->s->m, span->stack, PHASE_DATA));
 			if (at < 0)
 				return at;
 			w->val_cur = at;
@@ -88,7 +102,15 @@ static int walk_span(const struct profile_span *span, void *ctx)
 	    span->start_ns < st->last_ns)
 		sp->loaders[w->cur].steps++;
 	w->in_beat = ph == st->beat;
-	if (w->cur < 0 || span->start_ns < st->first_ns || span->start_ns >= st->last_ns)
+	if (span->start_ns < st->first_ns || span->start_ns >= st->last_ns)
+		return 0;
+	if (ph == PHASE_SYNC || ph == PHASE_LOGGING) {
+		int ret = site_add(sp, ph, phase_call_site(w->s->m, span->stack, ph), len);
+
+		if (ret < 0)
+			return ret;
+	}
+	if (w->cur < 0)
 		return 0;
 	sp->loaders[w->cur].step_ns[ph] += len;
 	if (ph == PHASE_DATA && span->flags & SAMPLE_IDLE)

@@ -58,6 +58,7 @@ struct cli_options {
 	const char *group_by; /* --group-by phase */
 	const char *phases_file; /* --phases FILE: rules added to the built-in */
 	bool summary;         /* report --summary: the lines record ends with */
+	bool findings;        /* report --findings: every finding */
 	const char *times[MAX_TIMES]; /* --time FUNC: its calls' durations */
 	int ntimes;
 	double from_s, to_s;  /* to_s < 0: to the end */
@@ -99,9 +100,9 @@ int phases_find_steps(struct cli_phases *cp);
  * the summary's hook and the step marks. */
 void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
 			   struct render_options *fo);
-/* The summary's lines: per process, its threads, phases, steps, ...;
- * gpu adds a line per GPU. */
-int phases_summary(struct cli_phases *cp, bool gpu, FILE *out);
+/* The summary's lines (text): per process, its threads, phases, steps,
+ * ...; gpu adds a line per GPU; then the costliest `findings`. */
+int phases_summary(struct cli_phases *cp, bool gpu, size_t findings, bool text, FILE *out);
 void phases_close(struct cli_phases *cp);
 /* --steps A:B: the window of a recording (its first sample's time the
  * origin) that holds those steps of its main loop; said unless -q. */

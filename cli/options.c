@@ -42,6 +42,7 @@ enum {
 	OPT_SUMMARY,
 	OPT_TIME,
 	OPT_STEPS,
+	OPT_FINDINGS,
 };
 
 static const struct option long_options[] = {
@@ -85,6 +86,7 @@ static const struct option long_options[] = {
 	{ "summary", no_argument, NULL, OPT_SUMMARY },
 	{ "time", required_argument, NULL, OPT_TIME },
 	{ "steps", required_argument, NULL, OPT_STEPS },
+	{ "findings", no_argument, NULL, OPT_FINDINGS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -243,6 +245,9 @@ static int parse_common(int c, const char *arg, struct cli_options *o)
 	case OPT_SUMMARY:
 		o->summary = true;
 		return 0;
+	case OPT_FINDINGS:
+		o->findings = true;
+		return 0;
 	case OPT_TIME:
 		if (o->ntimes == MAX_TIMES) {
 			cli_error("at most %d --time functions", MAX_TIMES);
@@ -391,8 +396,9 @@ int options_parse_record(int argc, char **argv, bool attach, struct cli_options 
 			  o->process ? "process" : "phase");
 		return -1;
 	}
-	if (o->summary) {
-		cli_error("--summary is an option of report: record prints it at the end (unless -q)");
+	if (o->summary || o->findings) {
+		cli_error("--%s is an option of report: record prints it at the end (unless -q)",
+			  o->summary ? "summary" : "findings");
 		return -1;
 	}
 	if (phases_check_options(o) < 0)
@@ -484,8 +490,8 @@ int options_parse_diff(int argc, char **argv, struct cli_options *o)
 		cli_error("diff takes two recordings: diff OLDER.tsprof NEWER.tsprof [-o DIFF.svg]");
 		return -1;
 	}
-	if (o->phase || o->group_by || o->summary || o->ntimes) {
-		cli_error("--phase, --group-by, --summary and --time are options of report: diff compares "
+	if (o->phase || o->group_by || o->summary || o->findings || o->ntimes) {
+		cli_error("--phase, --group-by, --summary, --findings and --time are options of report: diff compares "
 			  "whole recordings (--steps A:B and --phases FILE apply to both)");
 		return -1;
 	}

@@ -99,14 +99,17 @@ void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
 		fo->keep_class = (int)ph + 1;
 }
 
-int phases_summary(struct cli_phases *cp, bool gpu, FILE *out)
+int phases_summary(struct cli_phases *cp, bool gpu, size_t findings, bool text, FILE *out)
 {
 	struct summary *s;
 	int ret = cp->map ? summary_build(cp->map, &s) : -EINVAL;
 
 	if (ret < 0)
 		return ret;
-	ret = summary_text_write(s, gpu, out);
+	if (text)
+		ret = summary_text_write(s, gpu, out);
+	if (!ret && findings)
+		ret = findings_write(s, findings, out);
 	summary_free(s);
 	return ret;
 }

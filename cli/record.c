@@ -255,7 +255,7 @@ static int finish(struct run *r, enum sampler_end end)
 		struct cli_phases cp;
 
 		if (phases_open(o, r->profile, &cp) == 0) {
-			phases_summary(&cp, false, stderr);
+			phases_summary(&cp, false, 3, true, stderr);
 			phases_close(&cp);
 		}
 	}

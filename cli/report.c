@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* report: render a saved .tsprof recording again. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,15 +49,16 @@ int cmd_report(int argc, char **argv)
 	ret = options_parse_report(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	/* --summary alone writes no picture. */
+	/* --summary, --findings or --time alone write no picture. */
 	if (output_names_refuse(&o, "report") < 0 ||
-	    ((!(o.summary || o.ntimes) || o.noutputs) && outputs_resolve(&o, "report", false) < 0))
+	    ((!(o.summary || o.findings || o.ntimes) || o.noutputs) &&
+	     outputs_resolve(&o, "report", false) < 0))
 		return 2;
 	p = profile_new();
 	/* The steps of --summary and the calls of --time are found in the
 	 * timeline. */
 	if (!p || outputs_keep_timeline(&o, p) < 0 ||
-	    ((o.summary || o.ntimes) && profile_keep_timeline(p) < 0)) {
+	    ((o.summary || o.findings || o.ntimes) && profile_keep_timeline(p) < 0)) {
 		cli_error("out of memory");
 		return 1;
 	}
@@ -89,11 +91,13 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	ret = outputs_write(&o, p) < 0 ? 1 : 0;
-	if (o.summary) {
+	if (o.summary || o.findings) {
 		struct cli_phases cp;
 
+		/* --summary: the end's lines and its top findings; --findings
+		 * every finding. */
 		if (phases_open(&o, p, &cp) == 0) {
-			phases_summary(&cp, true, stdout);
+			phases_summary(&cp, true, o.findings ? SIZE_MAX : 3, o.summary, stdout);
 			phases_close(&cp);
 		}
 	}
@@ -103,7 +107,7 @@ int cmd_report(int argc, char **argv)
 		struct cli_phases cp;
 
 		if (phases_open(&o, p, &cp) == 0) {
-			phases_summary(&cp, false, stderr);
+			phases_summary(&cp, false, 0, true, stderr);
 			phases_close(&cp);
 		}
 	}

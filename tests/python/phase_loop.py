@@ -8,7 +8,7 @@
 # steps N step_p50 N backward_p50 N", the median step's wall time from
 # one backward's start to the next's (as steps are found from a timeline)
 # and the median backward call's.
-#   phase_loop.py SECONDS
+#   phase_loop.py SECONDS [STARTUP]   STARTUP: seconds of CPU before the loop
 import sys
 import time
 
@@ -37,8 +37,14 @@ def optimizer_step():
     spin(1 * UNIT)
 
 
+def build_model(seconds):
+    spin(seconds)  # a slow start: imports, the model built
+
+
 def main():
     seconds = float(sys.argv[1])
+    if len(sys.argv) > 2:
+        build_model(float(sys.argv[2]))
     truth = {"data": 0, "forward": 0, "backward": 0, "optimizer": 0}
     steps, end, beats, walls = 0, time.monotonic() + seconds, [], []
     while time.monotonic() < end:

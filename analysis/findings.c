@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Findings: the bottlenecks of a training run named from its summary, the
+ * way an engineer reads a profile, each with what it costs (a share of
+ * the step, or of the run), its evidence (the lines and the numbers) and
+ * what usually fixes it. A rule reports only what the recording shows:
+ * no finding without its evidence.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/summary_impl.h"
+#include "common/common.h"
+#include "formats/formats.h"
+
+#define FINDINGS_MAX 16
+#define EVIDENCE_MAX 3
+
+struct finding {
+	const char *id;
+	double cost;   /* share of the step (or of the run) it costs */
+	uint32_t pid;
+	char title[256];
+	char evidence[EVIDENCE_MAX][256];
+	int nevidence;
+	const char *hint;
+};
+
+struct finding_list {
+	struct finding v[FINDINGS_MAX];
+	size_t n;
+};
+
+static struct finding *add(struct finding_list *l, const char *id, double cost, uint32_t pid,
+			   const char *hint)
+{
+	struct finding *f;
+
+	if (l->n == FINDINGS_MAX)
+		return NULL;
+	f = &l->v[l->n++];
+	*f = (struct finding){ .id = id, .cost = cost, .pid = pid, .hint = hint };
+	return f;
+}
+
+static void __attribute__((format(printf, 2, 3))) evidence(struct finding *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!f || f->nevidence == EVIDENCE_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(f->evidence[f->nevidence++], sizeof(f->evidence[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* "function (file.py:LINE)", as the pictures name a frame. */
+static void line_text(const struct profile *p, uint32_t frame, char *buf, size_t len)
+{
+	const struct frame *f = frame ? profile_frame(p, frame) : NULL;
+	const char *file = f && f->module ? profile_string(p, f->module) : NULL;
+	const char *base = file ? strrchr(file, '/') : NULL;
+
+	if (!f)
+		snprintf(buf, len, "?");
+	else if (file && f->line)
+		snprintf(buf, len, "%s (%s:%" PRIu32 ")", profile_string(p, f->name),
+			 base ? base + 1 : file, f->line);
+	else
+		snprintf(buf, len, "%s", profile_string(p, f->name));
+}
+
+static bool steps_counted(const struct summary_process *sp)
+{
+	return sp->loop && sp->steps.timed && !sp->steps_too_short;
+}
+
+static double ms_a_step(const struct summary_process *sp, uint64_t ns)
+{
+	return (double)ns / 1e6 / (double)sp->steps.timed;
+}
+
+static uint64_t step_ns(const struct summary_process *sp)
+{
+	uint64_t all = 0;
+
+	for (int k = 0; k < PHASE_KINDS; k++)
+		all += sp->steps.phase_ns[k];
+	return all;
+}
+
+/* A phase's time and what it is a share of: the steps' time where steps
+ * were counted, else the loop thread's past its startup. */
+static bool phase_of_loop(const struct summary_process *sp, enum phase ph, uint64_t *ns,
+			  uint64_t *base)
+{
+	*ns = *base = 0;
+	if (steps_counted(sp)) {
+		*ns = sp->steps.phase_ns[ph];
+		*base = step_ns(sp);
+	} else {
+		*ns = sp->loop_ns[ph];
+		for (int k = 0; k < PHASE_KINDS; k++)
+			*base += sp->loop_ns[k];
+	}
+	return *base != 0;
+}
+
+/* "20.4 of 51.3 ms a step" where steps were counted, else "of 12.0 s". */
+static void cost_text(const struct summary_process *sp, uint64_t ns, uint64_t base, char *buf,
+		      size_t len)
+{
+	if (steps_counted(sp))
+		snprintf(buf, len, "%.1f of %.1f ms a step", ms_a_step(sp, ns), ms_a_step(sp, base));
+	else
+		snprintf(buf, len, "%.2f of %.2f s", (double)ns / 1e9, (double)base / 1e9);
+}
+
+/* The DataLoader workers' hottest line, over every worker process. */
+static void workers_evidence(const struct summary *s, struct finding *f)
+{
+	uint64_t busy = 0, all = 0, best_ns = 0;
+	uint32_t best = 0;
+	size_t n = 0;
+	char text[200];
+
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const struct summary_process *w = &s->procs[i];
+		const char *label = process_label_of(s->p, w->pid);
+
+		if (!label || strncmp(label, "DataLoader worker", 17))
+			continue;
+		n++;
+		busy += w->busy_ns;
+		all += w->busy_ns + w->idle_ns;
+		if (w->hottest_ns > best_ns) {
+			best_ns = w->hottest_ns;
+			best = w->hottest;
+		}
+	}
+	if (!n || !all)
+		return;
+	line_text(s->p, best, text, sizeof(text));
+	evidence(f, "its %zu worker process%s busy %.0f%% of the time; hottest: %s", n,
+		 n == 1 ? "" : "es", 100.0 * (double)busy / (double)all, text);
+}
+
+static void data_bound(const struct summary *s, const struct summary_process *sp,
+		       struct finding_list *l)
+{
+	const struct summary_loader *top = NULL;
+	uint64_t data, base;
+	struct finding *f;
+	char line[200], name[64], cost[64];
+
+	/* A training loop's (a worker's loop is all data, and fine). */
+	if (!(sp->loop->phase_ns[PHASE_FORWARD] + sp->loop->phase_ns[PHASE_BACKWARD] +
+	      sp->loop->phase_ns[PHASE_OPTIMIZER]) ||
+	    !phase_of_loop(sp, PHASE_DATA, &data, &base) || data * 4 < base)
+		return;
+	f = add(l, "data-bound", (double)data / (double)base, sp->pid,
+		"more DataLoader workers (num_workers), persistent_workers=True, pin_memory=True; "
+		"less work in __getitem__ (decode and augment once, or on the GPU)");
+	if (!f)
+		return;
+	cost_text(sp, data, base, cost, sizeof(cost));
+	snprintf(f->title, sizeof(f->title), "the loop waits for data: %.0f%% of its time (%s) in "
+		 "the DataLoader", 100.0 * f->cost, cost);
+	for (size_t i = 0; i < sp->nloaders; i++)
+		if (sp->loaders[i].train && (!top || sp->loaders[i].step_ns[PHASE_DATA] >
+						     top->step_ns[PHASE_DATA]))
+			top = &sp->loaders[i];
+	if (top) {
+		line_text(s->p, top->site, line, sizeof(line));
+		summary_loader_name(s, sp, (size_t)(top - sp->loaders), name, sizeof(name));
+		evidence(f, "fetched from %s at %s", name, line);
+		if (top->wait_ns * 10 >= top->step_ns[PHASE_DATA])
+			evidence(f, "%.1f ms a step blocked waiting for a batch from the workers",
+				 top->steps ? (double)top->wait_ns / 1e6 / (double)top->steps : 0.0);
+		else
+			evidence(f, "hardly blocked waiting for a batch: the loader's own work in the "
+				 "loop's thread (collate, __getitem__ without workers) is the cost");
+	} else {
+		evidence(f, "the loop thread's time in data loading: %.2f s of %.2f s",
+			 (double)data / 1e9, (double)base / 1e9);
+	}
+	workers_evidence(s, f);
+}
+
+/* The lines that sync or log, costliest first. */
+static void site_evidence(const struct summary *s, const struct summary_process *sp,
+			  enum phase ph, struct finding *f)
+{
+	bool used[64] = { false };
+	char line[200];
+
+	for (int k = 0; k < EVIDENCE_MAX; k++) {
+		const struct summary_site *best = NULL;
+
+		for (size_t i = 0; i < sp->nsites && i < 64; i++)
+			if (!used[i] && sp->sites[i].phase == ph && (!best || sp->sites[i].ns > best->ns))
+				best = &sp->sites[i];
+		if (!best)
+			return;
+		used[best - sp->sites] = true;
+		line_text(s->p, best->frame, line, sizeof(line));
+		evidence(f, "%s: %.1f ms a step", line, ms_a_step(sp, best->ns));
+	}
+}
+
+static void phase_cost(const struct summary *s, const struct summary_process *sp,
+		       struct finding_list *l, enum phase ph, double least, const char *id,
+		       const char *what, const char *hint)
+{
+	uint64_t ns, base;
+	struct finding *f;
+	char cost[64];
+
+	if (!phase_of_loop(sp, ph, &ns, &base) || (double)ns < least * (double)base)
+		return;
+	f = add(l, id, (double)ns / (double)base, sp->pid, hint);
+	if (!f)
+		return;
+	cost_text(sp, ns, base, cost, sizeof(cost));
+	snprintf(f->title, sizeof(f->title), "%s %.0f%% of the loop's time (%s)", what,
+		 100.0 * f->cost, cost);
+	if (steps_counted(sp))
+		site_evidence(s, sp, ph, f);
+	else
+		evidence(f, "the loop thread's samples in %s: %.2f s (steps not counted: see the summary)",
+			 phase_name(ph), (double)ns / 1e9);
+}
+
+static void slow_start(const struct summary *s, const struct summary_process *sp,
+		       struct finding_list *l)
+{
+	uint64_t all = 0, before = 0;
+	int top = -1;
+	struct finding *f;
+
+	for (int k = 0; k <= PHASE_KINDS; k++)
+		all += sp->loop_ns[k];
+	if (!all || sp->startup_ns < 1000000000ull || sp->loop_ns[LOOP_STARTUP] * 4 < all)
+		return;
+	f = add(l, "slow-startup", (double)sp->loop_ns[LOOP_STARTUP] / (double)all, sp->pid,
+		"import lazily, build and load the model once; leave the start out of a profile "
+		"with report --steps 2:");
+	if (!f)
+		return;
+	snprintf(f->title, sizeof(f->title), "%.1f s before the first step: %.0f%% of the loop's run",
+		 (double)sp->startup_ns / 1e9, 100.0 * f->cost);
+	evidence(f, "the loop thread's first sample %.2f s before its first step; %" PRIu64
+		 " steps in %.2f s after it", (double)sp->startup_ns / 1e9, sp->steps.steps,
+		 (double)sp->steps.span_ns / 1e9);
+	for (int k = 0; k < PHASE_KINDS; k++) {
+		before += sp->steps.before_ns[k];
+		if (k != PHASE_OTHER && sp->steps.before_ns[k] &&
+		    (top < 0 || sp->steps.before_ns[k] > sp->steps.before_ns[top]))
+			top = k;
+	}
+	if (before && top >= 0 && sp->steps.before_ns[top] * 10 >= before)
+		evidence(f, "of it %.0f%% %s%s", 100.0 * (double)sp->steps.before_ns[top] / (double)before,
+			 phase_name((enum phase)top), top == PHASE_DATA ?
+			 " (the DataLoader's first batch: its workers starting)" : "");
+	(void)s;
+}
+
+static void worker_restarts(const struct summary *s, const struct summary_process *sp,
+			    struct finding_list *l)
+{
+	uint64_t all = 0;
+	struct finding *f;
+
+	for (int k = 0; k <= PHASE_KINDS; k++)
+		all += sp->loop_ns[k];
+	if (sp->epochs < 2 || !all || sp->epoch_start_ns * 20 < all)
+		return;
+	f = add(l, "worker-restart", (double)sp->epoch_start_ns / (double)all, sp->pid,
+		"persistent_workers=True keeps the DataLoader's workers from one epoch to the next");
+	if (!f)
+		return;
+	snprintf(f->title, sizeof(f->title), "each epoch starts its DataLoader again: %" PRIu64
+		 " epochs, %.1f ms each (%.0f%% of the loop's run)", sp->epochs,
+		 (double)sp->epoch_start_ns / 1e6 / (double)sp->epochs, 100.0 * f->cost);
+	evidence(f, "the loop making the loader's iterator (DataLoader.__iter__, its workers "
+		 "starting) %.2f s in all", (double)sp->epoch_start_ns / 1e9);
+	(void)s;
+}
+
+/* Threads of one process that take turns holding the GIL: each holds it a
+ * fifth of its time or more, and together they hold it nearly always. */
+static void gil_contention(const struct summary *s, const struct summary_process *sp,
+			   struct finding_list *l)
+{
+	uint64_t held = 0, longest = 0;
+	size_t n = 0;
+	struct finding *f;
+
+	for (size_t i = 0; i < sp->nthreads; i++) {
+		const struct summary_thread *t = &sp->threads[i];
+		uint64_t all = t->busy_ns + t->idle_ns;
+
+		longest = all > longest ? all : longest;
+		if (all && t->gil_ns * 5 >= all) {
+			n++;
+			held += t->gil_ns;
+		}
+	}
+	if (n < 2 || !longest || held * 10 < longest * 8)
+		return;
+	f = add(l, "gil-contention", 1.0 - 1.0 / (double)n, sp->pid,
+		"move CPU work into processes (DataLoader workers, multiprocessing) or into native "
+		"code that releases the GIL; threads help only while they wait");
+	if (!f)
+		return;
+	snprintf(f->title, sizeof(f->title), "%zu threads take turns holding the GIL (held %.0f%% of "
+		 "the time): they run one at a time", n, 100.0 * (double)held / (double)longest);
+	for (size_t i = 0; i < sp->nthreads; i++) {
+		const struct summary_thread *t = &sp->threads[i];
+		uint64_t all = t->busy_ns + t->idle_ns;
+		const char *name = profile_thread_name(s->p, sp->pid, t->tid);
+
+		if (all && t->gil_ns * 5 >= all)
+			evidence(f, "%s (%" PRIu32 ") held it %.0f%% of its time, was on a CPU %.0f%%",
+				 name && *name ? name : "thread", t->tid,
+				 100.0 * (double)t->gil_ns / (double)all,
+				 100.0 * (double)t->busy_ns / (double)all);
+	}
+}
+
+static int by_cost(const void *a, const void *b)
+{
+	const struct finding *x = a, *y = b;
+
+	return (x->cost < y->cost) - (x->cost > y->cost);
+}
+
+static void findings_find(const struct summary *s, struct finding_list *l)
+{
+	l->n = 0;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const struct summary_process *sp = &s->procs[i];
+
+		gil_contention(s, sp, l);
+		if (!sp->loop)
+			continue;
+		slow_start(s, sp, l);
+		worker_restarts(s, sp, l);
+		data_bound(s, sp, l);
+		phase_cost(s, sp, l, PHASE_SYNC, 0.05, "host-sync", "the loop waits for the GPU:",
+			   "keep results on the GPU: read .item() every N steps, not each one; no "
+			   ".cpu()/.tolist() in the step; copies with non_blocking=True");
+		phase_cost(s, sp, l, PHASE_LOGGING, 0.05, "logging", "logging takes",
+			   "log every N steps; format messages lazily; move metrics off the step's path");
+	}
+	qsort(l->v, l->n, sizeof(l->v[0]), by_cost);
+}
+
+static const char *severity(double cost)
+{
+	return cost >= 0.3 ? "high" : cost >= 0.1 ? "medium" : "low";
+}
+
+int findings_write(const struct summary *s, size_t max, FILE *out)
+{
+	struct finding_list *l = malloc(sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	findings_find(s, l);
+	if (l->n)
+		fprintf(out, "trainsample: findings, the costliest first%s:\n",
+			max < l->n ? " (report --findings lists them all)" : "");
+	for (size_t i = 0; i < l->n && i < max; i++) {
+		const struct finding *f = &l->v[i];
+
+		fprintf(out, "trainsample:   [%s] %s, PID %" PRIu32 ": %s\n", severity(f->cost), f->id,
+			f->pid, f->title);
+		for (int k = 0; k < f->nevidence; k++)
+			fprintf(out, "trainsample:     %s\n", f->evidence[k]);
+		fprintf(out, "trainsample:     try: %s\n", f->hint);
+	}
+	free(l);
+	return 0;
+}
+
+int findings_json_write(const struct summary *s, FILE *out)
+{
+	struct finding_list *l = malloc(sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	findings_find(s, l);
+	fputc('[', out);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct finding *f = &l->v[i];
+
+		fprintf(out, "%s\n  {\"id\": \"%s\", \"severity\": \"%s\", \"cost\": %.4f, \"pid\": %" PRIu32
+			", \"title\": ", i ? "," : "", f->id, severity(f->cost), f->cost, f->pid);
+		json_put_string(out, f->title);
+		fputs(", \"evidence\": [", out);
+		for (int k = 0; k < f->nevidence; k++) {
+			fputs(k ? ", " : "", out);
+			json_put_string(out, f->evidence[k]);
+		}
+		fputs("], \"hint\": ", out);
+		json_put_string(out, f->hint);
+		fputc('}', out);
+	}
+	fputc(']', out);
+	free(l);
+	return 0;
+}

@@ -1,0 +1,77 @@
+#!/bin/sh
+# Findings (analysis/findings.c): each bottleneck reported on a small
+# target that has it and not on one that does not, with its evidence, in
+# the end of record, report --findings and summary.json.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+PY=/usr/bin/python3.11
+[ -x $PY ] || PY=$(command -v python3)
+cat >"$TMP/rules" <<'EOR'
+data       load_batch
+data       Loader.__next__
+forward    model_forward
+backward   model_backward
+optimizer  optimizer_step
+eval       evaluate
+EOR
+
+# The findings' ids of a recording, from its summary.json (validated).
+ids() {
+	$TS report -q "$TMP/$1.tsprof" --phases "$TMP/rules" -o "$TMP/$1.summary.json" &&
+		/usr/bin/python3 - "$TMP/$1.summary.json" docs/summary.schema.json <<'EOT'
+import json, sys, jsonschema
+doc = json.load(open(sys.argv[1]))
+jsonschema.validate(doc, json.load(open(sys.argv[2])))
+print(" ".join(sorted({f["id"] for f in doc["findings"]})) or "none")
+EOT
+}
+
+run() {
+	name=$1
+	shift
+	$TS record -r 1000 --phases "$TMP/rules" -o "$TMP/$name.tsprof" -- "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+}
+
+# has ID TARGET: the finding is among the target's; lacks: it is not.
+has() { case " $(ids "$2") " in *" $1 "*) return 0 ;; esac; return 1; }
+
+run data $PY tests/python/loader_loop.py 48
+run sync $PY tests/python/sync_loop.py 30
+run logging $PY tests/python/logging_loop.py 40
+run plain $PY tests/python/phase_loop.py 2
+run slow $PY tests/python/phase_loop.py 2 2
+run restart $PY tests/python/epochs_loop.py 3 10 0.3
+run keep $PY tests/python/epochs_loop.py 3 20
+$TS record -t -o "$TMP/gil.tsprof" -- $PY tests/python/threads.py 2 >/dev/null 2>"$TMP/gil.err"
+
+for case in "data-bound data sync" "host-sync sync data" "logging logging plain" \
+	"slow-startup slow plain" "worker-restart restart keep" "gil-contention gil plain"; do
+	set -- $case
+	has "$1" "$2" && ! has "$1" "$3"
+	check $? "findings: $1 is found in $2, not in $3" "$2: $(ids "$2"); $3: $(ids "$3")" \
+		"$2: $(ids "$2"); $3: $(ids "$3")"
+done
+
+# Evidence: the lines and numbers that show each.
+$TS report "$TMP/sync.tsprof" --phases "$TMP/rules" --findings >"$TMP/sync.f" 2>&1
+L=$(grep -n 'loss.item()' tests/python/sync_loop.py | cut -d: -f1)
+grep -q "^trainsample:   \[[a-z]*\] host-sync, PID [0-9]*: the loop waits for the GPU: [0-9]*% of the loop's time" "$TMP/sync.f" &&
+	grep -q "^trainsample:     main (sync_loop.py:$L): [0-9.]* ms a step$" "$TMP/sync.f" &&
+	grep -q "^trainsample:     try: " "$TMP/sync.f"
+check $? "findings: a host sync names the line that calls .item(), its time a step, and a hint" "$(cat "$TMP/sync.f")"
+$TS report "$TMP/data.tsprof" --phases "$TMP/rules" --findings >"$TMP/data.f" 2>&1
+grep -q "fetched from train_loader at main (loader_loop.py:[0-9]*)" "$TMP/data.f" &&
+	grep -q "ms a step blocked waiting for a batch from the workers" "$TMP/data.f"
+check $? "findings: data-bound names the loader, the line that fetches and the time blocked" "$(cat "$TMP/data.f")"
+L=$(grep -n 'log.info(' tests/python/logging_loop.py | cut -d: -f1)
+grep -q "^trainsample: findings, the costliest first" "$TMP/logging.err" &&
+	grep -q "^trainsample:     main (logging_loop.py:$L): [0-9.]* ms a step$" "$TMP/logging.err"
+check $? "findings: the end of record lists the top findings with the line that logs" \
+	"$(grep -A4 findings "$TMP/logging.err")"
+grep -q "^trainsample:     [^ ]* ([0-9]*) held it [0-9]*% of its time, was on a CPU [0-9]*%$" "$TMP/gil.err"
+check $? "findings: GIL contention names each thread with its GIL and CPU shares" "$(grep -A4 findings "$TMP/gil.err")"
+$TS report "$TMP/plain.tsprof" --findings >"$TMP/none.f" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ! grep -q . "$TMP/none.f"
+check $? "findings: a recording without any says nothing" "exit $rc: $(cat "$TMP/none.f")"
