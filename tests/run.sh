@@ -47,12 +47,15 @@ done
 for script in tests/integration/*.sh; do
 	case "$script" in */lib.sh) continue ;; esac
 	echo "== $(basename "$script" .sh)"
+	start=$(date +%s)
 	sh "$script" 2>&1 | while IFS= read -r line; do
 		case "$line" in
 		"ok "*|"not ok "*) printf '%s\n' "$line" >>"$results"; printf '  %s\n' "$line" ;;
 		*) printf '    %s\n' "$line" ;;
 		esac
 	done
+	# What each script costs the 20 minutes a fresh clone's run may take.
+	echo "    ($(basename "$script" .sh): $(( $(date +%s) - start )) s)"
 done
 
 skipped=$(grep -c '^ok .*# SKIP' "$results")
