@@ -59,6 +59,7 @@ struct cli_options {
 	const char *phases_file; /* --phases FILE: rules added to the built-in */
 	bool summary;         /* report --summary: the lines record ends with */
 	bool findings;        /* report --findings: every finding */
+	bool live;            /* top: a live view, no outputs */
 	const char *times[MAX_TIMES]; /* --time FUNC: its calls' durations */
 	int ntimes;
 	double from_s, to_s;  /* to_s < 0: to the end */
@@ -134,6 +135,15 @@ void target_env_value(pid_t pid, const char *name, char *buf, size_t len);
 int outputs_resolve(struct cli_options *o, const char *stem, bool recording);
 
 int cmd_record(int argc, char **argv, bool attach);
+/* top PID, or top -- CMD: record's sampling, a live view for outputs. */
+int cmd_top(int argc, char **argv);
+
+/* The live view of top (top.c), drawn from record's periodic turn. */
+struct top_view;
+struct sampler;
+int top_start(struct profile *p, const struct cli_options *o, struct top_view **out);
+void top_tick(struct top_view *v, struct sampler *s, uint64_t now);
+void top_end(struct top_view *v);
 int cmd_report(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_diff(int argc, char **argv);

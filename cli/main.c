@@ -119,6 +119,9 @@ void usage(FILE *f)
 "usage: trainsample record [OPTIONS] -- COMMAND [ARG...]   start COMMAND and profile it\n"
 "       trainsample record [OPTIONS] --pid PID             profile a running process\n"
 "       trainsample attach PID [OPTIONS]                   the same as record --pid PID\n"
+"       trainsample top PID | top [OPTIONS] -- COMMAND    a live view, redrawn every second:\n"
+"                                                 phases, threads, the hottest functions;\n"
+"                                                 keys 1-4 sort, p process, t thread, q quit\n"
 "       trainsample report IN.tsprof... [-o OUT] [-f FORMAT]  render saved recordings again\n"
 "       trainsample diff OLDER.tsprof NEWER.tsprof [-o DIFF.svg]\n"
 "                                                 the largest changes, and a differential\n"
@@ -215,6 +218,8 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1, false);
 	if (!strcmp(cmd, "attach"))
 		return cmd_record(argc - 1, argv + 1, true);
+	if (!strcmp(cmd, "top"))
+		return cmd_top(argc - 1, argv + 1);
 	if (!strcmp(cmd, "report"))
 		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(cmd, "env"))

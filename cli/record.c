@@ -25,6 +25,7 @@ struct run {
 	struct gpu_run *gpu;
 	bool progress;        /* stderr is a terminal: a progress line may be drawn */
 	bool progress_drawn;  /* ... and one is shown now */
+	struct top_view *top; /* top's live view; NULL for record and attach */
 };
 
 /*
@@ -60,7 +61,9 @@ static void periodic(void *ctx, uint64_t now)
 	gpu_run_poll(r->gpu, now);
 	if (r->writer)
 		tsprof_writer_tick(r->writer, now);
-	if (r->progress && r->sampler)
+	if (r->top && r->sampler)
+		top_tick(r->top, r->sampler, now);
+	else if (r->progress && r->sampler)
 		progress_line(r);
 }
 
@@ -233,6 +236,8 @@ static int finish(struct run *r, enum sampler_end end)
 	r->progress_drawn = false;
 	gpu_run_finish(r->gpu, o->quiet, st.elapsed_ns);
 	record_meta_end(r->profile, sampler_pid(r->sampler), &st, end_reason(end));
+	if (o->live)
+		return 0; /* top: the view was the output */
 	if (outputs_write(o, r->profile) < 0)
 		ret = 1;
 	if (r->writer) {
@@ -323,7 +328,9 @@ static int prepare(struct run *r, bool attach, struct sampler_options *so,
 		o->pid = tgid;
 	}
 	target_name(o, name, namelen);
-	if (output_names_expand(o, o->command ? 0 : o->pid) < 0 || outputs_resolve(o, name, true) < 0)
+	/* top writes no file. */
+	if (!o->live &&
+	    (output_names_expand(o, o->command ? 0 : o->pid) < 0 || outputs_resolve(o, name, true) < 0))
 		return 2;
 	r->profile = profile_new();
 	if (o->command)
@@ -333,7 +340,7 @@ static int prepare(struct run *r, bool attach, struct sampler_options *so,
 	/* The timeline always: the steps at the end are found in it (memory
 	 * stays bounded: closed spans go to a temporary file). */
 	if (!r->profile || !what || outputs_keep_timeline(o, r->profile) < 0 ||
-	    profile_keep_timeline(r->profile) < 0) {
+	    (!o->live && profile_keep_timeline(r->profile) < 0)) {
 		free(what);
 		cli_error("out of memory");
 		return 1;
@@ -385,6 +392,10 @@ static int begin(struct run *r, const struct sampler_options *so)
 	ret = start(r, so);
 	if (ret)
 		return ret;
+	if (o->live && top_start(r->profile, o, &r->top) < 0) {
+		cli_error("out of memory");
+		return 1;
+	}
 	if (!o->command && (outputs_open(o) < 0 || open_writer(r) < 0))
 		return 1;
 	/* A command's {pid} is known now; only a recording can still fail. */
@@ -447,6 +458,8 @@ static int sample(struct run *r, const char *name)
 	int ret, signo, code;
 
 	sampler_run(r->sampler, &end, &signo);
+	top_end(r->top); /* the terminal as it was, before anything is said */
+	r->top = NULL;
 	if (end == SAMPLER_END_EXITED && !o->command && !o->quiet) {
 		if (r->progress_drawn)
 			fputs("\r\033[K", stderr);
@@ -467,7 +480,7 @@ static int sample(struct run *r, const char *name)
 	return ret;
 }
 
-int cmd_record(int argc, char **argv, bool attach)
+static int record_run(int argc, char **argv, bool attach, bool live)
 {
 	struct cli_options o;
 	struct run r = { .o = &o };
@@ -479,6 +492,12 @@ int cmd_record(int argc, char **argv, bool attach)
 	ret = options_parse_record(argc, argv, attach, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	if (live && o.noutputs) {
+		cli_error("top draws in the terminal: it writes no file (-o is record's and attach's)");
+		outputs_free(&o);
+		return 2;
+	}
+	o.live = live;
 	ret = prepare(&r, attach, &so, name, sizeof(name));
 	if (!ret)
 		ret = begin(&r, &so);
@@ -488,6 +507,7 @@ int cmd_record(int argc, char **argv, bool attach)
 	}
 	/* The one way out: nothing stays traced, and files made for a run
 	 * that never sampled are removed again. */
+	top_end(r.top);
 	sampler_free(r.sampler);
 	gpu_run_free(r.gpu);
 	if (r.writer && sampled)
@@ -499,4 +519,20 @@ int cmd_record(int argc, char **argv, bool attach)
 	outputs_free(&o);
 	profile_free(r.profile);
 	return ret;
+}
+
+int cmd_record(int argc, char **argv, bool attach)
+{
+	return record_run(argc, argv, attach, false);
+}
+
+/* top PID as attach PID does, top -- CMD as record -- CMD. */
+int cmd_top(int argc, char **argv)
+{
+	bool command = false;
+
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--") || !strcmp(argv[i], "--pid"))
+			command = true;
+	return record_run(argc, argv, !command, true);
 }

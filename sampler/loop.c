@@ -140,6 +140,12 @@ static int wait_ms_until(uint64_t now, uint64_t t)
 	return (int)((t - now + 999999) / 1000000);
 }
 
+void sampler_request_stop(struct sampler *s)
+{
+	s->stop_requested = true;
+	s->stop_signo = 0;
+}
+
 void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 {
 	uint64_t now = monotonic_ns(), deadline, end_at = 0, next_periodic, last_refresh = now;

@@ -155,6 +155,9 @@ int sampler_sample_once(struct sampler *s, char *err, size_t errlen);
  * no limit; then -ETIMEDOUT), and gives its status as a shell would: the
  * exit code, or 128 + N when killed by signal N.
  */
+/* Ends sampler_run at its next turn as a signal would (SAMPLER_END_SIGNAL,
+ * signo 0), nothing passed on to a command: top's q. */
+void sampler_request_stop(struct sampler *s);
 int sampler_wait_command(struct sampler *s, int timeout_ms, int *exit_code);
 void sampler_get_stats(const struct sampler *s, struct sampler_stats *st);
 /* Whether every thread still sampled is in a group stop (SIGSTOP, Ctrl-Z):

@@ -214,7 +214,7 @@ int sampler_wait_command(struct sampler *s, int timeout_ms, int *exit_code)
 
 	if (!s->spawned)
 		return -EINVAL;
-	if (s->stop_requested)
+	if (s->stop_requested && s->stop_signo)
 		forward_signal(s, s->stop_signo, s->stop_from_user, true);
 	s->stop_requested = false; /* passed on once, not at every wait */
 	while (!s->exit_reaped) {
