@@ -331,6 +331,59 @@ static void gil_contention(const struct summary *s, const struct summary_process
 	}
 }
 
+/* The innermost Python frame of a stack, else its innermost frame. */
+static uint32_t python_leaf(const struct summary *s, uint32_t stack)
+{
+	uint32_t best = 0;
+
+	for (uint32_t id = stack; id; id = profile_stack(s->p, id)->parent) {
+		uint32_t frame = profile_stack(s->p, id)->frame;
+
+		if (!best)
+			best = frame;
+		if (profile_frame(s->p, frame)->kind == FRAME_PYTHON)
+			return frame;
+	}
+	return best;
+}
+
+/* A GPU busy less than half the run: launch-bound when its kernels are
+ * mostly tiny (launch overhead, not work, sets the pace), else idle while
+ * the CPU does something else. */
+static void gpu_underused(const struct summary *s, struct finding_list *l)
+{
+	uint64_t wall = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+
+	for (size_t i = 0; i < s->ngpus && wall; i++) {
+		const struct summary_gpu *g = &s->gpus[i];
+		bool tiny = g->kernels >= 1000 && g->short_kernels * 2 >= g->kernels;
+		double busy = (double)g->busy_ns / (double)wall;
+		struct finding *f;
+		char line[200];
+
+		if (!g->kernels || busy >= 0.5)
+			continue;
+		f = add(l, tiny ? "launch-bound" : "gpu-idle", 1.0 - busy, 0, tiny ?
+			"fewer, larger kernels: larger batches, CUDA graphs or torch.compile, "
+			"fused or foreach optimizers" :
+			"see what the CPU does meanwhile (the phases: data, sync, Python work); overlap "
+			"copies with compute (pin_memory, non_blocking=True)");
+		if (!f)
+			return;
+		snprintf(f->title, sizeof(f->title), "GPU %" PRIu32 " is busy %.0f%% of the run%s",
+			 g->device, 100.0 * busy, tiny ? ", its kernels mostly tiny" : "");
+		evidence(f, "%" PRIu64 " kernels, %.0f%% of them under 10 us, %.1f us each on average; "
+			 "busy %.3f s of %.3f s", g->kernels,
+			 100.0 * (double)g->short_kernels / (double)g->kernels,
+			 (double)g->kernel_ns / 1e3 / (double)g->kernels, (double)g->busy_ns / 1e9,
+			 (double)wall / 1e9);
+		if (g->launch_stack) {
+			line_text(s->p, python_leaf(s, g->launch_stack), line, sizeof(line));
+			evidence(f, "launched most from %s (%" PRIu64 " kernels)", line, g->launch_count);
+		}
+	}
+}
+
 static int by_cost(const void *a, const void *b)
 {
 	const struct finding *x = a, *y = b;
@@ -341,6 +394,7 @@ static int by_cost(const void *a, const void *b)
 static void findings_find(const struct summary *s, struct finding_list *l)
 {
 	l->n = 0;
+	gpu_underused(s, l);
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct summary_process *sp = &s->procs[i];
 
@@ -377,8 +431,11 @@ int findings_write(const struct summary *s, size_t max, FILE *out)
 	for (size_t i = 0; i < l->n && i < max; i++) {
 		const struct finding *f = &l->v[i];
 
-		fprintf(out, "trainsample:   [%s] %s, PID %" PRIu32 ": %s\n", severity(f->cost), f->id,
-			f->pid, f->title);
+		if (f->pid)
+			fprintf(out, "trainsample:   [%s] %s, PID %" PRIu32 ": %s\n", severity(f->cost),
+				f->id, f->pid, f->title);
+		else
+			fprintf(out, "trainsample:   [%s] %s: %s\n", severity(f->cost), f->id, f->title);
 		for (int k = 0; k < f->nevidence; k++)
 			fprintf(out, "trainsample:     %s\n", f->evidence[k]);
 		fprintf(out, "trainsample:     try: %s\n", f->hint);

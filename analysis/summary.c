@@ -267,6 +267,22 @@ static int by_device_start(const void *a, const void *b)
 	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
+/* Kernels by the stack that launched them (the first 256 stacks). */
+static int launch_add(struct summary *s, uint32_t device, uint32_t stack)
+{
+	for (size_t i = s->nlaunches; i-- > 0;)
+		if (s->launches[i].stack == stack && s->launches[i].device == device) {
+			s->launches[i].kernels++;
+			return 0;
+		}
+	if (s->nlaunches == 256)
+		return 0;
+	if (ARRAY_RESERVE(s->launches, s->cap_launches, s->nlaunches + 1, 16) < 0)
+		return -ENOMEM;
+	s->launches[s->nlaunches++] = (struct launch_tally){ device, stack, 1 };
+	return 0;
+}
+
 struct gpu_pass {
 	struct summary *s;
 	struct summary_gpu *g;
@@ -280,6 +296,11 @@ static int gpu_activity(const struct gpu_activity *a, void *ctx)
 
 	if (a->kind == GPU_ACTIVITY_SYNC || a->end_ns <= a->start_ns)
 		return 0;
+	/* The run is the CPU's samples' time and the GPU's work's. */
+	if (!s->start_ns || a->start_ns < s->start_ns)
+		s->start_ns = a->start_ns;
+	if (a->end_ns > s->end_ns)
+		s->end_ns = a->end_ns;
 	if (!gp->g || gp->g->device != a->device) {
 		if (ARRAY_RESERVE(s->gpus, s->cap_gpus, s->ngpus + 1, 4) < 0)
 			return -ENOMEM;
@@ -287,7 +308,13 @@ static int gpu_activity(const struct gpu_activity *a, void *ctx)
 		*gp->g = (struct summary_gpu){ .device = a->device };
 		gp->end = 0;
 	}
-	gp->g->kernels += a->kind == GPU_ACTIVITY_KERNEL;
+	if (a->kind == GPU_ACTIVITY_KERNEL) {
+		gp->g->kernels++;
+		gp->g->kernel_ns += a->end_ns - a->start_ns;
+		gp->g->short_kernels += a->end_ns - a->start_ns < 10000;
+		if (a->stack && launch_add(s, a->device, a->stack) < 0)
+			return -ENOMEM;
+	}
 	/* Streams overlap: only what no earlier activity covered. */
 	if (a->end_ns > gp->end) {
 		gp->g->busy_ns += a->end_ns - MAX(a->start_ns, gp->end);
@@ -336,6 +363,16 @@ static int gpus_find(struct summary *s)
 	struct gpu_pass gp = { .s = s };
 	int ret = profile_for_each_gpu_activity_sorted(s->p, by_device_start, gpu_activity, &gp);
 
+	for (size_t i = 0; !ret && i < s->nlaunches; i++) {
+		struct summary_gpu *g = gpu_of(s, s->launches[i].device);
+
+		if (!g)
+			return -ENOMEM;
+		if (s->launches[i].kernels > g->launch_count) {
+			g->launch_count = s->launches[i].kernels;
+			g->launch_stack = s->launches[i].stack;
+		}
+	}
 	return ret ? ret : profile_for_each_counter(s->p, power_reading, s);
 }
 
@@ -441,5 +478,6 @@ void summary_free(struct summary *s)
 	}
 	free(s->procs);
 	free(s->gpus);
+	free(s->launches);
 	free(s);
 }

@@ -75,10 +75,19 @@ struct summary_process {
 struct summary_gpu {
 	uint32_t device;
 	uint64_t busy_ns, kernels; /* busy: kernels', copies' and memsets' union */
+	uint64_t short_kernels;    /* under 10 us: launch overhead rules them */
+	uint64_t kernel_ns;        /* the kernels' own time, summed */
+	uint32_t launch_stack;     /* the stack that launched the most kernels */
+	uint64_t launch_count;
 	double energy_j;           /* its NVML power readings over time; */
 	bool have_energy;          /* ... none without them */
 	uint64_t power_at;         /* the last reading's time, its watts */
 	double power_w;
+};
+
+struct launch_tally {
+	uint32_t device, stack;
+	uint64_t kernels;
 };
 
 struct summary {
@@ -90,6 +99,8 @@ struct summary {
 	uint64_t start_ns, end_ns;     /* the timeline's; 0 without one */
 	struct summary_gpu *gpus;
 	size_t ngpus, cap_gpus;
+	struct launch_tally *launches; /* kernels by launching stack */
+	size_t nlaunches, cap_launches;
 };
 
 /* findings.c: every finding as a JSON array, for summary.json. */

@@ -180,6 +180,38 @@ check $? "gpu: a program that exits right after its launches exits 0 with all it
 $TS record -q --gpu=on -o "$TMP/none.folded" -- "$PY" "$TMP/short.py" "$FAKE" 0 >/dev/null 2>"$TMP/serr"
 check $? "gpu: a CUDA program that launches nothing exits 0" "$(cat "$TMP/serr")"
 
+# Findings on the GPU's side: thousands of 2 us kernels launched one by
+# one (launch-bound), a few kernels then a second of the CPU's own (the
+# GPU idle), and neither on a second of 20 ms kernels queued at once (the
+# GPU busy throughout, however slow the CPU).
+cat >"$TMP/launches.py" <<'EOT'
+import ctypes, sys, time
+lib = ctypes.CDLL(sys.argv[1])
+lib.fake_cuda_launch.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_int]
+lib.fake_cuda_init()
+def launch_all(n, ns):
+    for _ in range(n):
+        lib.fake_cuda_launch(b"tiny_kernel", 0, 7, ns, 1)
+launch_all(int(sys.argv[2]), int(sys.argv[3]))
+time.sleep(float(sys.argv[4]))
+EOT
+$TS record -q -o "$TMP/tiny.tsprof" -- "$PY" "$TMP/launches.py" "$FAKE" 5000 2000 0.2 >/dev/null 2>&1
+$TS record -q -o "$TMP/idle.tsprof" -- "$PY" "$TMP/launches.py" "$FAKE" 20 1000000 1 >/dev/null 2>&1
+$TS record -q -o "$TMP/busy.tsprof" -- "$PY" "$TMP/launches.py" "$FAKE" 50 20000000 1.05 >/dev/null 2>&1
+for f in tiny idle busy; do
+	$TS report -q "$TMP/$f.tsprof" -o "$TMP/$f.summary.json"
+done
+got=$(python3 -c 'import json, sys
+for f in sys.argv[1:]:
+    print(" ".join(x["id"] for x in json.load(open(f))["findings"] if x["pid"] == 0) or "none")' \
+	"$TMP/tiny.summary.json" "$TMP/idle.summary.json" "$TMP/busy.summary.json" 2>&1 | tr '\n' ' ')
+$TS report "$TMP/tiny.tsprof" --findings >"$TMP/tiny.f" 2>&1
+[ "$got" = "launch-bound gpu-idle none " ] &&
+	grep -q "[0-9]* kernels, 100% of them under 10 us" "$TMP/tiny.f" &&
+	grep -q "launched most from launch_all (launches.py:[0-9]*) ([0-9]* kernels)" "$TMP/tiny.f"
+check $? "gpu findings: launch-bound on 5000 tiny kernels, gpu-idle on a few and a second of CPU, neither on a GPU kept busy" \
+	"launch-bound/idle/steady: $got; $(cat "$TMP/tiny.f")" "$got"
+
 # A wait for a stream spans the kernels it waits for (as on a GPU, where
 # cudaStreamSynchronize's record covered the last graph's kernels and hid
 # them): the wait has a track of its own, every kernel stays on the stream's.
