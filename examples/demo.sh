@@ -25,10 +25,12 @@ The end of record above is trainsample's summary: each process (record
 follows the command's children: the data worker is one), the training
 process's threads with their GIL share, its top functions, the loop's time
 by phase (examples/train.phases names this toy job's functions; PyTorch's,
-Hugging Face Trainer's and Lightning's are built in), its steps, and how
-long each wait for a batch (Queue.get) took. A loop that waits for data
-while its loader works all the time is bound by data loading; a loader in
-pure Python also takes the GIL from the loop.
+Hugging Face Trainer's and Lightning's are built in), its steps, the
+findings (the bottleneck named, its evidence and what usually fixes it)
+and how long each wait for a batch (Queue.get) took. A loop that waits
+for data while its loader works all the time is bound by data loading; a
+loader in pure Python also takes the GIL from the loop. While a job runs,
+build/trainsample top PID shows the same live.
 
 EOF
 run build/trainsample report "$out/train.tsprof" --phases examples/train.phases --group-by phase \
