@@ -165,7 +165,17 @@ sleep 0.5
 grep -q "/usr/lib/x86_64-linux-gnu/libc-2.31.so" "/proc/$pid/maps" && [ "$(ns_pid "$pid")" = 1 ]
 check $? "container root: the target maps the root's libc by its path inside, as PID 1" \
 	"$(grep libc "/proc/$pid/maps" | head -2; cat "$TMP/c.out")"
-$TS dump --pid "$pid" --native >"$TMP/c.dump" 2>&1
+# About 1 dump in 100 catches native_worker in the root's glibc 2.31
+# clock_gettime and its native unwind stops short after now()
+# ("[truncated: no unwind info]": a gap of the unwinder, not of the
+# symbols this checks, seen neither on the host's glibc nor in 300 dumps
+# there). Such a dump says nothing of which file named the frames: the
+# next is taken, five at most.
+for i in 1 2 3 4 5; do
+	$TS dump --pid "$pid" --native >"$TMP/c.dump" 2>&1
+	awk '/^Thread .*"native_worker"/ { cur = 1; next } /^Thread / { cur = 0 }
+		cur && /\[truncated/ { t = 1 } END { exit t }' "$TMP/c.dump" && break
+done
 head -1 "$TMP/c.dump" | grep -q "Python 3.9 (python3.9)" &&
 	awk '/^Thread .*"native_worker"/ { cur = 1; next } /^Thread / { cur = 0 }
 		cur && /native_worker \(ns_native.py:/ { py = 1 } END { exit !py }' "$TMP/c.dump"
@@ -223,7 +233,13 @@ reap_later $!
 wait_file "$TMP/nobody/out" 10
 pid=$(wait_pgrep "/usr/bin/python3.9 /ts/ns_native.py $LIB 20 $TMP/nobody")
 sleep 0.5
-as_nobody $TS dump --pid "$pid" --native >"$TMP/nobody/dump" 2>&1
+# As above: a dump whose native_worker unwind stopped short in glibc 2.31's
+# clock_gettime is taken again, five times at most.
+for i in 1 2 3 4 5; do
+	as_nobody $TS dump --pid "$pid" --native >"$TMP/nobody/dump" 2>&1
+	awk '/^Thread .*"native_worker"/ { cur = 1; next } /^Thread / { cur = 0 }
+		cur && /\[truncated/ { t = 1 } END { exit t }' "$TMP/nobody/dump" && break
+done
 head -1 "$TMP/nobody/dump" | grep -q "Python 3.9 (python3.9)" &&
 	grep -q "^    spin_in_root \[libnsside.so\]" "$TMP/nobody/dump" &&
 	grep -q "^    start_thread \[libpthread-2.31.so\]" "$TMP/nobody/dump"
