@@ -54,6 +54,20 @@ def field(pid, name):
     return None
 
 
+def wait_exit(child):
+    """Its wait status once it exits (the terminal read meanwhile), for up
+    to LIMIT seconds; None, and it is killed, if it does not."""
+    end = time.monotonic() + LIMIT
+    while time.monotonic() < end:
+        pump(0.05)
+        done, st = os.waitpid(child, os.WNOHANG)
+        if done:
+            return st
+    os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+    return None
+
+
 def tap(ok, what, detail=""):
     print("%s - %s%s" % ("ok" if ok else "not ok", what, "" if ok else ": " + detail[-600:]))
 
@@ -68,15 +82,7 @@ os.write(fd, b"2")
 m2 = read_until(r"\x1b\[7m *%Total", mark)
 tap(m2 is not None, "top: key 2 sorts by %Total", repr(out[mark:][-800:]))
 os.write(fd, b"q")
-status, end = None, time.monotonic() + LIMIT
-while status is None and time.monotonic() < end:
-    pump(0.05)
-    done, st = os.waitpid(pid, os.WNOHANG)
-    if done:
-        status = st
-if status is None:
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
+status = wait_exit(pid)
 pump(0.1)
 state = field(target, "State")
 tracer = field(target, "TracerPid")
@@ -99,15 +105,7 @@ if pid == 0:
                   "busy_here()\n"
                   "raise SystemExit(3)\n"])
 m = read_until(r"busy_here \(<string>:\d+\)")
-status, end = None, time.monotonic() + LIMIT
-while status is None and time.monotonic() < end:
-    pump(0.05)
-    done, st = os.waitpid(pid, os.WNOHANG)
-    if done:
-        status = st
-if status is None:
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
+status = wait_exit(pid)
 tap(m is not None and status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 3,
     "top -- CMD: the command's function on the screen, its exit status kept",
     "status %r; %r" % (status, out[-600:]))
