@@ -253,10 +253,12 @@ static void put_line(int cols, const char *fmt, ...)
 struct top_thread {
 	uint32_t pid, tid;
 	uint64_t busy, idle, gil;
+	uint64_t phase[PHASE_KINDS];
+	uint64_t process_busy; /* its process's, to keep a process's threads together */
 };
 
 static int thread_add(struct top_thread **v, size_t *n, size_t *cap, const struct top_row *r,
-		      uint64_t delta)
+		      uint64_t delta, enum phase ph)
 {
 	struct top_thread *t = NULL;
 
@@ -275,13 +277,19 @@ static int thread_add(struct top_thread **v, size_t *n, size_t *cap, const struc
 		t->busy += delta;
 	if (r->flags & SAMPLE_GIL)
 		t->gil += delta;
+	t->phase[ph] += delta;
 	return 0;
 }
 
+/* Busiest process first, its threads together, busiest first. */
 static int by_busy(const void *a, const void *b)
 {
 	const struct top_thread *x = a, *y = b;
 
+	if (x->process_busy != y->process_busy)
+		return (x->process_busy < y->process_busy) - (x->process_busy > y->process_busy);
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	return (x->busy < y->busy) - (x->busy > y->busy);
 }
 
@@ -296,6 +304,12 @@ static void draw_threads(const struct top_view *v, struct top_thread *t, size_t 
 	char label[160];
 	uint32_t last_pid = 0;
 
+	for (size_t i = 0; i < n; i++) {
+		t[i].process_busy = 0;
+		for (size_t k = 0; k < n; k++)
+			if (t[k].pid == t[i].pid)
+				t[i].process_busy += t[k].busy;
+	}
 	qsort(t, n, sizeof(*t), by_busy);
 	for (size_t i = 0; i < n && *lines > 0; i++, (*lines)--) {
 		uint64_t all = t[i].busy + t[i].idle;
@@ -352,7 +366,8 @@ static int draw(struct top_view *v, uint64_t now)
 {
 	struct top_thread *threads = NULL;
 	size_t nthreads = 0, cap_threads = 0, j = 0;
-	uint64_t ph[PHASE_KINDS] = { 0 }, busy = 0, busy_all = 0, classified = 0;
+	uint64_t busy = 0, busy_all = 0;
+	const struct top_thread *loop = NULL;
 	struct top_row *swap = v->prev;
 	size_t cap_swap = v->cap_prev;
 	int rows, cols, lines, ret;
@@ -384,13 +399,12 @@ static int draw(struct top_view *v, uint64_t now)
 			j++;
 		if (j < v->nprev && !by_key(&v->prev[j], r))
 			delta -= v->prev[j].weight;
-		if (!shown(v, r))
+		/* A thread with no sample in the last second (it ended) is not shown. */
+		if (!shown(v, r) || !delta)
 			continue;
-		if (thread_add(&threads, &nthreads, &cap_threads, r, delta) < 0)
-			break;
 		p = phase_of_row(v->phases.map, &row);
-		ph[p] += delta;
-		classified += p != PHASE_OTHER ? delta : 0;
+		if (thread_add(&threads, &nthreads, &cap_threads, r, delta, p) < 0)
+			break;
 		if (!(r->flags & SAMPLE_IDLE)) {
 			busy += delta;
 			busy_all += r->weight;
@@ -406,16 +420,29 @@ static int draw(struct top_view *v, uint64_t now)
 	put_line(cols, "showing %s%s, the last second's samples", v->pid ? "one process" :
 		 "every process", v->tid ? ", one thread" : "");
 	lines -= 2;
-	if (classified) {
+	/* The training loop's thread: the one that computed most, else the
+	 * one with the most time in any phase; its split of the last second. */
+	for (size_t i = 0; i < nthreads; i++) {
+		uint64_t c = threads[i].phase[PHASE_FORWARD] + threads[i].phase[PHASE_BACKWARD] +
+			     threads[i].phase[PHASE_OPTIMIZER];
+		uint64_t lc = loop ? loop->phase[PHASE_FORWARD] + loop->phase[PHASE_BACKWARD] +
+				     loop->phase[PHASE_OPTIMIZER] : 0;
+		uint64_t any = threads[i].busy + threads[i].idle - threads[i].phase[PHASE_OTHER];
+		uint64_t lany = loop ? loop->busy + loop->idle - loop->phase[PHASE_OTHER] : 0;
+
+		if (any && (!loop || c > lc || (c == lc && any > lany)))
+			loop = &threads[i];
+	}
+	if (loop) {
+		uint64_t all = loop->busy + loop->idle;
 		char buf[256];
 		size_t n = 0;
 
 		for (int k = 1; k < PHASE_KINDS && n < sizeof(buf); k++)
-			if (ph[k])
+			if (loop->phase[k])
 				n += (size_t)snprintf(buf + n, sizeof(buf) - n, "  %s %.0f%%",
-						      phase_name((enum phase)k),
-						      pct(ph[k], classified + ph[PHASE_OTHER]));
-		put_line(cols, "phases:%s", buf);
+						      phase_name((enum phase)k), pct(loop->phase[k], all));
+		put_line(cols, "phases of thread %" PRIu32 ":%s", loop->tid, buf);
 		lines--;
 	}
 	put_line(cols, "%s", "");
