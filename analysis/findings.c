@@ -17,7 +17,7 @@
 #include "formats/formats.h"
 
 #define FINDINGS_MAX 16
-#define EVIDENCE_MAX 3
+#define EVIDENCE_MAX 6
 
 struct finding {
 	const char *id;
@@ -352,16 +352,15 @@ static uint32_t python_leaf(const struct summary *s, uint32_t stack)
  * the CPU does something else. */
 static void gpu_underused(const struct summary *s, struct finding_list *l)
 {
-	uint64_t wall = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
-
-	for (size_t i = 0; i < s->ngpus && wall; i++) {
+	for (size_t i = 0; i < s->ngpus; i++) {
 		const struct summary_gpu *g = &s->gpus[i];
+		uint64_t wall = summary_gpu_window(s, g);
 		bool tiny = g->kernels >= 1000 && g->short_kernels * 2 >= g->kernels;
-		double busy = (double)g->busy_ns / (double)wall;
+		double busy = summary_gpu_busy_share(s, g);
 		struct finding *f;
 		char line[200];
 
-		if (!g->kernels || busy >= 0.5)
+		if (!g->kernels || !wall || busy >= 0.5)
 			continue;
 		f = add(l, tiny ? "launch-bound" : "gpu-idle", 1.0 - busy, 0, tiny ?
 			"fewer, larger kernels: larger batches, CUDA graphs or torch.compile, "
@@ -370,16 +369,83 @@ static void gpu_underused(const struct summary *s, struct finding_list *l)
 			"copies with compute (pin_memory, non_blocking=True)");
 		if (!f)
 			return;
-		snprintf(f->title, sizeof(f->title), "GPU %" PRIu32 " is busy %.0f%% of the run%s",
-			 g->device, 100.0 * busy, tiny ? ", its kernels mostly tiny" : "");
+		snprintf(f->title, sizeof(f->title), "GPU %" PRIu32 " is busy %.0f%% of the time "
+			 "since its first kernel%s", g->device, 100.0 * busy,
+			 tiny ? ", its kernels mostly tiny" : "");
 		evidence(f, "%" PRIu64 " kernels, %.0f%% of them under 10 us, %.1f us each on average; "
-			 "busy %.3f s of %.3f s", g->kernels,
+			 "busy %.3f s of the %.3f s since its first kernel", g->kernels,
 			 100.0 * (double)g->short_kernels / (double)g->kernels,
 			 (double)g->kernel_ns / 1e3 / (double)g->kernels, (double)g->busy_ns / 1e9,
 			 (double)wall / 1e9);
 		if (g->launch_stack) {
 			line_text(s->p, python_leaf(s, g->launch_stack), line, sizeof(line));
 			evidence(f, "launched most from %s (%" PRIu64 " kernels)", line, g->launch_count);
+		}
+	}
+}
+
+static void bytes_text(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= 1ull << 30)
+		snprintf(buf, len, "%.2f GiB", (double)bytes / (double)(1ull << 30));
+	else
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (double)(1ull << 20));
+}
+
+/* Copies the host waits for (from or to pageable memory, or synchronous),
+ * or copies on the NULL stream that take a large share of the run: the
+ * GPU cannot overlap them with kernels. */
+static void host_copies(const struct summary *s, struct finding_list *l)
+{
+	for (size_t i = 0; i < s->ngpus; i++) {
+		const struct summary_gpu *g = &s->gpus[i];
+		uint64_t wall = summary_gpu_window(s, g);
+		uint64_t slow = g->slow_ns > g->slow_call_ns ? g->slow_ns : g->slow_call_ns;
+		bool slow_costs = (double)slow >= 0.02 * (double)wall;
+		bool null_costs = (double)g->null_ns >= 0.10 * (double)wall;
+		struct finding *f;
+		char b[32], line[200];
+		double cost;
+
+		if (!wall || !g->copies || (!slow_costs && !null_costs))
+			continue;
+		cost = (double)(slow_costs ? slow : g->null_ns) / (double)wall;
+		f = add(l, "copies", cost < 1.0 ? cost : 1.0, 0, slow_costs ?
+			"pin the host's memory (DataLoader(pin_memory=True), tensor.pin_memory()) and "
+			"copy with .to(device, non_blocking=True); then copy on a side stream to "
+			"overlap the copies with compute" :
+			"copy the next batch on a side stream (torch.cuda.Stream, then "
+			"wait_stream before using it) so copies overlap the current step's kernels");
+		if (!f)
+			return;
+		if (slow_costs)
+			snprintf(f->title, sizeof(f->title), "copies between the host and GPU %" PRIu32
+				 " that the host waits for take %.0f%% of the time since its first "
+				 "kernel", g->device, 100.0 * f->cost);
+		else
+			snprintf(f->title, sizeof(f->title), "copies on GPU %" PRIu32 "'s default "
+				 "stream take %.0f%% of the time since its first kernel, not overlapped "
+				 "with its kernels",
+				 g->device, 100.0 * f->cost);
+		bytes_text(g->copy_bytes, b, sizeof(b));
+		evidence(f, "%" PRIu64 " copies between host and GPU, %s, %.3f s on the GPU", g->copies,
+			 b, (double)g->copy_ns / 1e9);
+		if (g->pageable_copies) {
+			bytes_text(g->pageable_bytes, b, sizeof(b));
+			evidence(f, "%" PRIu64 " from or to pageable memory (%s): the driver stages "
+				 "them through a pinned buffer while the host waits", g->pageable_copies, b);
+		}
+		if (g->sync_copies)
+			evidence(f, "%" PRIu64 " synchronous for the host", g->sync_copies);
+		if (g->slow_call_ns >= 1000000)
+			evidence(f, "the host spent %.3f s in the calls that made the pageable or "
+				 "synchronous ones", (double)g->slow_call_ns / 1e9);
+		if (g->null_copies)
+			evidence(f, "%" PRIu64 " on the default (NULL) stream, %.3f s, which runs "
+				 "nothing else meanwhile", g->null_copies, (double)g->null_ns / 1e9);
+		if (g->copy_stack) {
+			line_text(s->p, python_leaf(s, g->copy_stack), line, sizeof(line));
+			evidence(f, "copied most from %s (%" PRIu64 " copies)", line, g->copy_count);
 		}
 	}
 }
@@ -395,6 +461,7 @@ static void findings_find(const struct summary *s, struct finding_list *l)
 {
 	l->n = 0;
 	gpu_underused(s, l);
+	host_copies(s, l);
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct summary_process *sp = &s->procs[i];
 
@@ -404,9 +471,12 @@ static void findings_find(const struct summary *s, struct finding_list *l)
 		slow_start(s, sp, l);
 		worker_restarts(s, sp, l);
 		data_bound(s, sp, l);
-		phase_cost(s, sp, l, PHASE_SYNC, 0.05, "host-sync", "the loop waits for the GPU:",
-			   "keep results on the GPU: read .item() every N steps, not each one; no "
-			   ".cpu()/.tolist() in the step; copies with non_blocking=True");
+		/* Waiting for a GPU that is busy throughout costs nothing: the
+		 * GPU sets the pace. */
+		if (summary_process_gpu_busy(s, sp) < 0.8)
+			phase_cost(s, sp, l, PHASE_SYNC, 0.05, "host-sync", "the loop waits for the GPU:",
+				   "keep results on the GPU: read .item() every N steps, not each one; "
+				   "no .cpu()/.tolist() in the step; copies with non_blocking=True");
 		phase_cost(s, sp, l, PHASE_LOGGING, 0.05, "logging", "logging takes",
 			   "log every N steps; format messages lazily; move metrics off the step's path");
 	}

@@ -32,6 +32,26 @@ static struct summary_process *process_of(struct summary *s, uint32_t pid)
 	return &s->procs[s->nprocs++];
 }
 
+uint64_t summary_gpu_window(const struct summary *s, const struct summary_gpu *g)
+{
+	return g->first_ns && s->end_ns > g->first_ns ? s->end_ns - g->first_ns : 0;
+}
+
+double summary_gpu_busy_share(const struct summary *s, const struct summary_gpu *g)
+{
+	uint64_t window = summary_gpu_window(s, g);
+
+	return window ? MIN(1.0, (double)g->busy_ns / (double)window) : 0;
+}
+
+double summary_process_gpu_busy(const struct summary *s, const struct summary_process *sp)
+{
+	uint64_t window = sp->gpu_first_ns && s->end_ns > sp->gpu_first_ns ?
+			  s->end_ns - sp->gpu_first_ns : 0;
+
+	return window ? MIN(1.0, (double)sp->gpu_work_ns / (double)window) : 0;
+}
+
 static struct summary_thread *thread_of(struct summary_process *sp, uint32_t tid)
 {
 	for (size_t i = sp->nthreads; i-- > 0;)
@@ -267,27 +287,68 @@ static int by_device_start(const void *a, const void *b)
 	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
-/* Kernels by the stack that launched them (the first 256 stacks). */
-static int launch_add(struct summary *s, uint32_t device, uint32_t stack)
+static int launch_add(struct launch_tallies *t, uint32_t device, uint32_t stack)
 {
-	for (size_t i = s->nlaunches; i-- > 0;)
-		if (s->launches[i].stack == stack && s->launches[i].device == device) {
-			s->launches[i].kernels++;
+	for (size_t i = t->n; i-- > 0;)
+		if (t->v[i].stack == stack && t->v[i].device == device) {
+			t->v[i].count++;
 			return 0;
 		}
-	if (s->nlaunches == 256)
+	if (t->n == 256)
 		return 0;
-	if (ARRAY_RESERVE(s->launches, s->cap_launches, s->nlaunches + 1, 16) < 0)
+	if (ARRAY_RESERVE(t->v, t->cap, t->n + 1, 16) < 0)
 		return -ENOMEM;
-	s->launches[s->nlaunches++] = (struct launch_tally){ device, stack, 1 };
+	t->v[t->n++] = (struct launch_tally){ device, stack, 1 };
 	return 0;
+}
+
+/* A copy between the host and a GPU; slow when the host waits for it
+ * (pageable memory is staged through a pinned buffer synchronously). */
+static int host_copy(struct summary *s, struct summary_gpu *g, const struct gpu_activity *a)
+{
+	uint64_t ns = a->end_ns - a->start_ns;
+	bool pageable = a->src_kind == GPU_MEMORY_KIND_PAGEABLE ||
+			a->dst_kind == GPU_MEMORY_KIND_PAGEABLE;
+	bool sync = !a->async && (a->src_kind || a->dst_kind);
+
+	if (a->copy_kind != GPU_COPY_KIND_HTOD && a->copy_kind != GPU_COPY_KIND_DTOH)
+		return 0;
+	g->copies++;
+	g->copy_ns += ns;
+	g->copy_bytes += a->bytes;
+	g->pageable_copies += pageable;
+	g->pageable_bytes += pageable ? a->bytes : 0;
+	g->sync_copies += sync;
+	if (a->null_stream)
+		g->null_copies++, g->null_ns += ns;
+	if (!pageable && !sync)
+		return 0;
+	g->slow_ns += ns;
+	if (a->launch_end_ns > a->launch_start_ns)
+		g->slow_call_ns += a->launch_end_ns - a->launch_start_ns;
+	return a->stack ? launch_add(&s->copy_sites, a->device, a->stack) : 0;
 }
 
 struct gpu_pass {
 	struct summary *s;
 	struct summary_gpu *g;
 	uint64_t end; /* of the union so far on g's device */
+	struct summary_process *proc; /* the last activity's */
+	bool kernel_seen; /* on g's device */
 };
+
+/* The first kernel's start, else the first activity's (in start order). */
+static void window_start(uint64_t *first, bool *kernel_seen, const struct gpu_activity *a)
+{
+	if (*kernel_seen)
+		return;
+	if (a->kind == GPU_ACTIVITY_KERNEL) {
+		*first = a->start_ns;
+		*kernel_seen = true;
+	} else if (!*first) {
+		*first = a->start_ns;
+	}
+}
 
 static int gpu_activity(const struct gpu_activity *a, void *ctx)
 {
@@ -307,13 +368,27 @@ static int gpu_activity(const struct gpu_activity *a, void *ctx)
 		gp->g = &s->gpus[s->ngpus++];
 		*gp->g = (struct summary_gpu){ .device = a->device };
 		gp->end = 0;
+		gp->kernel_seen = false;
 	}
+	if (!gp->proc || gp->proc->pid != a->pid) {
+		gp->proc = NULL;
+		for (size_t i = 0; i < s->nprocs && !gp->proc; i++)
+			if (s->procs[i].pid == a->pid)
+				gp->proc = &s->procs[i];
+	}
+	if (gp->proc) {
+		window_start(&gp->proc->gpu_first_ns, &gp->proc->gpu_kernel_seen, a);
+		gp->proc->gpu_work_ns += a->end_ns - a->start_ns;
+	}
+	window_start(&gp->g->first_ns, &gp->kernel_seen, a);
 	if (a->kind == GPU_ACTIVITY_KERNEL) {
 		gp->g->kernels++;
 		gp->g->kernel_ns += a->end_ns - a->start_ns;
 		gp->g->short_kernels += a->end_ns - a->start_ns < 10000;
-		if (a->stack && launch_add(s, a->device, a->stack) < 0)
+		if (a->stack && launch_add(&s->kernel_sites, a->device, a->stack) < 0)
 			return -ENOMEM;
+	} else if (a->kind == GPU_ACTIVITY_MEMCPY && host_copy(s, gp->g, a) < 0) {
+		return -ENOMEM;
 	}
 	/* Streams overlap: only what no earlier activity covered. */
 	if (a->end_ns > gp->end) {
@@ -358,21 +433,33 @@ static int power_reading(const struct counter_sample *c, void *ctx)
 	return 0;
 }
 
+/* Each GPU's busiest launching stack in t, of kernels or of slow copies. */
+static int busiest_sites(struct summary *s, const struct launch_tallies *t, bool copies)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct summary_gpu *g = gpu_of(s, t->v[i].device);
+		uint64_t *count;
+
+		if (!g)
+			return -ENOMEM;
+		count = copies ? &g->copy_count : &g->launch_count;
+		if (t->v[i].count > *count) {
+			*count = t->v[i].count;
+			*(copies ? &g->copy_stack : &g->launch_stack) = t->v[i].stack;
+		}
+	}
+	return 0;
+}
+
 static int gpus_find(struct summary *s)
 {
 	struct gpu_pass gp = { .s = s };
 	int ret = profile_for_each_gpu_activity_sorted(s->p, by_device_start, gpu_activity, &gp);
 
-	for (size_t i = 0; !ret && i < s->nlaunches; i++) {
-		struct summary_gpu *g = gpu_of(s, s->launches[i].device);
-
-		if (!g)
-			return -ENOMEM;
-		if (s->launches[i].kernels > g->launch_count) {
-			g->launch_count = s->launches[i].kernels;
-			g->launch_stack = s->launches[i].stack;
-		}
-	}
+	if (!ret)
+		ret = busiest_sites(s, &s->kernel_sites, false);
+	if (!ret)
+		ret = busiest_sites(s, &s->copy_sites, true);
 	return ret ? ret : profile_for_each_counter(s->p, power_reading, s);
 }
 
@@ -478,6 +565,7 @@ void summary_free(struct summary *s)
 	}
 	free(s->procs);
 	free(s->gpus);
-	free(s->launches);
+	free(s->kernel_sites.v);
+	free(s->copy_sites.v);
 	free(s);
 }

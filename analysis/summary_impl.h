@@ -70,15 +70,30 @@ struct summary_process {
 	uint64_t native_ns, compute_ns;
 	struct summary_loader *loaders;
 	size_t nloaders, cap_loaders;
+	/* Its GPU work: the first kernel's start (as summary_gpu's first_ns),
+	 * all activities' time summed. */
+	uint64_t gpu_first_ns, gpu_work_ns;
+	bool gpu_kernel_seen;
 };
 
 struct summary_gpu {
 	uint32_t device;
 	uint64_t busy_ns, kernels; /* busy: kernels', copies' and memsets' union */
+	uint64_t first_ns;         /* its first kernel's start (its first work's
+				    * without kernels): the run before it (imports,
+				    * setup, weights copied in) is not the GPU's */
 	uint64_t short_kernels;    /* under 10 us: launch overhead rules them */
 	uint64_t kernel_ns;        /* the kernels' own time, summed */
 	uint32_t launch_stack;     /* the stack that launched the most kernels */
 	uint64_t launch_count;
+	/* Copies between the host and this GPU; "slow" ones are the host's
+	 * burden: from or to pageable memory, or synchronous. */
+	uint64_t copies, copy_ns, copy_bytes;
+	uint64_t pageable_copies, pageable_bytes, sync_copies, null_copies;
+	uint64_t slow_ns, slow_call_ns; /* slow copies' GPU time, and their API calls' */
+	uint64_t null_ns;          /* copies on the NULL stream: no overlap with kernels */
+	uint32_t copy_stack;       /* the stack that made the most slow copies */
+	uint64_t copy_count;
 	double energy_j;           /* its NVML power readings over time; */
 	bool have_energy;          /* ... none without them */
 	uint64_t power_at;         /* the last reading's time, its watts */
@@ -87,7 +102,13 @@ struct summary_gpu {
 
 struct launch_tally {
 	uint32_t device, stack;
-	uint64_t kernels;
+	uint64_t count;
+};
+
+/* Stacks that launched GPU work, by device: the first 256 seen. */
+struct launch_tallies {
+	struct launch_tally *v;
+	size_t n, cap;
 };
 
 struct summary {
@@ -99,9 +120,15 @@ struct summary {
 	uint64_t start_ns, end_ns;     /* the timeline's; 0 without one */
 	struct summary_gpu *gpus;
 	size_t ngpus, cap_gpus;
-	struct launch_tally *launches; /* kernels by launching stack */
-	size_t nlaunches, cap_launches;
+	struct launch_tallies kernel_sites, copy_sites; /* kernels, slow copies */
 };
+
+/* The time from a GPU's first kernel to the run's end; 0 unknown. */
+uint64_t summary_gpu_window(const struct summary *s, const struct summary_gpu *g);
+/* Its busy time's share of that window (work before it counted, at most 1). */
+double summary_gpu_busy_share(const struct summary *s, const struct summary_gpu *g);
+/* A process's GPU work's share of the time since its first: 0 with none. */
+double summary_process_gpu_busy(const struct summary *s, const struct summary_process *sp);
 
 /* findings.c: every finding as a JSON array, for summary.json. */
 int findings_json_write(const struct summary *s, FILE *out);

@@ -239,14 +239,21 @@ int summary_json_write(const struct summary *s, FILE *out)
 	findings_json_write(s, out);
 	fputs(",\n \"gpus\": [", out);
 	for (size_t i = 0; i < s->ngpus; i++) {
+		const struct summary_gpu *g = &s->gpus[i];
+
 		fprintf(out, "%s{\"device\": %" PRIu32 ", \"busy\": %.4f, \"busy_s\": %.6f, "
-			"\"kernels\": %" PRIu64 ", \"energy_j\": ", i ? ", " : "", s->gpus[i].device,
-			share(s->gpus[i].busy_ns, s->end_ns - s->start_ns),
-			(double)s->gpus[i].busy_ns / 1e9, s->gpus[i].kernels);
-		if (s->gpus[i].have_energy)
-			fprintf(out, "%.3f}", s->gpus[i].energy_j);
+			"\"kernels\": %" PRIu64 ", \"energy_j\": ", i ? ", " : "", g->device,
+			share(g->busy_ns, s->end_ns - s->start_ns), (double)g->busy_ns / 1e9, g->kernels);
+		if (g->have_energy)
+			fprintf(out, "%.3f", g->energy_j);
 		else
-			fputs("null}", out);
+			fputs("null", out);
+		fprintf(out, ", \"active_s\": %.6f, \"busy_active\": %.4f",
+			(double)summary_gpu_window(s, g) / 1e9, summary_gpu_busy_share(s, g));
+		fprintf(out, ", \"copies\": {\"count\": %" PRIu64 ", \"bytes\": %" PRIu64
+			", \"gpu_s\": %.6f, \"pageable\": %" PRIu64 ", \"synchronous\": %" PRIu64
+			", \"default_stream\": %" PRIu64 "}}", g->copies, g->copy_bytes,
+			(double)g->copy_ns / 1e9, g->pageable_copies, g->sync_copies, g->null_copies);
 	}
 	fputs("]}\n", out);
 	return ferror(out) ? -EIO : 0;

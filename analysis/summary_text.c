@@ -292,13 +292,22 @@ int summary_text_write(const struct summary *s, bool gpu, FILE *out)
 		fprintf(out, "trainsample: and %zu more processes with %" PRIu64 " samples in all\n",
 			s->nprocs - n, rest);
 	for (size_t i = 0; gpu && i < s->ngpus; i++) {
+		const struct summary_gpu *g = &s->gpus[i];
+		uint64_t window = summary_gpu_window(s, g);
+
 		fprintf(out, "trainsample: GPU %" PRIu32 ": busy %.0f%% of %.2f s (%.3f s of kernels and "
-			"copies), %" PRIu64 " kernels", s->gpus[i].device,
-			pct(s->gpus[i].busy_ns, s->end_ns - s->start_ns),
-			(double)(s->end_ns - s->start_ns) / 1e9, (double)s->gpus[i].busy_ns / 1e9,
-			s->gpus[i].kernels);
-		if (s->gpus[i].have_energy)
-			fprintf(out, ", %.1f J", s->gpus[i].energy_j);
+			"copies)", g->device, pct(g->busy_ns, s->end_ns - s->start_ns),
+			(double)(s->end_ns - s->start_ns) / 1e9, (double)g->busy_ns / 1e9);
+		/* The run's start (imports, setup) is not the GPU's to use. */
+		if (window && window * 10 < (s->end_ns - s->start_ns) * 9)
+			fprintf(out, ", %.0f%% of the %.2f s since its first kernel",
+				100.0 * summary_gpu_busy_share(s, g), (double)window / 1e9);
+		fprintf(out, ", %" PRIu64 " kernels", g->kernels);
+		if (g->copies)
+			fprintf(out, ", %" PRIu64 " copies to or from the host (%" PRIu64 " pageable)",
+				g->copies, g->pageable_copies);
+		if (g->have_energy)
+			fprintf(out, ", %.1f J", g->energy_j);
 		fputc('\n', out);
 	}
 	free(shown);

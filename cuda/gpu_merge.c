@@ -204,6 +204,20 @@ static char *demangled(const char *name)
 	return sym_demangle(name, strlen(name), &out) == 0 ? out : NULL;
 }
 
+static void on_stream(struct gpu_source *s, const struct gpu_rec_stream *r)
+{
+	if (r->flag == GPU_STREAM_FLAG_NULL && s->nnull_streams < GPU_NULL_STREAMS)
+		s->null_streams[s->nnull_streams++] = (struct gpu_stream_id){ r->context, r->stream };
+}
+
+static bool on_null_stream(const struct gpu_source *s, uint32_t context, uint32_t stream)
+{
+	for (uint32_t i = 0; i < s->nnull_streams; i++)
+		if (s->null_streams[i].context == context && s->null_streams[i].stream == stream)
+			return true;
+	return false;
+}
+
 static void on_activity(struct gpu_merge *g, struct gpu_source *s, const struct gpu_record *r)
 {
 	const struct gpu_rec_activity *ra = &r->u.activity;
@@ -214,6 +228,9 @@ static void on_activity(struct gpu_merge *g, struct gpu_source *s, const struct 
 			r->type == GPU_REC_MEMSET ? GPU_ACTIVITY_MEMSET : GPU_ACTIVITY_SYNC,
 		.device = ra->device, .stream = ra->stream, .correlation = ra->correlation,
 		.start_ns = ra->start_ns, .end_ns = ra->end_ns, .copy_kind = ra->copy_kind,
+		.src_kind = ra->src_kind, .dst_kind = ra->dst_kind,
+		.async = (ra->copy_flags & GPU_COPY_FLAG_ASYNC) != 0,
+		.null_stream = on_null_stream(s, ra->context, ra->stream),
 		.bytes = ra->bytes, .pid = s->pid,
 		.grid = { ra->grid[0], ra->grid[1], ra->grid[2] },
 		.block = { ra->block[0], ra->block[1], ra->block[2] },
@@ -311,6 +328,9 @@ static void on_record(void *ctx, const struct gpu_record *r)
 		break;
 	case GPU_REC_DROPPED:
 		pl->merge->dropped += r->u.dropped.records;
+		break;
+	case GPU_REC_STREAM:
+		on_stream(pl->source, &r->u.stream);
 		break;
 	}
 }

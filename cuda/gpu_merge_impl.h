@@ -19,6 +19,8 @@ struct gpu_launch {
 };
 
 /* One agent's file: its ids mapped to the model's. */
+#define GPU_NULL_STREAMS 16 /* contexts a process has: one or a few per GPU */
+
 struct gpu_source {
 	struct gpu_source *next;
 	char *path;
@@ -32,6 +34,10 @@ struct gpu_source {
 	uint32_t *corr_key, *corr_val; /* correlation id -> launch slot + 1 */
 	uint32_t corr_cap, corr_used, corr_filled;
 	uint64_t newest_ns; /* the latest activity's start */
+	struct gpu_stream_id {
+		uint32_t context, stream;
+	} null_streams[GPU_NULL_STREAMS]; /* each context's legacy default stream */
+	uint32_t nnull_streams;
 };
 
 struct gpu_poll {
@@ -64,6 +70,7 @@ struct gpu_merge {
 	struct gpu_source *sources;
 	uint64_t started, launches, activities, dropped;
 	uint64_t copy_bytes[16], copies[16]; /* by CUPTI copy kind */
+	uint64_t copies_pageable[16], copies_sync[16];
 	uint64_t memset_bytes;
 	struct gpu_device_stats *devices;
 	uint32_t ndevices;

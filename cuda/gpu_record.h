@@ -45,7 +45,8 @@ enum gpu_record_type {
 	GPU_REC_DEVICE,
 	GPU_REC_STATUS,      /* the agent says something the user should read */
 	GPU_REC_DROPPED,     /* records lost since the last such record */
-	GPU_REC_TYPE_MAX = GPU_REC_DROPPED,
+	GPU_REC_STREAM,      /* a stream CUPTI saw made: which one is the NULL stream */
+	GPU_REC_TYPE_MAX = GPU_REC_STREAM,
 };
 
 enum gpu_copy_kind { /* CUPTI's CUpti_ActivityMemcpyKind values */
@@ -56,6 +57,23 @@ enum gpu_copy_kind { /* CUPTI's CUpti_ActivityMemcpyKind values */
 	GPU_COPY_HTOH = 9,
 	GPU_COPY_PTOP = 10,
 };
+
+/* CUPTI's CUpti_ActivityMemoryKind values: where a copy reads and writes. */
+enum gpu_memory_kind {
+	GPU_MEMORY_UNKNOWN = 0,
+	GPU_MEMORY_PAGEABLE = 1, /* ordinary host memory: staged, synchronous */
+	GPU_MEMORY_PINNED = 2,
+	GPU_MEMORY_DEVICE = 3,
+	GPU_MEMORY_ARRAY = 4,
+	GPU_MEMORY_MANAGED = 5,
+	GPU_MEMORY_DEVICE_STATIC = 6,
+	GPU_MEMORY_MANAGED_STATIC = 7,
+};
+
+#define GPU_COPY_FLAG_ASYNC 1u /* CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC */
+
+/* CUPTI's CUpti_ActivityStreamFlag: NULL is the legacy default stream. */
+#define GPU_STREAM_FLAG_NULL 3u
 
 enum gpu_status {
 	GPU_STATUS_STARTED = 1,   /* collecting */
@@ -101,6 +119,14 @@ struct gpu_rec_activity {
 	uint64_t bytes;            /* memcpy, memset */
 	int32_t grid[3], block[3]; /* kernel */
 	uint32_t shared_bytes;     /* kernel: static + dynamic shared memory */
+	uint8_t src_kind, dst_kind; /* memcpy: enum gpu_memory_kind */
+	uint8_t copy_flags;        /* memcpy: GPU_COPY_FLAG_* */
+	uint8_t pad;
+};
+
+struct gpu_rec_stream {
+	uint32_t context, stream;
+	uint32_t flag;             /* CUPTI's stream flag: GPU_STREAM_FLAG_NULL */
 };
 
 struct gpu_rec_device {
@@ -132,6 +158,7 @@ struct gpu_record {
 		struct gpu_rec_device device;
 		struct gpu_rec_status status;
 		struct gpu_rec_dropped dropped;
+		struct gpu_rec_stream stream;
 		uint8_t bytes[GPU_RECORD_SIZE - 8];
 	} u;
 };

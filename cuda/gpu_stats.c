@@ -47,6 +47,19 @@ static void kernel(struct gpu_merge *g, const struct gpu_activity *a)
 	g->kernels[g->kernel_of[a->name] - 1].total_ns += a->end_ns - a->start_ns;
 }
 
+static void copy(struct gpu_merge *g, const struct gpu_activity *a)
+{
+	uint32_t k = a->copy_kind & 15;
+
+	g->copy_bytes[k] += a->bytes;
+	g->copies[k]++;
+	if (a->src_kind == GPU_MEMORY_PAGEABLE || a->dst_kind == GPU_MEMORY_PAGEABLE)
+		g->copies_pageable[k]++;
+	/* Only a record that says which (it has memory kinds) is counted. */
+	if (!a->async && (a->src_kind || a->dst_kind))
+		g->copies_sync[k]++;
+}
+
 void gpu_stats_add(struct gpu_merge *g, const struct gpu_activity *a)
 {
 	struct gpu_device_stats *d;
@@ -57,7 +70,7 @@ void gpu_stats_add(struct gpu_merge *g, const struct gpu_activity *a)
 	if (a->kind == GPU_ACTIVITY_KERNEL)
 		kernel(g, a);
 	else if (a->kind == GPU_ACTIVITY_MEMCPY)
-		g->copy_bytes[a->copy_kind & 15] += a->bytes, g->copies[a->copy_kind & 15]++;
+		copy(g, a);
 	else
 		g->memset_bytes += a->bytes;
 	d = device(g, a->device);
@@ -172,7 +185,12 @@ void gpu_merge_summary(struct gpu_merge *g, FILE *out, uint64_t wall_ns)
 		if (!g->copies[kinds[i]])
 			continue;
 		bytes_text(g->copy_bytes[kinds[i]], b, sizeof(b));
-		fprintf(out, "  memcpy %s: %s in %" PRIu64 " copies\n", gpu_copy_kind_name(kinds[i]), b,
+		fprintf(out, "  memcpy %s: %s in %" PRIu64 " copies", gpu_copy_kind_name(kinds[i]), b,
 			g->copies[kinds[i]]);
+		if (g->copies_pageable[kinds[i]])
+			fprintf(out, ", %" PRIu64 " of pageable memory", g->copies_pageable[kinds[i]]);
+		if (g->copies_sync[kinds[i]])
+			fprintf(out, ", %" PRIu64 " synchronous", g->copies_sync[kinds[i]]);
+		fputc('\n', out);
 	}
 }

@@ -117,6 +117,12 @@ enum gpu_activity_kind {
 	GPU_ACTIVITY_KIND_MAX = GPU_ACTIVITY_SYNC,
 };
 
+/* CUPTI's values, as the agent records them. */
+#define GPU_COPY_KIND_HTOD 1
+#define GPU_COPY_KIND_DTOH 2
+#define GPU_MEMORY_KIND_PAGEABLE 1
+#define GPU_MEMORY_KIND_PINNED 2
+
 /* What the GPU did, and which thread and stack asked for it. */
 struct gpu_activity {
 	uint32_t kind;              /* enum gpu_activity_kind */
@@ -124,6 +130,9 @@ struct gpu_activity {
 	uint64_t start_ns, end_ns;  /* CLOCK_MONOTONIC, as samples */
 	uint32_t name;              /* string id: the kernel (demangled); 0 */
 	uint32_t copy_kind;         /* memcpy: CUPTI's kind (1 HtoD, 2 DtoH, 8 DtoD, 10 peer) */
+	uint8_t src_kind, dst_kind; /* memcpy: CUPTI's memory kinds (1 pageable, 2 pinned, 3 device) */
+	bool async;                 /* memcpy: CUPTI saw it asynchronous for the host */
+	bool null_stream;           /* on the legacy default (NULL) stream, as CUPTI named it */
 	uint64_t bytes;
 	int32_t grid[3], block[3];
 	uint32_t pid, tid;          /* the launching thread; tid 0: unknown */

@@ -28,7 +28,7 @@
  *             aggregated before the writer opened)
  *   GPU       kind, start delta (zigzag, from the previous GPU record's
  *             start), duration, device, stream, correlation, name, copy
- *             kind, bytes, grid x y z, block x y z, pid, tid, stack, launch
+ *             (TSPROF_GPU_COPY_*: CUPTI's kind, the memory kinds, flags), bytes, grid x y z, block x y z, pid, tid, stack, launch
  *             start (zigzag from start, + 1; 0: unknown), launch duration,
  *             api
  *   COUNTER   track (string id), time delta (zigzag, from the previous
@@ -79,6 +79,14 @@ enum tsprof_record_tag {
 };
 
 #define TSPROF_GPU_FIELDS 21
+
+/* A GPU record's copy field: CUPTI's copy kind in the low byte, then the
+ * source's and destination's memory kinds; files before them hold 0 there,
+ * "unknown". */
+#define TSPROF_GPU_COPY_SRC_SHIFT 8
+#define TSPROF_GPU_COPY_DST_SHIFT 16
+#define TSPROF_GPU_COPY_ASYNC (1u << 24)
+#define TSPROF_GPU_COPY_NULL_STREAM (1u << 25)
 
 static inline void tsprof_put_u32(uint8_t *p, uint32_t v)
 {

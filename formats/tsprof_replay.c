@@ -287,7 +287,11 @@ static int apply_gpu(struct tsprof_replay *rp, const uint64_t *n)
 	struct gpu_activity a = {
 		.kind = (uint32_t)n[0], .device = (uint32_t)n[3], .stream = (uint32_t)n[4],
 		.correlation = (uint32_t)n[5], .name = tsprof_merge_id(rp->string_ids, n[6], m),
-		.copy_kind = (uint32_t)n[7], .bytes = n[8], .pid = (uint32_t)n[15] + rp->pid_add,
+		.copy_kind = (uint32_t)n[7] & 0xff,
+		.src_kind = (uint8_t)(n[7] >> TSPROF_GPU_COPY_SRC_SHIFT),
+		.dst_kind = (uint8_t)(n[7] >> TSPROF_GPU_COPY_DST_SHIFT),
+		.async = (n[7] & TSPROF_GPU_COPY_ASYNC) != 0,
+		.null_stream = (n[7] & TSPROF_GPU_COPY_NULL_STREAM) != 0, .bytes = n[8], .pid = (uint32_t)n[15] + rp->pid_add,
 		.tid = (uint32_t)n[16], .stack = tsprof_merge_id(rp->stack_ids, n[17], m),
 		.api = tsprof_merge_id(rp->string_ids, n[20], m),
 	};

@@ -278,7 +278,11 @@ static void on_gpu(void *ctx, const struct gpu_activity *a)
 	q = tsprof_put_varint(q, a->stream);
 	q = tsprof_put_varint(q, a->correlation);
 	q = tsprof_put_varint(q, a->name);
-	q = tsprof_put_varint(q, a->copy_kind);
+	q = tsprof_put_varint(q, (a->copy_kind & 0xff) |
+				 (uint32_t)a->src_kind << TSPROF_GPU_COPY_SRC_SHIFT |
+				 (uint32_t)a->dst_kind << TSPROF_GPU_COPY_DST_SHIFT |
+				 (a->async ? TSPROF_GPU_COPY_ASYNC : 0) |
+				 (a->null_stream ? TSPROF_GPU_COPY_NULL_STREAM : 0));
 	q = tsprof_put_varint(q, a->bytes);
 	for (int i = 0; i < 3; i++)
 		q = tsprof_put_varint(q, (uint32_t)a->grid[i]);

@@ -5,7 +5,8 @@
 # (the nvcc-built programs) and .devlib/ (libdw, libelf, libunwind; the
 # toolkit's libcupti in .devlib/cupti) brought along. Prints the machine,
 # where its CUPTI is, then make gpu-check's checks; with $OUT set, leaves
-# the log and the outputs (binaries left out) there.
+# the log and the outputs (binaries left out) there. An argument names
+# the check script to run instead of all of them (tests/cuda/gpu_check*.sh).
 cd "$(dirname "$0")/.." || exit 1
 export LD_LIBRARY_PATH=$PWD/.devlib/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 DEST=${OUT:-}
@@ -28,7 +29,7 @@ touch build/gpu-check/* 2>/dev/null # newer than their sources: not built again
 	fi
 	build/trainsample record -q --gpu=on --stats -o /tmp/probe/p.folded -- build/gpu-check/vector_add
 	date
-	timeout 400 sh tests/cuda/gpu_check.sh
+	timeout 400 sh "${1:-tests/cuda/gpu_check.sh}"
 	date
 } 2>&1 | tee /tmp/gpu-machine.log
 if [ -n "$DEST" ]; then
@@ -36,7 +37,7 @@ if [ -n "$DEST" ]; then
 	# One trace, the GPU flamegraphs, the summaries, the checks' texts.
 	tar -czf "$DEST/gpu-check.tar.gz" -C build/gpu-check \
 		--exclude='loop*.json' --exclude='attach-*.trace.json' --exclude='raw-*' \
-		$(cd build/gpu-check && ls | grep -vxE 'vector_add|kernel_loop|graph|marks|busy|libpylaunch.so')
+		$(cd build/gpu-check && ls | grep -vxE 'vector_add|kernel_loop|graph|marks|busy|copies|libpylaunch.so')
 	tar -czf "$DEST/raw.tar.gz" -C build/gpu-check $(cd build/gpu-check && ls -d raw-* 2>/dev/null)
 	ls -la "$DEST"
 fi

@@ -57,6 +57,7 @@ static bool convert_any(const CUpti_Activity *rec, struct gpu_record *r)
 			.start_ns = m->start, .end_ns = m->end, .device = m->deviceId,
 			.context = m->contextId, .stream = m->streamId,
 			.correlation = m->correlationId, .copy_kind = m->copyKind, .bytes = m->bytes,
+			.src_kind = m->srcKind, .dst_kind = m->dstKind, .copy_flags = m->flags,
 		};
 		return true;
 	}
@@ -68,6 +69,7 @@ static bool convert_any(const CUpti_Activity *rec, struct gpu_record *r)
 			.start_ns = m->start, .end_ns = m->end, .device = m->deviceId,
 			.context = m->contextId, .stream = m->streamId,
 			.correlation = m->correlationId, .copy_kind = GPU_COPY_PTOP, .bytes = m->bytes,
+			.src_kind = m->srcKind, .dst_kind = m->dstKind, .copy_flags = m->flags,
 		};
 		return true;
 	}
@@ -79,6 +81,15 @@ static bool convert_any(const CUpti_Activity *rec, struct gpu_record *r)
 			.start_ns = m->start, .end_ns = m->end, .device = m->deviceId,
 			.context = m->contextId, .stream = m->streamId,
 			.correlation = m->correlationId, .bytes = m->bytes,
+		};
+		return true;
+	}
+	case CUPTI_ACTIVITY_KIND_STREAM: {
+		const CUpti_ActivityStream *st = (const void *)rec;
+
+		r->type = GPU_REC_STREAM;
+		r->u.stream = (struct gpu_rec_stream){
+			.context = st->contextId, .stream = st->streamId, .flag = st->flag,
 		};
 		return true;
 	}
@@ -126,7 +137,7 @@ static bool convert(const CUpti_Activity *rec, struct gpu_record *r)
 {
 	if (!convert_any(rec, r))
 		return false;
-	return r->type == GPU_REC_DEVICE || timed(r);
+	return r->type == GPU_REC_DEVICE || r->type == GPU_REC_STREAM || timed(r);
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
@@ -164,8 +175,15 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 static const CUpti_ActivityKind kinds[] = {
 	CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 	CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_STREAM,
 };
+
+/* Not on every device or CUPTI: the rest still count without them. */
+static bool kind_optional(CUpti_ActivityKind kind)
+{
+	return kind == CUPTI_ACTIVITY_KIND_MEMCPY2 || kind == CUPTI_ACTIVITY_KIND_DEVICE ||
+	       kind == CUPTI_ACTIVITY_KIND_STREAM;
+}
 
 static void result_text(CUptiResult res, char *why, size_t len, const char *what)
 {
@@ -195,9 +213,7 @@ int agent_activity_start(char *why, size_t len)
 	}
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		res = agent.cupti.activity_enable(kinds[i]);
-		/* MEMCPY2 and DEVICE are not on every device: the rest still count. */
-		if (res != CUPTI_SUCCESS && kinds[i] != CUPTI_ACTIVITY_KIND_MEMCPY2 &&
-		    kinds[i] != CUPTI_ACTIVITY_KIND_DEVICE) {
+		if (res != CUPTI_SUCCESS && !kind_optional(kinds[i])) {
 			result_text(res, why, len, "cuptiActivityEnable");
 			return -EIO;
 		}

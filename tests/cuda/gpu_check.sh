@@ -16,7 +16,7 @@ ok() { echo "ok - $1"; pass=$((pass + 1)); }
 not_ok() { echo "not ok - $1${2:+: $2}"; fail=$((fail + 1)); }
 mkdir -p "$OUT"
 built=yes
-for p in vector_add kernel_loop graph marks busy libpylaunch.so; do
+for p in vector_add kernel_loop graph marks busy copies libpylaunch.so; do
 	[ -x "$OUT/$p" ] || built=
 done
 if [ -z "$built" ] && ! command -v nvcc >/dev/null; then
@@ -24,7 +24,7 @@ if [ -z "$built" ] && ! command -v nvcc >/dev/null; then
 	exit 0
 fi
 # Built once (a GPU machine may have the programs brought, built elsewhere).
-for p in vector_add kernel_loop graph marks busy; do
+for p in vector_add kernel_loop graph marks busy copies; do
 	[ "$OUT/$p" -nt "tests/cuda/$p.cu" ] || nvcc -O2 -o "$OUT/$p" "tests/cuda/$p.cu" ||
 		{ not_ok "nvcc builds tests/cuda/$p.cu"; exit 1; }
 done
@@ -100,5 +100,6 @@ if grep -q 'forward (pylaunch.py:' "$OUT/py-gpu.svg" && grep -q 'backward (pylau
 else not_ok "pylaunch: gpu.svg shows the launching Python lines"; fi
 sed 's/^/# /' "$OUT/py.err"
 . tests/cuda/gpu_check_more.sh
+. tests/cuda/gpu_check_findings.sh
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

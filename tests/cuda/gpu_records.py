@@ -13,7 +13,10 @@ import sys
 
 REC = 128
 TYPES = {1: "string", 2: "stack", 3: "launch", 4: "kernel", 5: "memcpy", 6: "memset",
-         7: "sync", 8: "device", 9: "status", 10: "dropped"}
+         7: "sync", 8: "device", 9: "status", 10: "dropped", 11: "stream"}
+MEMORY = {0: "unknown", 1: "pageable", 2: "pinned", 3: "device", 4: "array", 5: "managed",
+          6: "device static", 7: "managed static"}
+STREAM_FLAG = {0: "unknown", 1: "default", 2: "non-blocking", 3: "NULL"}
 COPY = {0: "unknown", 1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD",
         7: "DtoA", 8: "DtoD", 9: "HtoH", 10: "PtoP"}
 STATUS = {1: "started", 2: "no cupti", 3: "taken", 4: "failed", 5: "stopped"}
@@ -42,10 +45,14 @@ def read(path):
                                   thread_name=v[5], ids=list(v[7:7 + min(v[6], 4)]),
                                   nids=v[6], graph=v[11]))
         elif name in ("kernel", "memcpy", "memset", "sync"):
-            v = struct.unpack_from("<QQIIIIIIQ3i3iI", data, b)
+            v = struct.unpack_from("<QQIIIIIIQ3i3iIBBB", data, b)
             out[name].append(dict(start=v[0], end=v[1], device=v[2], context=v[3], stream=v[4],
                                   correlation=v[5], name=v[6], kind=v[7], bytes=v[8],
-                                  grid=v[9:12], block=v[12:15], shared=v[15]))
+                                  grid=v[9:12], block=v[12:15], shared=v[15],
+                                  src=v[16], dst=v[17], flags=v[18]))
+        elif name == "stream":
+            v = struct.unpack_from("<3I", data, b)
+            out[name].append(dict(context=v[0], stream=v[1], flag=v[2]))
         elif name == "device":
             v = struct.unpack_from("<5I4xQ16s", data, b)
             out[name].append(dict(id=v[0], name=v[1], cc="%d.%d" % (v[2], v[3]), sms=v[4],
@@ -91,14 +98,24 @@ def summary(path):
                 unmatched += 1
         extra = ""
         if kind == "memcpy":
-            extra = ", kinds %s, %d bytes" % (dict(collections.Counter(COPY.get(a["kind"], a["kind"]) for a in acts)),
-                                              sum(a["bytes"] for a in acts))
+            extra = ", kinds %s, %d bytes, memory %s, async %d, streams %s" % (
+                dict(collections.Counter(COPY.get(a["kind"], a["kind"]) for a in acts)),
+                sum(a["bytes"] for a in acts),
+                dict(collections.Counter("%s to %s" % (MEMORY.get(a["src"], a["src"]), MEMORY.get(a["dst"], a["dst"]))
+                                         for a in acts)),
+                sum(1 for a in acts if a["flags"] & 1),
+                dict(collections.Counter(a["stream"] for a in acts)))
         if kind == "kernel":
             extra = ", names %s" % dict(collections.Counter(s.get(a["name"], "?")[:40] for a in acts).most_common(4))
         bad = sum(1 for a in acts if a["end"] < a["start"] or a["start"] == 0)
         print("  %d %s: correlation ids %d..%d, %s, %d with no launch%s%s" % (
             len(acts), kind, min(a["correlation"] for a in acts), max(a["correlation"] for a in acts),
             dict(pos), unmatched, ", %d with bad times" % bad if bad else "", extra))
+    for st in r["stream"]:
+        print("  stream %d of context %d: %s" % (st["stream"], st["context"], STREAM_FLAG.get(st["flag"], st["flag"])))
+    streams = collections.Counter((a["context"], a["stream"]) for k in ("kernel", "memcpy", "memset") for a in r[k])
+    if streams:
+        print("  work by (context, stream): %s" % dict(streams.most_common(8)))
     if r["dropped"]:
         print("  dropped: %d" % sum(r["dropped"]))
     return s, r

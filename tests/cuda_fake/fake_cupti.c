@@ -36,6 +36,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define BUFFER_SLACK 4096
+/* The legacy default stream's id in real CUPTI records (see docs/gpu-h100). */
+#define FAKE_NULL_STREAM 7
 
 static struct {
 	pthread_mutex_t lock;
@@ -142,10 +144,12 @@ static const struct {
 	{ 0, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, "__cudaLaunchKernel" },
 	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel" },
 	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, "cudaMemcpyAsync" },
+	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy" },
 	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch" },
 	{ 0, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize" },
 	{ 1, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel" },
 	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, "cuMemcpyAsync" },
+	{ 1, CUPTI_DRIVER_TRACE_CBID_cuMemcpy, "cuMemcpy" },
 	{ 1, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch" },
 	{ 1, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize" },
 };
@@ -213,6 +217,7 @@ static size_t record_size(CUpti_ActivityKind kind)
 	case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
 	case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
+	case CUPTI_ACTIVITY_KIND_STREAM: return sizeof(CUpti_ActivityStream);
 	default: return 0;
 	}
 }
@@ -364,11 +369,27 @@ static uint64_t schedule(int stream, uint64_t duration, uint64_t *end)
 	return start;
 }
 
+/* The context's NULL stream, recorded with the device, before any work. */
+static void null_stream_record(void)
+{
+	CUpti_ActivityStream *st = record_slot(CUPTI_ACTIVITY_KIND_STREAM);
+
+	if (!st)
+		return;
+	st->kind = CUPTI_ACTIVITY_KIND_STREAM;
+	st->contextId = 1;
+	st->streamId = FAKE_NULL_STREAM;
+	st->flag = CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL;
+}
+
 static void device_record(void)
 {
 	CUpti_ActivityDevice5 *d;
 
-	if (fake.device_reported || !(d = record_slot(CUPTI_ACTIVITY_KIND_DEVICE)))
+	if (fake.device_reported)
+		return;
+	null_stream_record();
+	if (!(d = record_slot(CUPTI_ACTIVITY_KIND_DEVICE)))
 		return;
 	d->kind = CUPTI_ACTIVITY_KIND_DEVICE;
 	d->id = 0;
@@ -481,26 +502,52 @@ EXPORT void fake_cuda_graph_launch(const char *name, int n, int device, int stre
 	pthread_mutex_unlock(&fake.lock);
 }
 
-EXPORT void fake_cuda_memcpy(int device, int stream, long long bytes, int copy_kind,
-			     long long duration_ns)
+/* A copy between memory kinds (CUPTI's: 1 pageable, 2 pinned, 3 device):
+ * cudaMemcpyAsync when async, else cudaMemcpy, which the host waits for. */
+EXPORT void fake_cuda_memcpy_kinds(int device, int stream, long long bytes, int copy_kind,
+				   int src_kind, int dst_kind, int async, long long duration_ns)
 {
-	uint32_t id = api_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
-			       CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync);
+	uint32_t id = async ? api_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+				       CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync)
+			    : api_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+				       CUPTI_DRIVER_TRACE_CBID_cuMemcpy);
 	CUpti_ActivityMemcpy6 *m;
+	uint64_t end = 0;
 
 	pthread_mutex_lock(&fake.lock);
+	device_record();
 	m = record_slot(CUPTI_ACTIVITY_KIND_MEMCPY);
 	if (m) {
 		m->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
 		m->copyKind = (uint8_t)copy_kind;
+		m->srcKind = (uint8_t)src_kind;
+		m->dstKind = (uint8_t)dst_kind;
+		m->flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
 		m->bytes = (uint64_t)bytes;
 		m->start = schedule(stream, (uint64_t)duration_ns, &m->end);
 		m->deviceId = (uint32_t)device;
 		m->contextId = 1;
 		m->streamId = (uint32_t)stream;
 		m->correlationId = id;
+		end = m->end;
 	}
 	pthread_mutex_unlock(&fake.lock);
+	while (!async && now() < end) { /* the host waits for a synchronous copy */
+		struct timespec ts = { 0, 200000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* cudaMemcpyAsync between pinned host memory and the device. */
+EXPORT void fake_cuda_memcpy(int device, int stream, long long bytes, int copy_kind,
+			     long long duration_ns)
+{
+	int host = CUPTI_ACTIVITY_MEMORY_KIND_PINNED, dev = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+
+	fake_cuda_memcpy_kinds(device, stream, bytes, copy_kind,
+			       copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? host : dev,
+			       copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? host : dev, 1, duration_ns);
 }
 
 /* cudaDeviceSynchronize: waits for every stream, a sync record. */

@@ -65,7 +65,7 @@ check $? "gpu: the summary gives launches, busy share, top kernels and copies" "
 # counted; and in summary.json.
 live=$(sed -n 's/.*device 0, Fake GPU 9000.*: busy .* (\([0-9.]*\) s of kernels and copies)$/\1/p' "$TMP/err")
 $TS report "$TMP/g.tsprof" --summary -o "$TMP/g.summary.json" >"$TMP/gsum" 2>&1
-again=$(sed -n 's/^trainsample: GPU 0: busy [0-9]*% of [0-9.]* s (\([0-9.]*\) s of kernels and copies), \([0-9]*\) kernels$/\1 \2/p' "$TMP/gsum")
+again=$(sed -n 's/^trainsample: GPU 0: busy [0-9]*% of [0-9.]* s (\([0-9.]*\) s of kernels and copies).* \([0-9]*\) kernels.*$/\1 \2/p' "$TMP/gsum")
 json=$(python3 -c 'import json, sys; g = json.load(open(sys.argv[1]))["gpus"][0]; print("%.3f" % g["busy_s"], g["kernels"])' \
 	"$TMP/g.summary.json" 2>&1)
 set -- $again
@@ -211,6 +211,95 @@ $TS report "$TMP/tiny.tsprof" --findings >"$TMP/tiny.f" 2>&1
 	grep -q "launched most from launch_all (launches.py:[0-9]*) ([0-9]* kernels)" "$TMP/tiny.f"
 check $? "gpu findings: launch-bound on 5000 tiny kernels, gpu-idle on a few and a second of CPU, neither on a GPU kept busy" \
 	"launch-bound/idle/steady: $got; $(cat "$TMP/tiny.f")" "$got"
+
+# Copies: 150 synchronous copies of 4 ms from pageable memory (the host
+# waits for each), the same copies pinned and asynchronous on a stream of
+# their own (nothing to say), and pinned ones on the NULL stream (stream 7,
+# as CUPTI names the legacy default stream) taking most of the run.
+cat >"$TMP/copies.py" <<'EOT'
+import ctypes, sys, time
+lib = ctypes.CDLL(sys.argv[1])
+lib.fake_cuda_memcpy_kinds.argtypes = [ctypes.c_int] * 2 + [ctypes.c_longlong] + [ctypes.c_int] * 4 + [ctypes.c_longlong]
+lib.fake_cuda_init()
+mode = sys.argv[2]
+def copy_batch():
+    if mode == "pageable":
+        lib.fake_cuda_memcpy_kinds(0, 7, 8 << 20, 1, 1, 3, 0, 4000000)
+    else:
+        lib.fake_cuda_memcpy_kinds(0, 7 if mode == "null" else 13, 8 << 20, 1, 2, 3, 1, 4000000)
+for _ in range(150):
+    copy_batch()
+    time.sleep(0.001)
+time.sleep(0.2)
+EOT
+for m in pageable pinned null; do
+	$TS record -q -o "$TMP/copies-$m.tsprof" -- "$PY" "$TMP/copies.py" "$FAKE" $m >/dev/null 2>&1
+	$TS report -q "$TMP/copies-$m.tsprof" -o "$TMP/copies-$m.summary.json" 2>/dev/null
+	$TS report "$TMP/copies-$m.tsprof" --findings >"$TMP/copies-$m.f" 2>&1
+done
+got=$(python3 -c 'import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    c = d["gpus"][0]["copies"] if d["gpus"] else {}
+    print("copies" in [x["id"] for x in d["findings"]], c.get("count"), c.get("pageable"),
+          c.get("synchronous"), c.get("default_stream"))' \
+	"$TMP/copies-pageable.summary.json" "$TMP/copies-pinned.summary.json" \
+	"$TMP/copies-null.summary.json" 2>&1 | tr '\n' ' ')
+[ "$got" = "True 150 150 150 150 False 150 0 0 0 True 150 0 0 150 " ] &&
+	grep -q "\[high\] copies: copies between the host and GPU 0 that the host waits for take [0-9]*% of the time since its first kernel" "$TMP/copies-pageable.f" &&
+	grep -q "150 from or to pageable memory (1.17 GiB)" "$TMP/copies-pageable.f" &&
+	grep -q "copied most from copy_batch (copies.py:[0-9]*) (150 copies)" "$TMP/copies-pageable.f" &&
+	grep -q "copies on GPU 0's default stream take [0-9]*% of the time since its first kernel" "$TMP/copies-null.f" &&
+	! grep -q "pageable" "$TMP/copies-null.f"
+check $? "gpu findings: copies from pageable memory and on the default stream named with their line, none for pinned copies on a stream of their own" \
+	"pageable/pinned/null (finding, count, pageable, sync, null): $got; $(cat "$TMP/copies-pageable.f" "$TMP/copies-null.f")" "$got"
+
+# A loop that waits for the GPU each step: host-sync when the GPU idles
+# meanwhile (a 10 ms kernel launched after the step's 12 ms of CPU work,
+# then waited for), nothing when it is busy throughout (a 40 ms kernel
+# launched first: the GPU sets the pace, the wait costs nothing).
+cat >"$TMP/gpu_sync.py" <<'EOT'
+import ctypes, sys, time
+lib = ctypes.CDLL(sys.argv[1])
+lib.fake_cuda_launch.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_int]
+lib.fake_cuda_init()
+late = sys.argv[2] == "late"
+def spin(ms):
+    end = time.thread_time() + ms / 1000
+    while time.thread_time() < end:
+        pass
+def model_forward():
+    if not late:
+        lib.fake_cuda_launch(b"big_kernel", 0, 7, 40000000, 1)
+    spin(6)
+def model_backward():
+    spin(4)
+def optimizer_step():
+    spin(2)
+for _ in range(50):
+    model_forward()
+    model_backward()
+    optimizer_step()
+    if late:
+        lib.fake_cuda_launch(b"late_kernel", 0, 7, 10000000, 1)
+    lib.fake_cuda_synchronize()
+EOT
+for m in late busy; do
+	$TS record -q -r 200 -o "$TMP/sync-$m.tsprof" -- "$PY" "$TMP/gpu_sync.py" "$FAKE" $m >/dev/null 2>&1
+	$TS report -q "$TMP/sync-$m.tsprof" -o "$TMP/sync-$m.summary.json" 2>/dev/null
+	$TS report "$TMP/sync-$m.tsprof" --summary --findings >"$TMP/sync-$m.f" 2>&1
+done
+got=$(python3 -c 'import json, sys
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    print("host-sync" in [x["id"] for x in d["findings"]], "%.1f" % d["gpus"][0]["busy_active"])' \
+	"$TMP/sync-late.summary.json" "$TMP/sync-busy.summary.json" 2>&1 | tr '\n' ' ')
+case "$got" in
+"True 0."[1-6]" False 0.9"?" "|"True 0."[1-6]" False 1.0 ") true ;;
+*) false ;;
+esac
+check $? "gpu findings: host-sync where the GPU idles while the loop waits, none where it is busy throughout" \
+	"late/busy (host-sync, GPU busy since its first kernel): $got; $(cat "$TMP/sync-late.f" "$TMP/sync-busy.f")" "$got"
 
 # A wait for a stream spans the kernels it waits for (as on a GPU, where
 # cudaStreamSynchronize's record covered the last graph's kernels and hid

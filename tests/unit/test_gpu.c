@@ -105,7 +105,7 @@ Test(gpu, activities_survive_a_tsprof_round_trip_with_every_field)
 	struct profile *p = profile_new(), *q = profile_new();
 	struct tsprof_writer *w = NULL;
 	struct tsprof_read_info info;
-	struct gpu_activity a, b;
+	struct gpu_activity a, b, c;
 	struct kept got = { .n = 0 };
 	char err[256] = "";
 	int fd = mkstemp(path);
@@ -123,14 +123,25 @@ Test(gpu, activities_survive_a_tsprof_round_trip_with_every_field)
 	b.launch_start_ns = b.launch_end_ns = 0;
 	b.grid[0] = -1;
 	cr_assert_eq(profile_add_gpu_activity(p, &b), 0);
+	/* A copy's memory kinds and flags ride in its copy field. */
+	c = (struct gpu_activity){ .kind = GPU_ACTIVITY_MEMCPY, .copy_kind = GPU_COPY_KIND_HTOD,
+				   .src_kind = GPU_MEMORY_KIND_PAGEABLE, .dst_kind = 3, .async = true,
+				   .null_stream = true, .bytes = 1 << 20, .start_ns = 6 * MS,
+				   .end_ns = 7 * MS, .stream = 7, .pid = 100 };
+	cr_assert_eq(profile_add_gpu_activity(p, &c), 0);
 	cr_assert_eq(tsprof_writer_close(w), 0);
 
 	cr_assert_eq(profile_keep_timeline(q), 0);
 	cr_assert_eq(tsprof_read(path, q, &info, err, sizeof(err)), 0, "%s", err);
 	cr_assert(info.complete);
 	cr_assert_eq(profile_for_each_gpu_activity(q, keep_activity, &got), 0);
-	cr_assert_eq(got.n, 2);
+	cr_assert_eq(got.n, 3);
 	cr_assert_eq(memcmp(&got.a[0], &a, sizeof(a)), 0, "the kernel, field for field");
+	cr_assert_eq(got.a[2].copy_kind, GPU_COPY_KIND_HTOD);
+	cr_assert_eq(got.a[2].src_kind, GPU_MEMORY_KIND_PAGEABLE);
+	cr_assert_eq(got.a[2].dst_kind, 3);
+	cr_assert(got.a[2].async && got.a[2].null_stream);
+	cr_assert_eq(got.a[2].bytes, 1 << 20);
 	cr_assert_eq(memcmp(&got.a[1], &b, sizeof(b)), 0, "the sync, field for field");
 	cr_assert_str_eq(profile_string(q, got.a[0].name), "gemm");
 	cr_assert_str_eq(profile_string(q, got.a[0].api), "cudaLaunchKernel");
