@@ -81,6 +81,10 @@ struct step_stats {
 	uint64_t beat_ns;     /* a run of the beat, on average: steps are
 			       * counted right only when it lasts two
 			       * sampling periods or more */
+	/* The same in samples (a late tick's weight stretches time, not
+	 * counts): every beat run's, and all from the first step's start to
+	 * the last's. */
+	uint64_t beat_samples, span_samples;
 };
 
 /*

@@ -347,22 +347,26 @@ static uint32_t python_leaf(const struct summary *s, uint32_t stack)
 	return best;
 }
 
-/* A GPU busy less than half the run: launch-bound when its kernels are
- * mostly tiny (launch overhead, not work, sets the pace), else idle while
- * the CPU does something else. */
+/* A GPU busy less than half the time since its first kernel, for
+ * reasons other than the loop waiting for data (data-bound says that):
+ * launch-bound when its kernels are mostly tiny (launch overhead, not
+ * work, sets the pace), else idle while the CPU does something else. */
 static void gpu_underused(const struct summary *s, struct finding_list *l)
 {
 	for (size_t i = 0; i < s->ngpus; i++) {
 		const struct summary_gpu *g = &s->gpus[i];
 		uint64_t wall = summary_gpu_window(s, g);
 		bool tiny = g->kernels >= 1000 && g->short_kernels * 2 >= g->kernels;
-		double busy = summary_gpu_busy_share(s, g);
+		double busy = summary_gpu_busy_share(s, g), data = 0;
 		struct finding *f;
 		char line[200];
 
-		if (!g->kernels || !wall || busy >= 0.5)
+		for (size_t k = 0; k < s->nprocs && wall; k++)
+			if ((double)s->procs[k].gpu_data_ns / (double)wall > data)
+				data = (double)s->procs[k].gpu_data_ns / (double)wall;
+		if (!g->kernels || !wall || busy >= 0.5 || 1.0 - busy - data < 0.25)
 			continue;
-		f = add(l, tiny ? "launch-bound" : "gpu-idle", 1.0 - busy, 0, tiny ?
+		f = add(l, tiny ? "launch-bound" : "gpu-idle", 1.0 - busy - data, 0, tiny ?
 			"fewer, larger kernels: larger batches, CUDA graphs or torch.compile, "
 			"fused or foreach optimizers" :
 			"see what the CPU does meanwhile (the phases: data, sync, Python work); overlap "
@@ -377,6 +381,9 @@ static void gpu_underused(const struct summary *s, struct finding_list *l)
 			 100.0 * (double)g->short_kernels / (double)g->kernels,
 			 (double)g->kernel_ns / 1e3 / (double)g->kernels, (double)g->busy_ns / 1e9,
 			 (double)wall / 1e9);
+		if (data >= 0.05)
+			evidence(f, "the loop waits for data %.0f%% of that time (data-bound); the "
+				 "other %.0f%% idle is counted here", 100.0 * data, 100.0 * f->cost);
 		if (g->launch_stack) {
 			line_text(s->p, python_leaf(s, g->launch_stack), line, sizeof(line));
 			evidence(f, "launched most from %s (%" PRIu64 " kernels)", line, g->launch_count);
@@ -430,20 +437,22 @@ static void host_copies(const struct summary *s, struct finding_list *l)
 		bytes_text(g->copy_bytes, b, sizeof(b));
 		evidence(f, "%" PRIu64 " copies between host and GPU, %s, %.3f s on the GPU", g->copies,
 			 b, (double)g->copy_ns / 1e9);
-		if (g->pageable_copies) {
+		/* The default stream's variant: pinned copies that could overlap;
+		 * a few pageable ones (weights moved once) are beside the point. */
+		if (slow_costs && g->pageable_copies) {
 			bytes_text(g->pageable_bytes, b, sizeof(b));
 			evidence(f, "%" PRIu64 " from or to pageable memory (%s): the driver stages "
 				 "them through a pinned buffer while the host waits", g->pageable_copies, b);
 		}
-		if (g->sync_copies)
+		if (slow_costs && g->sync_copies)
 			evidence(f, "%" PRIu64 " synchronous for the host", g->sync_copies);
-		if (g->slow_call_ns >= 1000000)
+		if (slow_costs && g->slow_call_ns >= 1000000)
 			evidence(f, "the host spent %.3f s in the calls that made the pageable or "
 				 "synchronous ones", (double)g->slow_call_ns / 1e9);
 		if (g->null_copies)
 			evidence(f, "%" PRIu64 " on the default (NULL) stream, %.3f s, which runs "
 				 "nothing else meanwhile", g->null_copies, (double)g->null_ns / 1e9);
-		if (g->copy_stack) {
+		if (slow_costs && g->copy_stack) {
 			line_text(s->p, python_leaf(s, g->copy_stack), line, sizeof(line));
 			evidence(f, "copied most from %s (%" PRIu64 " copies)", line, g->copy_count);
 		}

@@ -31,7 +31,7 @@ struct step_walk {
 	bool in_beat;
 	/* time by phase between the first step's start and the last's */
 	uint64_t phase_ns[PHASE_KINDS];
-	struct { uint64_t start, end; enum phase ph; } *spans;
+	struct { uint64_t start, end, count; enum phase ph; } *spans;
 	size_t nspans, cap_spans;
 	int err;
 };
@@ -54,6 +54,7 @@ static int collect(const struct profile_span *s, void *ctx)
 		return -ENOMEM;
 	w->spans[w->nspans].start = s->start_ns;
 	w->spans[w->nspans].end = s->end_ns;
+	w->spans[w->nspans].count = s->count;
 	w->spans[w->nspans].ph = span_phase(w, s);
 	w->seen[w->spans[w->nspans].ph] = true;
 	w->nspans++;
@@ -109,13 +110,17 @@ static int find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_sta
 	/* A beat shorter than two periods can fall between ticks: steps
 	 * would then merge, silently. */
 	for (size_t i = 0; i < w.nspans; i++)
-		if (w.spans[i].ph == out->beat)
+		if (w.spans[i].ph == out->beat) {
 			out->beat_ns += w.spans[i].end - w.spans[i].start;
+			out->beat_samples += w.spans[i].count;
+		}
 	out->beat_ns /= w.nstarts;
 	/* Each step's phases: the spans from one beat to the next. */
 	for (size_t i = 0; i < w.nspans; i++)
-		if (w.spans[i].start >= w.starts[0] && w.spans[i].start < w.starts[w.nstarts - 1])
+		if (w.spans[i].start >= w.starts[0] && w.spans[i].start < w.starts[w.nstarts - 1]) {
 			out->phase_ns[w.spans[i].ph] += w.spans[i].end - w.spans[i].start;
+			out->span_samples += w.spans[i].count;
+		}
 	lengths = malloc((w.nstarts - 1) * sizeof(*lengths));
 	if (!lengths) {
 		ret = -ENOMEM;

@@ -465,6 +465,31 @@ static int gpus_find(struct summary *s)
 
 /* ---- the whole ---- */
 
+/*
+ * Steps are told apart only where the beat and the rest of a step each
+ * last two sampling periods: a shorter one falls between ticks at some
+ * steps, which then merge. A step much shorter than a period aliases:
+ * samples land in its phases at random, and random runs of the beat,
+ * 1/(1-b) samples long with the rest 1/b (b the beat's share), would pass
+ * both checks near b = 1/2; a step of five samples or more rules that
+ * out. Counted in samples: under load a late tick's weight stretches a
+ * one-sample run past two periods of time.
+ */
+static bool steps_unresolved(const struct step_stats *st, uint64_t period_ns)
+{
+	double beat = (double)st->beat_samples / (double)st->steps;
+	double step = (double)st->span_samples / (double)st->timed;
+
+	return st->beat_ns < 2 * period_ns || beat < 2.0 || step < beat + 2.0 || step < 5.0;
+}
+
+static bool loader_worker(const struct summary *s, const struct summary_process *sp)
+{
+	const char *label = process_label_of(s->p, sp->pid);
+
+	return label && !strncmp(label, "DataLoader worker", 17);
+}
+
 static int process_find(struct summary *s, struct summary_process *sp)
 {
 	int ret;
@@ -472,13 +497,16 @@ static int process_find(struct summary *s, struct summary_process *sp)
 	for (size_t i = 0; i < sp->nthreads; i++)
 		if (classified(&sp->threads[i]) && (!sp->loop || loopier(&sp->threads[i], sp->loop)))
 			sp->loop = &sp->threads[i];
-	if (sp->loop && profile_keeps_timeline(s->p)) {
+	if (sp->loop)
+		memcpy(sp->loop_ns, sp->loop->phase_ns, sizeof(sp->loop->phase_ns));
+	/* A DataLoader worker forked inside the loop's DataLoader.__iter__:
+	 * its phases are the loop's data, its steps none. */
+	if (sp->loop && profile_keeps_timeline(s->p) && !loader_worker(s, sp)) {
 		ret = steps_find(s->m, sp->pid, sp->loop->tid, &sp->steps);
 		if (ret < 0)
 			return ret;
-		if (sp->steps.timed && s->period_ns && sp->steps.beat_ns < 2 * s->period_ns)
+		if (sp->steps.timed && s->period_ns && steps_unresolved(&sp->steps, s->period_ns))
 			sp->steps_too_short = true;
-		memcpy(sp->loop_ns, sp->loop->phase_ns, sizeof(sp->loop->phase_ns));
 		if (sp->steps.timed && !sp->steps_too_short) {
 			sp->startup_ns = sp->steps.first_ns - sp->steps.thread_first_ns;
 			/* Before the first step is startup, whatever its frames. */
@@ -494,6 +522,41 @@ static int process_find(struct summary *s, struct summary_process *sp)
 		}
 	}
 	return functions_find(s, sp);
+}
+
+/* The loop thread's data wait since its process's first kernel: GPU idle
+ * time the loader, not launching, explains. */
+struct data_pass {
+	struct summary *s;
+	const struct summary_process *sp;
+	uint64_t ns;
+};
+
+static int data_span(const struct profile_span *span, void *ctx)
+{
+	struct data_pass *dp = ctx;
+	struct profile_aggregate row = { .pid = span->pid, .tid = span->tid, .stack = span->stack,
+					 .flags = span->flags, .count = span->count };
+
+	if (span->pid != dp->sp->pid || span->tid != dp->sp->loop->tid ||
+	    span->flags & SAMPLE_GPU || span->start_ns < dp->sp->gpu_first_ns)
+		return 0;
+	if (phase_of_row(dp->s->m, &row) == PHASE_DATA)
+		dp->ns += span->end_ns - span->start_ns;
+	return 0;
+}
+
+static int data_while_gpu(struct summary *s, struct summary_process *sp)
+{
+	struct data_pass dp = { .s = s, .sp = sp };
+	int ret;
+
+	if (!sp->loop || !sp->gpu_first_ns || !sp->loop->phase_ns[PHASE_DATA] ||
+	    !profile_keeps_timeline(s->p))
+		return 0;
+	ret = profile_for_each_span(s->p, data_span, &dp);
+	sp->gpu_data_ns = dp.ns;
+	return ret;
 }
 
 static int span_bounds(const struct profile_span *span, void *ctx)
@@ -530,6 +593,8 @@ int summary_build(struct phase_map *m, struct summary **out)
 		ret = process_find(s, &s->procs[i]);
 	if (!ret)
 		ret = gpus_find(s);
+	for (size_t i = 0; !ret && i < s->nprocs; i++)
+		ret = data_while_gpu(s, &s->procs[i]);
 	if (ret < 0) {
 		summary_free(s);
 		return ret;

@@ -74,6 +74,7 @@ struct summary_process {
 	 * all activities' time summed. */
 	uint64_t gpu_first_ns, gpu_work_ns;
 	bool gpu_kernel_seen;
+	uint64_t gpu_data_ns;              /* the loop's data wait since then */
 };
 
 struct summary_gpu {

@@ -179,17 +179,21 @@ static void write_phases(const struct summary *s, const struct summary_process *
 	fputc('\n', out);
 }
 
-static void write_steps(const struct summary *s, const struct summary_process *sp, FILE *out)
+static void write_steps(const struct summary_process *sp, FILE *out)
 {
 	const struct step_stats *st = &sp->steps;
 
 	if (!st->timed)
 		return;
 	if (sp->steps_too_short) {
-		fprintf(out, "trainsample:   steps: not counted: %s is seen for %.1f ms at a time, under "
-			"two sampling periods (%.1f ms), so some steps' would fall between samples; "
-			"a higher -r may count them\n", phase_name(st->beat), (double)st->beat_ns / 1e6,
-			2.0 * (double)s->period_ns / 1e6);
+		double beat = (double)st->beat_samples / (double)st->steps;
+		double step = (double)st->span_samples / (double)st->timed;
+
+		fprintf(out, "trainsample:   steps: not counted: %s is seen for %.1f samples (%.1f ms) "
+			"at a time and the rest of a step for %.1f; each must be seen for two "
+			"samples, and a step for five, to tell steps apart; a higher -r may count "
+			"them\n", phase_name(st->beat), beat, (double)st->beat_ns / 1e6,
+			step > beat ? step - beat : 0.0);
 		return;
 	}
 	fprintf(out, "trainsample:   steps: %" PRIu64 " (%.1f/s, by %s) after %.2f s of startup, "
@@ -257,7 +261,7 @@ static void write_process(const struct summary *s, const struct summary_process 
 	}
 	if (sp->loop) {
 		write_phases(s, sp, out);
-		write_steps(s, sp, out);
+		write_steps(sp, out);
 		write_loaders(s, sp, out);
 	}
 }

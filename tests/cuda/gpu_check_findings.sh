@@ -89,6 +89,19 @@ if "$PY" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 		ok "torch copies: .to(cuda) from pageable memory named with its line, not from pinned memory"
 	else not_ok "torch copies: .to(cuda) from pageable memory named with its line, not from pinned memory" \
 		"$(cat "$OUT/torch-pageable.err" | tail -3)"; fi
+	# 9. A DataLoader that cannot keep up with the GPU.
+	$TS record -q -r 200 --gpu=on -o "$OUT/loader.tsprof" -o "$OUT/loader.trace.json" \
+		-o "$OUT/loader.summary.json" -- "$PY" tests/cuda/torch_loader.py 8 \
+		>"$OUT/loader.out" 2>"$OUT/loader.err"
+	$TS report "$OUT/loader.tsprof" --summary --findings >"$OUT/loader.findings" 2>&1
+	echo "# torch loader: $(cat "$OUT/loader.out")"
+	sed 's/^/#   /' "$OUT/loader.findings"
+	got=$(python3 -c 'import json, sys
+print(" ".join(x["id"] for x in json.load(open(sys.argv[1]))["findings"]) or "none")' "$OUT/loader.summary.json" 2>&1)
+	case " $got " in
+	*" data-bound "*) ok "torch loader on a GPU: data-bound ($got)" ;;
+	*) not_ok "torch loader on a GPU: data-bound" "$got $(tail -3 "$OUT/loader.err")" ;;
+	esac
 else
 	echo "ok - torch copies # SKIP no PyTorch with CUDA for $PY"
 fi

@@ -301,6 +301,25 @@ esac
 check $? "gpu findings: host-sync where the GPU idles while the loop waits, none where it is busy throughout" \
 	"late/busy (host-sync, GPU busy since its first kernel): $got; $(cat "$TMP/sync-late.f" "$TMP/sync-busy.f")" "$got"
 
+# Recordings made on an H200 (tests/cuda/gpu_check_findings.sh, see
+# docs/gpu-h200/), analysed again here: what real CUPTI records and real
+# PyTorch runs look like to the findings.
+H=tests/data/h200
+got=$(for f in loader torch-pageable torch-pinned busy copies-pageable copies-null copies-pinned; do
+	$TS report -q "$H/$f.tsprof" -o "$TMP/h200-$f.summary.json" 2>/dev/null
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(",".join(x["id"] for x in d["findings"]) or "none")' "$TMP/h200-$f.summary.json" 2>&1
+done | tr '\n' ' ')
+$TS report "$H/torch-pageable.tsprof" --findings >"$TMP/h200-pageable.f" 2>&1
+$TS report "$H/torch-pinned.tsprof" --summary --findings >"$TMP/h200-pinned.f" 2>&1
+[ "$got" = "data-bound copies copies none copies copies none " ] &&
+	grep -q "copied most from to_gpu (torch_copies.py:18) (300 copies)" "$TMP/h200-pageable.f" &&
+	grep -q "steps: not counted: backward is seen for" "$TMP/h200-pinned.f" &&
+	! grep -q "pageable memory" "$TMP/h200-pinned.f"
+check $? "H200 recordings: data-bound alone for a starved GPU loop (not launch-bound, no worker findings), pageable copies with their line, 2 ms steps at 100 Hz not counted, nothing for a GPU busy throughout" \
+	"$got; $(cat "$TMP/h200-pinned.f" | grep -E 'steps|\[')" "$got"
+
 # A wait for a stream spans the kernels it waits for (as on a GPU, where
 # cudaStreamSynchronize's record covered the last graph's kernels and hid
 # them): the wait has a track of its own, every kernel stays on the stream's.
