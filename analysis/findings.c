@@ -331,6 +331,65 @@ static void gil_contention(const struct summary *s, const struct summary_process
 	}
 }
 
+/*
+ * More runnable threads than CPUs: the target's threads spend a fifth of
+ * their busy time or more waiting on a run queue, and it has more of them
+ * runnable on average than it may use CPUs. Others' load alone (a busy
+ * machine) is not the target's to fix and is not reported.
+ */
+static void cpu_oversubscribed(const struct summary *s, struct finding_list *l)
+{
+	uint64_t busy = 0, wait = 0, wall = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+	const struct summary_process *wp[2] = { NULL, NULL };
+	const struct summary_thread *wt[2] = { NULL, NULL };
+	double runnable;
+	struct finding *f;
+
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const struct summary_process *sp = &s->procs[i];
+
+		busy += sp->busy_ns;
+		wait += sp->cpu_wait_ns;
+		for (size_t k = 0; k < sp->nthreads; k++) {
+			const struct summary_thread *t = &sp->threads[k];
+
+			if (!wt[0] || t->cpu_wait_ns > wt[0]->cpu_wait_ns) {
+				wt[1] = wt[0], wp[1] = wp[0];
+				wt[0] = t, wp[0] = sp;
+			} else if (!wt[1] || t->cpu_wait_ns > wt[1]->cpu_wait_ns) {
+				wt[1] = t, wp[1] = sp;
+			}
+		}
+	}
+	if (!busy || !wall || !s->cpus || wait * 5 < busy)
+		return;
+	runnable = (double)busy / (double)wall;
+	if (runnable <= (double)s->cpus)
+		return;
+	f = add(l, "cpu-oversubscribed", (double)wait / (double)busy, 0,
+		"fewer runnable threads than CPUs: num_workers at most the CPUs less one for the "
+		"main process; torch.set_num_threads(n) or OMP_NUM_THREADS=n in each process, "
+		"n times the processes at most the CPUs");
+	if (!f)
+		return;
+	snprintf(f->title, sizeof(f->title), "%.1f threads runnable on average for %u CPUs: "
+		 "%.0f%% of their busy time waiting for a CPU", runnable, s->cpus, 100.0 * f->cost);
+	evidence(f, "busy %.2f s in %.2f s, of which %.2f s waiting on a run queue (schedstat)",
+		 (double)busy / 1e9, (double)wall / 1e9, (double)wait / 1e9);
+	for (int k = 0; k < 2; k++) {
+		const char *name, *label;
+
+		if (!wt[k] || !wt[k]->cpu_wait_ns)
+			continue;
+		name = profile_thread_name(s->p, wp[k]->pid, wt[k]->tid);
+		label = process_label_of(s->p, wp[k]->pid);
+		evidence(f, "waiting most: PID %" PRIu32 "%s%s%s thread %" PRIu32 "%s%s: %.0f%% of "
+			 "its busy time", wp[k]->pid, label ? " (" : "", label ? label : "",
+			 label ? ")," : ",", wt[k]->tid, name ? " " : "", name ? name : "",
+			 100.0 * (double)wt[k]->cpu_wait_ns / (double)wt[k]->busy_ns);
+	}
+}
+
 /* The innermost Python frame of a stack, else its innermost frame. */
 static uint32_t python_leaf(const struct summary *s, uint32_t stack)
 {
@@ -471,6 +530,7 @@ static void findings_find(const struct summary *s, struct finding_list *l)
 	l->n = 0;
 	gpu_underused(s, l);
 	host_copies(s, l);
+	cpu_oversubscribed(s, l);
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct summary_process *sp = &s->procs[i];
 

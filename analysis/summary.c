@@ -84,6 +84,10 @@ static int tally_row(const struct profile_aggregate *row, void *ctx)
 	} else {
 		sp->busy_ns += row->weight_ns;
 		st->busy_ns += row->weight_ns;
+		if (row->flags & SAMPLE_CPU_WAIT) {
+			sp->cpu_wait_ns += row->weight_ns;
+			st->cpu_wait_ns += row->weight_ns;
+		}
 	}
 	if (row->flags & SAMPLE_GIL) {
 		sp->gil_ns += row->weight_ns;
@@ -575,7 +579,7 @@ static int span_bounds(const struct profile_span *span, void *ctx)
 int summary_build(struct phase_map *m, struct summary **out)
 {
 	struct summary *s = calloc(1, sizeof(*s));
-	const char *period;
+	const char *period, *cpus;
 	int ret;
 
 	if (!s)
@@ -584,6 +588,8 @@ int summary_build(struct phase_map *m, struct summary **out)
 	s->p = m->p;
 	period = profile_meta(s->p, "period_ns");
 	s->period_ns = period ? strtoull(period, NULL, 10) : 0;
+	cpus = profile_meta(s->p, "cpus");
+	s->cpus = cpus ? (unsigned int)strtoul(cpus, NULL, 10) : 0;
 	ret = profile_for_each_aggregate(s->p, tally_row, s);
 	if (!ret && profile_keeps_timeline(s->p))
 		ret = profile_for_each_span(s->p, span_bounds, s);

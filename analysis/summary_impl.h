@@ -12,6 +12,7 @@
 struct summary_thread {
 	uint32_t tid;
 	uint64_t samples, busy_ns, idle_ns, gil_ns;
+	uint64_t cpu_wait_ns;      /* of busy_ns: runnable, waiting for a CPU */
 	uint64_t phase_ns[PHASE_KINDS];
 };
 
@@ -45,6 +46,7 @@ struct summary_site {
 struct summary_process {
 	uint32_t pid;
 	uint64_t samples, busy_ns, idle_ns, gil_ns;
+	uint64_t cpu_wait_ns;              /* of busy_ns: waiting for a CPU */
 	struct summary_thread *threads;
 	size_t nthreads, cap_threads;
 	const struct summary_thread *loop; /* the training loop's thread; NULL */
@@ -119,6 +121,7 @@ struct summary {
 	size_t nprocs, cap_procs;
 	uint64_t samples, period_ns;
 	uint64_t start_ns, end_ns;     /* the timeline's; 0 without one */
+	unsigned int cpus;             /* the target's CPUs (its affinity); 0 unknown */
 	struct summary_gpu *gpus;
 	size_t ngpus, cap_gpus;
 	struct launch_tallies kernel_sites, copy_sites; /* kernels, slow copies */

@@ -78,8 +78,8 @@ static void put_threads(const struct summary *s, const struct summary_process *s
 		fprintf(out, "%s{\"tid\": %" PRIu32 ", \"name\": ", i ? ", " : "", t->tid);
 		put_string_or_null(out, profile_thread_name(s->p, sp->pid, t->tid));
 		fprintf(out, ", \"samples\": %" PRIu64 ", \"busy\": %.4f, \"idle\": %.4f, \"gil\": %.4f, "
-			"\"phases\": ", t->samples, share(t->busy_ns, all), share(t->idle_ns, all),
-			share(t->gil_ns, all));
+			"\"cpu_wait\": %.4f, \"phases\": ", t->samples, share(t->busy_ns, all),
+			share(t->idle_ns, all), share(t->gil_ns, all), share(t->cpu_wait_ns, all));
 		put_phases(out, t->phase_ns, all, 0, false);
 		fputc('}', out);
 	}
@@ -179,9 +179,9 @@ static void put_process(const struct summary *s, const struct summary_process *s
 		fprintf(out, "%ld", strtol(profile_meta(s->p, key), NULL, 10));
 	else
 		fputs("null", out);
-	fprintf(out, ", \"samples\": %" PRIu64 ", \"busy\": %.4f, \"idle\": %.4f, \"gil\": %.4f,\n"
-		"     \"threads\": ", sp->samples, share(sp->busy_ns, all), share(sp->idle_ns, all),
-		share(sp->gil_ns, all));
+	fprintf(out, ", \"samples\": %" PRIu64 ", \"busy\": %.4f, \"idle\": %.4f, \"gil\": %.4f, "
+		"\"cpu_wait\": %.4f,\n     \"threads\": ", sp->samples, share(sp->busy_ns, all),
+		share(sp->idle_ns, all), share(sp->gil_ns, all), share(sp->cpu_wait_ns, all));
 	put_threads(s, sp, out);
 	fputs(",\n     \"top_self\": ", out);
 	put_functions(s, sp->top_self, sp->ntop_self, true, sp->busy_ns, out);

@@ -99,6 +99,8 @@ static void write_threads(const struct summary *s, const struct summary_process 
 				pct(v[i].busy_ns, all));
 			if (v[i].gil_ns)
 				fprintf(out, " (GIL %.0f%%)", pct(v[i].gil_ns, all));
+			if (pct(v[i].cpu_wait_ns, all) >= 5.0)
+				fprintf(out, " (waiting for a CPU %.0f%%)", pct(v[i].cpu_wait_ns, all));
 			shown++;
 		} else {
 			quiet++;

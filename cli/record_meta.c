@@ -5,6 +5,7 @@
  * reads it back to title, label and merge recordings.
  */
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,8 +68,14 @@ void record_meta_end(struct profile *p, pid_t pid, const struct sampler_stats *s
 		     const char *why)
 {
 	char key[32], label[256];
+	cpu_set_t cpus;
 
 	set_meta_u64(p, "pid", (uint64_t)pid);
+	/* The CPUs the target may run on (its own, else ours, which a
+	 * started command inherits): more runnable threads than these wait. */
+	if (sched_getaffinity(pid, sizeof(cpus), &cpus) == 0 ||
+	    sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
+		set_meta_u64(p, "cpus", (uint64_t)CPU_COUNT(&cpus));
 	snprintf(key, sizeof(key), "process.%d", (int)pid);
 	process_label(profile_meta(p, "command"), profile_meta(p, "rank"), NULL, label, sizeof(label));
 	profile_set_meta(p, key, label);

@@ -50,6 +50,8 @@ enum sample_flag {
 	SAMPLE_GIL = 1u << 2,       /* the thread held Python's GIL */
 	SAMPLE_GPU = 1u << 3,       /* GPU time on the stack that launched it,
 				     * not a CPU sample (profile_add_gpu_activity) */
+	SAMPLE_CPU_WAIT = 1u << 4,  /* runnable but waiting for a CPU: its run-queue
+				     * wait grew by half the time since the last read */
 };
 
 struct sample {

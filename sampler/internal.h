@@ -67,6 +67,11 @@ struct thread {
 				      * found to match its syscall file */
 	uint64_t runtime_tick;   /* the tick runtime_ns was read at; 0 never */
 	uint64_t runtime_ns;     /* its CPU time then (schedstat) */
+	/* Waiting for a CPU: its run-queue wait (schedstat's second field)
+	 * grew by half the time since the read before, as of cpu_wait_at. */
+	uint64_t run_delay_ns, run_delay_at;
+	uint64_t cpu_wait_at;    /* tick_now of the read that set cpu_wait */
+	bool cpu_wait;
 };
 
 /* A blocked thread as /proc/PID/task/TID/syscall shows it. */
@@ -237,6 +242,7 @@ struct sampler {
 	struct copy_queue queue;
 	uint64_t exec_seq;    /* execs seen; copies of older images are dropped */
 	uint64_t tick_now, tick_weight; /* the current tick's time and weight */
+	uint64_t cpu_wait_seen_at;      /* the last tick a thread waited for a CPU */
 	int pending_traps;    /* interrupts of this pass not yet trapped */
 	pid_t last_interrupted; /* the thread of the pass's last interrupt */
 	bool trap_on_our_cpu; /* an interrupted thread shares our CPU */
@@ -267,6 +273,9 @@ int sampler_open_symbols(struct sampler *s, char *err, size_t errlen);
 
 /* threads.c */
 struct thread *thread_find(struct sampler *s, pid_t tid);
+/* Reads its schedstat now (a running GIL holder's, which the Python
+ * sampler does not poll otherwise): cpu_wait up to date. */
+void thread_note_cpu_wait(struct sampler *s, struct thread *t);
 struct thread *thread_add(struct sampler *s, pid_t tid);
 /* The thread the target knows as ns_tid in its own PID namespace (what
  * gettid() returned there); the same as thread_find outside containers. */

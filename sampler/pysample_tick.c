@@ -468,7 +468,10 @@ void pysample_tick(struct sampler *s)
 
 		if (t->gone || t->listening || t->interrupt_sent || t->detaching)
 			continue;
-		/* The holder is sampled as it was at its stop: running. */
+		/* The holder is sampled as it was at its stop: running, or
+		 * waiting for a CPU (its schedstat says which). */
+		if (t->tid == py->held_tid)
+			thread_note_cpu_wait(s, t);
 		c = t->tid == py->held_tid ? 'R' : thread_poll_state(s, t);
 		/* Memory-only, a thread in another tracer's stop is running
 		 * but for a moment: read as such, not passed by. */

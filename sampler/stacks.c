@@ -233,13 +233,18 @@ void stacks_name_thread(struct sampler *s, struct thread *t)
 int stacks_add_sample(struct sampler *s, pid_t tid, uint32_t stack,
 		      uint32_t flags, uint64_t now, uint64_t weight)
 {
+	/* A run-queue wait read more than two periods ago says nothing now;
+	 * no thread is looked up while none waits. */
+	bool recent = s->cpu_wait_seen_at && s->cpu_wait_seen_at + 2 * s->period_ns >= s->tick_now;
+	struct thread *t = flags & SAMPLE_IDLE || !recent ? NULL : thread_find(s, tid);
+	bool waits = t && t->cpu_wait && t->cpu_wait_at + 2 * s->period_ns >= s->tick_now;
 	struct sample smp = {
 		.time_ns = now,
 		.pid = (uint32_t)s->pid,
 		.tid = (uint32_t)tid,
 		.stack = stack,
 		.weight_ns = weight,
-		.flags = flags,
+		.flags = flags | (waits ? SAMPLE_CPU_WAIT : 0),
 	};
 	int ret = profile_add_sample(s->profile, &smp);
 

@@ -244,23 +244,56 @@ int thread_blocked_state(struct sampler *s, struct thread *t,
 	return 0;
 }
 
+/*
+ * A thread runnable but kept off the CPUs (more runnable threads than
+ * CPUs) waits on a run queue; schedstat counts that wait. Over the time
+ * since the last read, half of it or more waiting marks the thread's
+ * samples SAMPLE_CPU_WAIT. Reads closer than half a period apart (twice
+ * in one tick) are not a measure.
+ */
+static void cpu_wait_update(struct sampler *s, struct thread *t, uint64_t delay)
+{
+	uint64_t dt = s->tick_now - t->run_delay_at;
+
+	if (t->run_delay_at && s->tick_now > t->run_delay_at && dt * 2 < s->period_ns)
+		return;
+	if (t->run_delay_at && s->tick_now > t->run_delay_at && delay >= t->run_delay_ns) {
+		t->cpu_wait = (delay - t->run_delay_ns) * 2 >= dt;
+		t->cpu_wait_at = s->tick_now;
+		if (t->cpu_wait)
+			s->cpu_wait_seen_at = s->tick_now;
+	}
+	t->run_delay_ns = delay;
+	t->run_delay_at = s->tick_now;
+}
+
 /* schedstat: "RUNTIME_NS RUN_DELAY_NS SWITCHES_IN"; -EIO when all zero
  * (sched_info off: nothing to go by). */
 static int read_schedstat(struct sampler *s, struct thread *t, uint64_t *runtime,
 			  uint64_t *switches)
 {
 	char buf[96], *end;
+	uint64_t delay;
 
 	if (t->schedstat_fd < 0)
 		t->schedstat_fd = open_task_file(s->pid, t->tid, "schedstat");
 	if (read_task_file(s, t->tid, &t->schedstat_fd, "schedstat", buf, sizeof(buf)) <= 0)
 		return -EIO;
 	*runtime = strtoull(buf, &end, 10);
-	strtoull(end, &end, 10);
+	delay = strtoull(end, &end, 10);
 	*switches = strtoull(end, NULL, 10);
 	t->runtime_ns = *runtime;
 	t->runtime_tick = s->tick;
+	cpu_wait_update(s, t, delay);
 	return *switches ? 0 : -EIO;
+}
+
+void thread_note_cpu_wait(struct sampler *s, struct thread *t)
+{
+	uint64_t runtime, switches;
+
+	if (t->runtime_tick != s->tick)
+		read_schedstat(s, t, &runtime, &switches);
 }
 
 uint64_t thread_runtime(struct sampler *s, struct thread *t)

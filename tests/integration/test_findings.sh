@@ -44,9 +44,15 @@ run slow $PY tests/python/phase_loop.py 2 2
 run restart $PY tests/python/epochs_loop.py 3 10 0.3
 run keep $PY tests/python/epochs_loop.py 3 20
 $TS record -t -o "$TMP/gil.tsprof" -- $PY tests/python/threads.py 2 >/dev/null 2>"$TMP/gil.err"
+# Twice as many spinning processes as CPUs, and one alone (which, on a
+# machine others load, may wait for a CPU too: not its own doing).
+$TS record -s -r 200 -o "$TMP/crowd.tsprof" -- $PY tests/python/spinners.py $(($(nproc) * 2)) 2 \
+	>/dev/null 2>"$TMP/crowd.err"
+$TS record -s -r 200 -o "$TMP/alone.tsprof" -- $PY tests/python/spinners.py 1 2 >/dev/null 2>&1
 
 for case in "data-bound data sync" "host-sync sync data" "logging logging plain" \
-	"slow-startup slow plain" "worker-restart restart keep" "gil-contention gil plain"; do
+	"slow-startup slow plain" "worker-restart restart keep" "gil-contention gil plain" \
+	"cpu-oversubscribed crowd alone"; do
 	set -- $case
 	has "$1" "$2" && ! has "$1" "$3"
 	check $? "findings: $1 is found in $2, not in $3" "$2: $(ids "$2"); $3: $(ids "$3")" \
@@ -71,6 +77,10 @@ check $? "findings: the end of record lists the top findings with the line that 
 	"$(grep -A4 findings "$TMP/logging.err")"
 grep -q "^trainsample:     [^ ]* ([0-9]*) held it [0-9]*% of its time, was on a CPU [0-9]*%$" "$TMP/gil.err"
 check $? "findings: GIL contention names each thread with its GIL and CPU shares" "$(grep -A4 findings "$TMP/gil.err")"
+grep -q "^trainsample:   \[[a-z]*\] cpu-oversubscribed: [0-9.]* threads runnable on average for $(nproc) CPUs: [0-9]*% of their busy time waiting for a CPU$" "$TMP/crowd.err" &&
+	grep -q "^trainsample:     waiting most: PID [0-9]* (.*spinners.py.*), thread [0-9]* MainThread: [0-9]*% of its busy time$" "$TMP/crowd.err"
+check $? "findings: CPU oversubscription gives the runnable threads against the CPUs and the threads waiting most" \
+	"$(grep -A5 findings "$TMP/crowd.err")"
 $TS report "$TMP/plain.tsprof" --findings >"$TMP/none.f" 2>&1
 rc=$?
 [ $rc -eq 0 ] && ! grep -q . "$TMP/none.f"
