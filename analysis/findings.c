@@ -12,30 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/findings_impl.h"
 #include "analysis/summary_impl.h"
 #include "common/common.h"
 #include "formats/formats.h"
 
-#define FINDINGS_MAX 16
-#define EVIDENCE_MAX 6
-
-struct finding {
-	const char *id;
-	double cost;   /* share of the step (or of the run) it costs */
-	uint32_t pid;
-	char title[256];
-	char evidence[EVIDENCE_MAX][256];
-	int nevidence;
-	const char *hint;
-};
-
-struct finding_list {
-	struct finding v[FINDINGS_MAX];
-	size_t n;
-};
-
-static struct finding *add(struct finding_list *l, const char *id, double cost, uint32_t pid,
-			   const char *hint)
+struct finding *finding_add(struct finding_list *l, const char *id, double cost, uint32_t pid,
+			    const char *hint)
 {
 	struct finding *f;
 
@@ -46,7 +29,7 @@ static struct finding *add(struct finding_list *l, const char *id, double cost, 
 	return f;
 }
 
-static void __attribute__((format(printf, 2, 3))) evidence(struct finding *f, const char *fmt, ...)
+void finding_evidence(struct finding *f, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -58,7 +41,7 @@ static void __attribute__((format(printf, 2, 3))) evidence(struct finding *f, co
 }
 
 /* "function (file.py:LINE)", as the pictures name a frame. */
-static void line_text(const struct profile *p, uint32_t frame, char *buf, size_t len)
+void finding_line_text(const struct profile *p, uint32_t frame, char *buf, size_t len)
 {
 	const struct frame *f = frame ? profile_frame(p, frame) : NULL;
 	const char *file = f && f->module ? profile_string(p, f->module) : NULL;
@@ -143,9 +126,9 @@ static void workers_evidence(const struct summary *s, struct finding *f)
 	}
 	if (!n || !all)
 		return;
-	line_text(s->p, best, text, sizeof(text));
-	evidence(f, "its %zu worker process%s busy %.0f%% of the time; hottest: %s", n,
-		 n == 1 ? "" : "es", 100.0 * (double)busy / (double)all, text);
+	finding_line_text(s->p, best, text, sizeof(text));
+	finding_evidence(f, "its %zu worker process%s busy %.0f%% of the time; hottest: %s", n,
+			 n == 1 ? "" : "es", 100.0 * (double)busy / (double)all, text);
 }
 
 static void data_bound(const struct summary *s, const struct summary_process *sp,
@@ -161,9 +144,9 @@ static void data_bound(const struct summary *s, const struct summary_process *sp
 	      sp->loop->phase_ns[PHASE_OPTIMIZER]) ||
 	    !phase_of_loop(sp, PHASE_DATA, &data, &base) || data * 4 < base)
 		return;
-	f = add(l, "data-bound", (double)data / (double)base, sp->pid,
-		"more DataLoader workers (num_workers), persistent_workers=True, pin_memory=True; "
-		"less work in __getitem__ (decode and augment once, or on the GPU)");
+	f = finding_add(l, "data-bound", (double)data / (double)base, sp->pid,
+			"more DataLoader workers (num_workers), persistent_workers=True, pin_memory=True; "
+			"less work in __getitem__ (decode and augment once, or on the GPU)");
 	if (!f)
 		return;
 	cost_text(sp, data, base, cost, sizeof(cost));
@@ -174,18 +157,18 @@ static void data_bound(const struct summary *s, const struct summary_process *sp
 						     top->step_ns[PHASE_DATA]))
 			top = &sp->loaders[i];
 	if (top) {
-		line_text(s->p, top->site, line, sizeof(line));
+		finding_line_text(s->p, top->site, line, sizeof(line));
 		summary_loader_name(s, sp, (size_t)(top - sp->loaders), name, sizeof(name));
-		evidence(f, "fetched from %s at %s", name, line);
+		finding_evidence(f, "fetched from %s at %s", name, line);
 		if (top->wait_ns * 10 >= top->step_ns[PHASE_DATA])
-			evidence(f, "%.1f ms a step blocked waiting for a batch from the workers",
-				 top->steps ? (double)top->wait_ns / 1e6 / (double)top->steps : 0.0);
+			finding_evidence(f, "%.1f ms a step blocked waiting for a batch from the workers",
+					 top->steps ? (double)top->wait_ns / 1e6 / (double)top->steps : 0.0);
 		else
-			evidence(f, "hardly blocked waiting for a batch: the loader's own work in the "
-				 "loop's thread (collate, __getitem__ without workers) is the cost");
+			finding_evidence(f, "hardly blocked waiting for a batch: the loader's own work in the "
+					 "loop's thread (collate, __getitem__ without workers) is the cost");
 	} else {
-		evidence(f, "the loop thread's time in data loading: %.2f s of %.2f s",
-			 (double)data / 1e9, (double)base / 1e9);
+		finding_evidence(f, "the loop thread's time in data loading: %.2f s of %.2f s",
+				 (double)data / 1e9, (double)base / 1e9);
 	}
 	workers_evidence(s, f);
 }
@@ -206,8 +189,8 @@ static void site_evidence(const struct summary *s, const struct summary_process 
 		if (!best)
 			return;
 		used[best - sp->sites] = true;
-		line_text(s->p, best->frame, line, sizeof(line));
-		evidence(f, "%s: %.1f ms a step", line, ms_a_step(sp, best->ns));
+		finding_line_text(s->p, best->frame, line, sizeof(line));
+		finding_evidence(f, "%s: %.1f ms a step", line, ms_a_step(sp, best->ns));
 	}
 }
 
@@ -221,7 +204,7 @@ static void phase_cost(const struct summary *s, const struct summary_process *sp
 
 	if (!phase_of_loop(sp, ph, &ns, &base) || (double)ns < least * (double)base)
 		return;
-	f = add(l, id, (double)ns / (double)base, sp->pid, hint);
+	f = finding_add(l, id, (double)ns / (double)base, sp->pid, hint);
 	if (!f)
 		return;
 	cost_text(sp, ns, base, cost, sizeof(cost));
@@ -230,8 +213,9 @@ static void phase_cost(const struct summary *s, const struct summary_process *sp
 	if (steps_counted(sp))
 		site_evidence(s, sp, ph, f);
 	else
-		evidence(f, "the loop thread's samples in %s: %.2f s (steps not counted: see the summary)",
-			 phase_name(ph), (double)ns / 1e9);
+		finding_evidence(f, "the loop thread's samples in %s: %.2f s (steps not counted: see "
+				 "the summary)",
+				 phase_name(ph), (double)ns / 1e9);
 }
 
 static void slow_start(const struct summary *s, const struct summary_process *sp,
@@ -245,16 +229,16 @@ static void slow_start(const struct summary *s, const struct summary_process *sp
 		all += sp->loop_ns[k];
 	if (!all || sp->startup_ns < 1000000000ull || sp->loop_ns[LOOP_STARTUP] * 4 < all)
 		return;
-	f = add(l, "slow-startup", (double)sp->loop_ns[LOOP_STARTUP] / (double)all, sp->pid,
-		"import lazily, build and load the model once; leave the start out of a profile "
-		"with report --steps 2:");
+	f = finding_add(l, "slow-startup", (double)sp->loop_ns[LOOP_STARTUP] / (double)all, sp->pid,
+			"import lazily, build and load the model once; leave the start out of a profile "
+			"with report --steps 2:");
 	if (!f)
 		return;
 	snprintf(f->title, sizeof(f->title), "%.1f s before the first step: %.0f%% of the loop's run",
 		 (double)sp->startup_ns / 1e9, 100.0 * f->cost);
-	evidence(f, "the loop thread's first sample %.2f s before its first step; %" PRIu64
-		 " steps in %.2f s after it", (double)sp->startup_ns / 1e9, sp->steps.steps,
-		 (double)sp->steps.span_ns / 1e9);
+	finding_evidence(f, "the loop thread's first sample %.2f s before its first step; %" PRIu64
+			 " steps in %.2f s after it", (double)sp->startup_ns / 1e9, sp->steps.steps,
+			 (double)sp->steps.span_ns / 1e9);
 	for (int k = 0; k < PHASE_KINDS; k++) {
 		before += sp->steps.before_ns[k];
 		if (k != PHASE_OTHER && sp->steps.before_ns[k] &&
@@ -262,9 +246,10 @@ static void slow_start(const struct summary *s, const struct summary_process *sp
 			top = k;
 	}
 	if (before && top >= 0 && sp->steps.before_ns[top] * 10 >= before)
-		evidence(f, "of it %.0f%% %s%s", 100.0 * (double)sp->steps.before_ns[top] / (double)before,
-			 phase_name((enum phase)top), top == PHASE_DATA ?
-			 " (the DataLoader's first batch: its workers starting)" : "");
+		finding_evidence(f, "of it %.0f%% %s%s",
+				 100.0 * (double)sp->steps.before_ns[top] / (double)before,
+				 phase_name((enum phase)top), top == PHASE_DATA ?
+				 " (the DataLoader's first batch: its workers starting)" : "");
 	(void)s;
 }
 
@@ -278,15 +263,15 @@ static void worker_restarts(const struct summary *s, const struct summary_proces
 		all += sp->loop_ns[k];
 	if (sp->epochs < 2 || !all || sp->epoch_start_ns * 20 < all)
 		return;
-	f = add(l, "worker-restart", (double)sp->epoch_start_ns / (double)all, sp->pid,
-		"persistent_workers=True keeps the DataLoader's workers from one epoch to the next");
+	f = finding_add(l, "worker-restart", (double)sp->epoch_start_ns / (double)all, sp->pid,
+			"persistent_workers=True keeps the DataLoader's workers from one epoch to the next");
 	if (!f)
 		return;
 	snprintf(f->title, sizeof(f->title), "each epoch starts its DataLoader again: %" PRIu64
 		 " epochs, %.1f ms each (%.0f%% of the loop's run)", sp->epochs,
 		 (double)sp->epoch_start_ns / 1e6 / (double)sp->epochs, 100.0 * f->cost);
-	evidence(f, "the loop making the loader's iterator (DataLoader.__iter__, its workers "
-		 "starting) %.2f s in all", (double)sp->epoch_start_ns / 1e9);
+	finding_evidence(f, "the loop making the loader's iterator (DataLoader.__iter__, its workers "
+			 "starting) %.2f s in all", (double)sp->epoch_start_ns / 1e9);
 	(void)s;
 }
 
@@ -311,9 +296,9 @@ static void gil_contention(const struct summary *s, const struct summary_process
 	}
 	if (n < 2 || !longest || held * 10 < longest * 8)
 		return;
-	f = add(l, "gil-contention", 1.0 - 1.0 / (double)n, sp->pid,
-		"move CPU work into processes (DataLoader workers, multiprocessing) or into native "
-		"code that releases the GIL; threads help only while they wait");
+	f = finding_add(l, "gil-contention", 1.0 - 1.0 / (double)n, sp->pid,
+			"move CPU work into processes (DataLoader workers, multiprocessing) or into native "
+			"code that releases the GIL; threads help only while they wait");
 	if (!f)
 		return;
 	snprintf(f->title, sizeof(f->title), "%zu threads take turns holding the GIL (held %.0f%% of "
@@ -324,10 +309,10 @@ static void gil_contention(const struct summary *s, const struct summary_process
 		const char *name = profile_thread_name(s->p, sp->pid, t->tid);
 
 		if (all && t->gil_ns * 5 >= all)
-			evidence(f, "%s (%" PRIu32 ") held it %.0f%% of its time, was on a CPU %.0f%%",
-				 name && *name ? name : "thread", t->tid,
-				 100.0 * (double)t->gil_ns / (double)all,
-				 100.0 * (double)t->busy_ns / (double)all);
+			finding_evidence(f, "%s (%" PRIu32 ") held it %.0f%% of its time, was on a CPU %.0f%%",
+					 name && *name ? name : "thread", t->tid,
+					 100.0 * (double)t->gil_ns / (double)all,
+					 100.0 * (double)t->busy_ns / (double)all);
 	}
 }
 
@@ -366,16 +351,16 @@ static void cpu_oversubscribed(const struct summary *s, struct finding_list *l)
 	runnable = (double)busy / (double)wall;
 	if (runnable <= (double)s->cpus)
 		return;
-	f = add(l, "cpu-oversubscribed", (double)wait / (double)busy, 0,
-		"fewer runnable threads than CPUs: num_workers at most the CPUs less one for the "
-		"main process; torch.set_num_threads(n) or OMP_NUM_THREADS=n in each process, "
-		"n times the processes at most the CPUs");
+	f = finding_add(l, "cpu-oversubscribed", (double)wait / (double)busy, 0,
+			"fewer runnable threads than CPUs: num_workers at most the CPUs less one for the "
+			"main process; torch.set_num_threads(n) or OMP_NUM_THREADS=n in each process, "
+			"n times the processes at most the CPUs");
 	if (!f)
 		return;
 	snprintf(f->title, sizeof(f->title), "%.1f threads runnable on average for %u CPUs: "
 		 "%.0f%% of their busy time waiting for a CPU", runnable, s->cpus, 100.0 * f->cost);
-	evidence(f, "busy %.2f s in %.2f s, of which %.2f s waiting on a run queue (schedstat)",
-		 (double)busy / 1e9, (double)wall / 1e9, (double)wait / 1e9);
+	finding_evidence(f, "busy %.2f s in %.2f s, of which %.2f s waiting on a run queue (schedstat)",
+			 (double)busy / 1e9, (double)wall / 1e9, (double)wait / 1e9);
 	for (int k = 0; k < 2; k++) {
 		const char *name, *label;
 
@@ -383,15 +368,15 @@ static void cpu_oversubscribed(const struct summary *s, struct finding_list *l)
 			continue;
 		name = profile_thread_name(s->p, wp[k]->pid, wt[k]->tid);
 		label = process_label_of(s->p, wp[k]->pid);
-		evidence(f, "waiting most: PID %" PRIu32 "%s%s%s thread %" PRIu32 "%s%s: %.0f%% of "
-			 "its busy time", wp[k]->pid, label ? " (" : "", label ? label : "",
-			 label ? ")," : ",", wt[k]->tid, name ? " " : "", name ? name : "",
-			 100.0 * (double)wt[k]->cpu_wait_ns / (double)wt[k]->busy_ns);
+		finding_evidence(f, "waiting most: PID %" PRIu32 "%s%s%s thread %" PRIu32 "%s%s: %.0f%% of "
+				 "its busy time", wp[k]->pid, label ? " (" : "", label ? label : "",
+				 label ? ")," : ",", wt[k]->tid, name ? " " : "", name ? name : "",
+				 100.0 * (double)wt[k]->cpu_wait_ns / (double)wt[k]->busy_ns);
 	}
 }
 
 /* The innermost Python frame of a stack, else its innermost frame. */
-static uint32_t python_leaf(const struct summary *s, uint32_t stack)
+uint32_t finding_python_leaf(const struct summary *s, uint32_t stack)
 {
 	uint32_t best = 0;
 
@@ -406,118 +391,6 @@ static uint32_t python_leaf(const struct summary *s, uint32_t stack)
 	return best;
 }
 
-/* A GPU busy less than half the time since its first kernel, for
- * reasons other than the loop waiting for data (data-bound says that):
- * launch-bound when its kernels are mostly tiny (launch overhead, not
- * work, sets the pace), else idle while the CPU does something else. */
-static void gpu_underused(const struct summary *s, struct finding_list *l)
-{
-	for (size_t i = 0; i < s->ngpus; i++) {
-		const struct summary_gpu *g = &s->gpus[i];
-		uint64_t wall = summary_gpu_window(s, g);
-		bool tiny = g->kernels >= 1000 && g->short_kernels * 2 >= g->kernels;
-		double busy = summary_gpu_busy_share(s, g), data = 0;
-		struct finding *f;
-		char line[200];
-
-		for (size_t k = 0; k < s->nprocs && wall; k++)
-			if ((double)s->procs[k].gpu_data_ns / (double)wall > data)
-				data = (double)s->procs[k].gpu_data_ns / (double)wall;
-		if (!g->kernels || !wall || busy >= 0.5 || 1.0 - busy - data < 0.25)
-			continue;
-		f = add(l, tiny ? "launch-bound" : "gpu-idle", 1.0 - busy - data, 0, tiny ?
-			"fewer, larger kernels: larger batches, CUDA graphs or torch.compile, "
-			"fused or foreach optimizers" :
-			"see what the CPU does meanwhile (the phases: data, sync, Python work); overlap "
-			"copies with compute (pin_memory, non_blocking=True)");
-		if (!f)
-			return;
-		snprintf(f->title, sizeof(f->title), "GPU %" PRIu32 " is busy %.0f%% of the time "
-			 "since its first kernel%s", g->device, 100.0 * busy,
-			 tiny ? ", its kernels mostly tiny" : "");
-		evidence(f, "%" PRIu64 " kernels, %.0f%% of them under 10 us, %.1f us each on average; "
-			 "busy %.3f s of the %.3f s since its first kernel", g->kernels,
-			 100.0 * (double)g->short_kernels / (double)g->kernels,
-			 (double)g->kernel_ns / 1e3 / (double)g->kernels, (double)g->busy_ns / 1e9,
-			 (double)wall / 1e9);
-		if (data >= 0.05)
-			evidence(f, "the loop waits for data %.0f%% of that time (data-bound); the "
-				 "other %.0f%% idle is counted here", 100.0 * data, 100.0 * f->cost);
-		if (g->launch_stack) {
-			line_text(s->p, python_leaf(s, g->launch_stack), line, sizeof(line));
-			evidence(f, "launched most from %s (%" PRIu64 " kernels)", line, g->launch_count);
-		}
-	}
-}
-
-static void bytes_text(uint64_t bytes, char *buf, size_t len)
-{
-	if (bytes >= 1ull << 30)
-		snprintf(buf, len, "%.2f GiB", (double)bytes / (double)(1ull << 30));
-	else
-		snprintf(buf, len, "%.1f MiB", (double)bytes / (double)(1ull << 20));
-}
-
-/* Copies the host waits for (from or to pageable memory, or synchronous),
- * or copies on the NULL stream that take a large share of the run: the
- * GPU cannot overlap them with kernels. */
-static void host_copies(const struct summary *s, struct finding_list *l)
-{
-	for (size_t i = 0; i < s->ngpus; i++) {
-		const struct summary_gpu *g = &s->gpus[i];
-		uint64_t wall = summary_gpu_window(s, g);
-		uint64_t slow = g->slow_ns > g->slow_call_ns ? g->slow_ns : g->slow_call_ns;
-		bool slow_costs = (double)slow >= 0.02 * (double)wall;
-		bool null_costs = (double)g->null_ns >= 0.10 * (double)wall;
-		struct finding *f;
-		char b[32], line[200];
-		double cost;
-
-		if (!wall || !g->copies || (!slow_costs && !null_costs))
-			continue;
-		cost = (double)(slow_costs ? slow : g->null_ns) / (double)wall;
-		f = add(l, "copies", cost < 1.0 ? cost : 1.0, 0, slow_costs ?
-			"pin the host's memory (DataLoader(pin_memory=True), tensor.pin_memory()) and "
-			"copy with .to(device, non_blocking=True); then copy on a side stream to "
-			"overlap the copies with compute" :
-			"copy the next batch on a side stream (torch.cuda.Stream, then "
-			"wait_stream before using it) so copies overlap the current step's kernels");
-		if (!f)
-			return;
-		if (slow_costs)
-			snprintf(f->title, sizeof(f->title), "copies between the host and GPU %" PRIu32
-				 " that the host waits for take %.0f%% of the time since its first "
-				 "kernel", g->device, 100.0 * f->cost);
-		else
-			snprintf(f->title, sizeof(f->title), "copies on GPU %" PRIu32 "'s default "
-				 "stream take %.0f%% of the time since its first kernel, not overlapped "
-				 "with its kernels",
-				 g->device, 100.0 * f->cost);
-		bytes_text(g->copy_bytes, b, sizeof(b));
-		evidence(f, "%" PRIu64 " copies between host and GPU, %s, %.3f s on the GPU", g->copies,
-			 b, (double)g->copy_ns / 1e9);
-		/* The default stream's variant: pinned copies that could overlap;
-		 * a few pageable ones (weights moved once) are beside the point. */
-		if (slow_costs && g->pageable_copies) {
-			bytes_text(g->pageable_bytes, b, sizeof(b));
-			evidence(f, "%" PRIu64 " from or to pageable memory (%s): the driver stages "
-				 "them through a pinned buffer while the host waits", g->pageable_copies, b);
-		}
-		if (slow_costs && g->sync_copies)
-			evidence(f, "%" PRIu64 " synchronous for the host", g->sync_copies);
-		if (slow_costs && g->slow_call_ns >= 1000000)
-			evidence(f, "the host spent %.3f s in the calls that made the pageable or "
-				 "synchronous ones", (double)g->slow_call_ns / 1e9);
-		if (g->null_copies)
-			evidence(f, "%" PRIu64 " on the default (NULL) stream, %.3f s, which runs "
-				 "nothing else meanwhile", g->null_copies, (double)g->null_ns / 1e9);
-		if (slow_costs && g->copy_stack) {
-			line_text(s->p, python_leaf(s, g->copy_stack), line, sizeof(line));
-			evidence(f, "copied most from %s (%" PRIu64 " copies)", line, g->copy_count);
-		}
-	}
-}
-
 static int by_cost(const void *a, const void *b)
 {
 	const struct finding *x = a, *y = b;
@@ -528,8 +401,8 @@ static int by_cost(const void *a, const void *b)
 static void findings_find(const struct summary *s, struct finding_list *l)
 {
 	l->n = 0;
-	gpu_underused(s, l);
-	host_copies(s, l);
+	findings_gpu_underused(s, l);
+	findings_host_copies(s, l);
 	cpu_oversubscribed(s, l);
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct summary_process *sp = &s->procs[i];

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * findings*.c's shared parts: the list a rule adds to, and the helpers
+ * that word evidence. Inside analysis/ only.
+ */
+#ifndef TRAINSAMPLE_ANALYSIS_FINDINGS_IMPL_H
+#define TRAINSAMPLE_ANALYSIS_FINDINGS_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile;
+struct summary;
+
+#define FINDINGS_MAX 16
+#define EVIDENCE_MAX 6
+
+struct finding {
+	const char *id;
+	double cost;   /* share of the step (or of the run) it costs */
+	uint32_t pid;
+	char title[256];
+	char evidence[EVIDENCE_MAX][256];
+	int nevidence;
+	const char *hint;
+};
+
+struct finding_list {
+	struct finding v[FINDINGS_MAX];
+	size_t n;
+};
+
+/* A finding with its cost and hint (a string constant); NULL when the
+ * list is full. Its title is the caller's to write. */
+struct finding *finding_add(struct finding_list *l, const char *id, double cost, uint32_t pid,
+			    const char *hint);
+/* One line of evidence; none past EVIDENCE_MAX, none on a NULL finding. */
+void __attribute__((format(printf, 2, 3))) finding_evidence(struct finding *f, const char *fmt,
+							     ...);
+/* "function (file.py:LINE)", as the pictures name a frame. */
+void finding_line_text(const struct profile *p, uint32_t frame, char *buf, size_t len);
+/* The innermost Python frame of a stack, else its innermost frame. */
+uint32_t finding_python_leaf(const struct summary *s, uint32_t stack);
+
+/* findings_gpu.c */
+void findings_gpu_underused(const struct summary *s, struct finding_list *l);
+void findings_host_copies(const struct summary *s, struct finding_list *l);
+
+#endif
