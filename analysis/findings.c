@@ -174,24 +174,78 @@ static void data_bound(const struct summary *s, const struct summary_process *sp
 }
 
 /* The lines that sync or log, costliest first. */
-static void site_evidence(const struct summary *s, const struct summary_process *sp,
-			  enum phase ph, struct finding *f)
+/* The heaviest site of a kind (-1 none), past those used. */
+static int heaviest_site(const struct summary_process *sp, int kind, bool *used)
+{
+	int best = -1;
+
+	for (size_t i = 0; i < sp->nsites && i < 64; i++)
+		if (!used[i] && sp->sites[i].phase == kind &&
+		    (best < 0 || sp->sites[i].ns > sp->sites[best].ns))
+			best = (int)i;
+	if (best >= 0)
+		used[best] = true;
+	return best;
+}
+
+/* Up to max lines of the kind's sites, heaviest first, "PREFIXline: N ms
+ * a step"; none under least ns. */
+static void site_lines(const struct summary *s, const struct summary_process *sp, int kind,
+		       int max, uint64_t least, const char *prefix, struct finding *f)
 {
 	bool used[64] = { false };
 	char line[200];
 
-	for (int k = 0; k < EVIDENCE_MAX; k++) {
-		const struct summary_site *best = NULL;
+	for (int k = 0; k < max; k++) {
+		int i = heaviest_site(sp, kind, used);
 
-		for (size_t i = 0; i < sp->nsites && i < 64; i++)
-			if (!used[i] && sp->sites[i].phase == ph && (!best || sp->sites[i].ns > best->ns))
-				best = &sp->sites[i];
-		if (!best)
+		if (i < 0 || sp->sites[i].ns < least)
 			return;
-		used[best - sp->sites] = true;
-		finding_line_text(s->p, best->frame, line, sizeof(line));
-		finding_evidence(f, "%s: %.1f ms a step", line, ms_a_step(sp, best->ns));
+		finding_line_text(s->p, sp->sites[i].frame, line, sizeof(line));
+		finding_evidence(f, "%s%s: %.1f ms a step", prefix, line,
+				 ms_a_step(sp, sp->sites[i].ns));
 	}
+}
+
+static void site_evidence(const struct summary *s, const struct summary_process *sp,
+			  enum phase ph, struct finding *f)
+{
+	site_lines(s, sp, (int)ph, EVIDENCE_MAX, 0, "", f);
+}
+
+/*
+ * Python work in the step that is none of the phases (not the model, the
+ * data, the optimizer, a sync or logging): metrics, JSON, string
+ * formatting, bookkeeping. Reported where one line of the loop's body
+ * holds a tenth of the step or more: the line, and the function at the
+ * top of the stack under it.
+ */
+static void python_hotspot(const struct summary *s, const struct summary_process *sp,
+			   struct finding_list *l)
+{
+	bool used[64] = { false };
+	uint64_t ns, base;
+	struct finding *f;
+	char line[160];
+	int top;
+
+	if (!steps_counted(sp) || !phase_of_loop(sp, PHASE_OTHER, &ns, &base))
+		return;
+	top = heaviest_site(sp, PHASE_OTHER, used);
+	if (top < 0 || sp->sites[top].ns * 10 < base)
+		return;
+	f = finding_add(l, "python-hotspot", (double)sp->sites[top].ns / (double)base, sp->pid,
+			"do it every N steps, or off the step's path (a thread, a callback at "
+			"logging time); keep metrics on the GPU and read them rarely; format and "
+			"serialize once per report, not per step");
+	if (!f)
+		return;
+	finding_line_text(s->p, sp->sites[top].frame, line, sizeof(line));
+	snprintf(f->title, sizeof(f->title), "%s takes %.0f%% of the step, outside the model, "
+		 "the data and the optimizer", line, 100.0 * f->cost);
+	/* Lines under a hundredth of the step are noise here. */
+	site_lines(s, sp, PHASE_OTHER, 3, base / 100, "", f);
+	site_lines(s, sp, SITE_OTHER_INNER, 2, base / 100, "in ", f);
 }
 
 static void phase_cost(const struct summary *s, const struct summary_process *sp,
@@ -419,6 +473,7 @@ static void findings_find(const struct summary *s, struct finding_list *l)
 			phase_cost(s, sp, l, PHASE_SYNC, 0.05, "host-sync", "the loop waits for the GPU:",
 				   "keep results on the GPU: read .item() every N steps, not each one; "
 				   "no .cpu()/.tolist() in the step; copies with non_blocking=True");
+		python_hotspot(s, sp, l);
 		phase_cost(s, sp, l, PHASE_LOGGING, 0.05, "logging", "logging takes",
 			   "log every N steps; format messages lazily; move metrics off the step's path");
 	}

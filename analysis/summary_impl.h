@@ -37,9 +37,14 @@ struct summary_loader {
 	bool train, val;
 };
 
+/* A site's phase, or SITE_OTHER_INNER: the innermost Python frame of the
+ * loop's time in no phase (the function that spends it). */
+#define SITE_OTHER_INNER PHASE_KINDS
+
 struct summary_site {
-	enum phase phase;
-	uint32_t frame; /* the line that calls into it */
+	int phase;      /* enum phase, or SITE_OTHER_INNER */
+	uint32_t frame; /* the line that calls into it; for PHASE_OTHER, the
+			 * loop body's line the time is spent under */
 	uint64_t ns;
 };
 

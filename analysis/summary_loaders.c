@@ -23,6 +23,9 @@ struct loader_walk {
 	struct summary_process *sp;
 	int cur, val_cur;         /* the loader fetched from last; -1 none */
 	bool in_beat, in_val_forward, in_epoch_start;
+	uint32_t loop_name, loop_file; /* the loop's function: where the beat is called */
+	uint32_t *path;
+	uint32_t cap_path;
 };
 
 static int loader_at(struct summary_process *sp, uint32_t site)
@@ -36,7 +39,7 @@ static int loader_at(struct summary_process *sp, uint32_t site)
 	return (int)sp->nloaders++;
 }
 
-static int site_add(struct summary_process *sp, enum phase ph, uint32_t frame, uint64_t ns)
+static int site_add(struct summary_process *sp, int ph, uint32_t frame, uint64_t ns)
 {
 	for (size_t i = 0; i < sp->nsites; i++)
 		if (sp->sites[i].phase == ph && sp->sites[i].frame == frame) {
@@ -47,6 +50,43 @@ static int site_add(struct summary_process *sp, enum phase ph, uint32_t frame, u
 		return -ENOMEM;
 	sp->sites[sp->nsites++] = (struct summary_site){ ph, frame, ns };
 	return 0;
+}
+
+/* The loop's function: the one whose line calls the beat (backward). */
+static void loop_function(struct loader_walk *w, uint32_t stack)
+{
+	uint32_t site = phase_call_site(w->s->m, stack, w->sp->steps.beat);
+	const struct frame *f = site ? profile_frame(w->s->p, site) : NULL;
+
+	if (f && f->kind == FRAME_PYTHON) {
+		w->loop_name = f->name;
+		w->loop_file = f->module;
+	}
+}
+
+/* The loop's time in no phase: under which line of the loop's body, and
+ * in which function at the top of the Python stack. */
+static int other_sites(struct loader_walk *w, uint32_t stack, uint64_t len)
+{
+	const struct profile *p = w->s->p;
+	int depth = profile_stack_frames(p, stack, &w->path, &w->cap_path), body = -1, inner = -1;
+	int ret;
+
+	if (depth < 0)
+		return depth;
+	for (int i = 0; i < depth; i++) {
+		const struct frame *f = profile_frame(p, w->path[i]);
+
+		if (f->kind != FRAME_PYTHON)
+			continue;
+		inner = i;
+		if (f->name == w->loop_name && f->module == w->loop_file)
+			body = i;
+	}
+	if (body < 0)
+		return 0;
+	ret = site_add(w->sp, PHASE_OTHER, w->path[body], len);
+	return ret < 0 ? ret : site_add(w->sp, SITE_OTHER_INNER, w->path[inner], len);
 }
 
 static int walk_span(const struct profile_span *span, void *ctx)
@@ -110,6 +150,14 @@ static int walk_span(const struct profile_span *span, void *ctx)
 		if (ret < 0)
 			return ret;
 	}
+	if (ph == st->beat && !w->loop_name)
+		loop_function(w, span->stack);
+	if (ph == PHASE_OTHER && w->loop_name) {
+		int ret = other_sites(w, span->stack, len);
+
+		if (ret < 0)
+			return ret;
+	}
 	if (w->cur < 0)
 		return 0;
 	sp->loaders[w->cur].step_ns[ph] += len;
@@ -121,8 +169,10 @@ static int walk_span(const struct profile_span *span, void *ctx)
 int summary_loaders_find(struct summary *s, struct summary_process *sp)
 {
 	struct loader_walk w = { .s = s, .sp = sp, .cur = -1, .val_cur = -1 };
+	int ret = profile_for_each_span(s->p, walk_span, &w);
 
-	return profile_for_each_span(s->p, walk_span, &w);
+	free(w.path);
+	return ret;
 }
 
 /* The variable a source line fetches batches from: "for b in NAME",

@@ -40,6 +40,7 @@ run data $PY tests/python/loader_loop.py 48
 run sync $PY tests/python/sync_loop.py 30
 run logging $PY tests/python/logging_loop.py 40
 run plain $PY tests/python/phase_loop.py 2
+run hotspot $PY tests/python/hotspot_loop.py 3
 run slow $PY tests/python/phase_loop.py 2 2
 run restart $PY tests/python/epochs_loop.py 3 10 0.3
 run keep $PY tests/python/epochs_loop.py 3 20
@@ -52,7 +53,7 @@ $TS record -s -r 200 -o "$TMP/alone.tsprof" -- $PY tests/python/spinners.py 1 2 
 
 for case in "data-bound data sync" "host-sync sync data" "logging logging plain" \
 	"slow-startup slow plain" "worker-restart restart keep" "gil-contention gil plain" \
-	"cpu-oversubscribed crowd alone"; do
+	"cpu-oversubscribed crowd alone" "python-hotspot hotspot plain"; do
 	set -- $case
 	has "$1" "$2" && ! has "$1" "$3"
 	check $? "findings: $1 is found in $2, not in $3" "$2: $(ids "$2"); $3: $(ids "$3")" \
@@ -81,6 +82,11 @@ grep -q "^trainsample:   \[[a-z]*\] cpu-oversubscribed: [0-9.]* threads runnable
 	grep -q "^trainsample:     waiting most: PID [0-9]* (.*spinners.py.*), thread [0-9]* MainThread: [0-9]*% of its busy time$" "$TMP/crowd.err"
 check $? "findings: CPU oversubscription gives the runnable threads against the CPUs and the threads waiting most" \
 	"$(grep -A5 findings "$TMP/crowd.err")"
+L=$(grep -n 'line = json.dumps(RECORD)' tests/python/hotspot_loop.py | cut -d: -f1)
+grep -q "^trainsample:   \[[a-z]*\] python-hotspot, PID [0-9]*: main (hotspot_loop.py:$L) takes [0-9]*% of the step, outside the model" "$TMP/hotspot.err" &&
+	grep -q "^trainsample:     in JSONEncoder.[a-z]*encode (encoder.py:[0-9]*): [0-9.]* ms a step$" "$TMP/hotspot.err"
+check $? "findings: a Python hotspot in the step names the loop's line and the function under it" \
+	"$(grep -A6 findings "$TMP/hotspot.err")"
 $TS report "$TMP/plain.tsprof" --findings >"$TMP/none.f" 2>&1
 rc=$?
 [ $rc -eq 0 ] && ! grep -q . "$TMP/none.f"
