@@ -445,6 +445,39 @@ uint32_t finding_python_leaf(const struct summary *s, uint32_t stack)
 	return best;
 }
 
+/* Tensor copies and dtype or device conversions on the CPU (with
+ * --native: ATen's copy_, _to_copy, clone): a tenth of the process's busy
+ * time or more. */
+static void cpu_copies(const struct summary *s, const struct summary_process *sp,
+		       struct finding_list *l)
+{
+	struct finding *f;
+	bool used[64] = { false };
+	char line[160];
+
+	if (!sp->native_ns || sp->cpu_copy_ns * 10 < sp->busy_ns)
+		return;
+	f = finding_add(l, "cpu-copies", (double)sp->cpu_copy_ns / (double)sp->busy_ns, sp->pid,
+			"make tensors in the dtype and on the device they are used in; move .to(), "
+			".float(), .contiguous() and clones out of the step or onto the GPU; "
+			"pin_memory=True with non_blocking=True for copies to the GPU");
+	if (!f)
+		return;
+	snprintf(f->title, sizeof(f->title), "tensor copies and conversions on the CPU take %.0f%% "
+		 "of its busy time", 100.0 * f->cost);
+	finding_evidence(f, "%.2f s of %.2f s busy in ATen's copy_, _to_copy and clone "
+			 "(native frames)", (double)sp->cpu_copy_ns / 1e9, (double)sp->busy_ns / 1e9);
+	for (int k = 0; k < 3; k++) {
+		int i = heaviest_site(sp, SITE_CPU_COPY, used);
+
+		if (i < 0 || sp->sites[i].ns * 100 < sp->busy_ns)
+			break;
+		finding_line_text(s->p, sp->sites[i].frame, line, sizeof(line));
+		finding_evidence(f, "called from %s: %.0f%% of busy time", line,
+				 100.0 * (double)sp->sites[i].ns / (double)sp->busy_ns);
+	}
+}
+
 static int by_cost(const void *a, const void *b)
 {
 	const struct finding *x = a, *y = b;
@@ -462,6 +495,7 @@ static void findings_find(const struct summary *s, struct finding_list *l)
 		const struct summary_process *sp = &s->procs[i];
 
 		gil_contention(s, sp, l);
+		cpu_copies(s, sp, l);
 		if (!sp->loop)
 			continue;
 		slow_start(s, sp, l);

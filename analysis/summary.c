@@ -144,6 +144,7 @@ struct func_pass {
 	uint32_t *path;
 	uint32_t cap_path;
 	uint8_t *compute;             /* frame id: 0 unknown, 1 no, 2 yes */
+	uint8_t *copy;                /* frame id: 0 unknown, 1 no, 2 an ATen copy */
 	uint64_t *leaf_ns;            /* frame id: busy time as the leaf */
 };
 
@@ -162,6 +163,14 @@ static bool compute_module(const char *module)
 		if (!strncmp(base, names[i], strlen(names[i])))
 			return true;
 	return false;
+}
+
+/* ATen's copies and dtype or device conversions: copy_, _to_copy (what
+ * .to() and .float() run), clone, their kernels. */
+static bool copy_function(const char *name)
+{
+	return (!strncmp(name, "at::", 4) || strstr(name, " at::")) &&
+	       (strstr(name, "copy") || strstr(name, "::clone"));
 }
 
 static int func_index(struct func_pass *fp, uint32_t frame, uint32_t *out)
@@ -192,8 +201,8 @@ static int func_row(const struct profile_aggregate *row, void *ctx)
 {
 	struct func_pass *fp = ctx;
 	const struct profile *p = fp->s->p;
-	bool native = false, compute = false;
-	uint32_t fi;
+	bool native = false, compute = false, copy = false;
+	uint32_t fi, python = 0;
 	int depth;
 
 	if (row->pid != fp->sp->pid || row->flags & (SAMPLE_GPU | SAMPLE_IDLE) || !row->stack)
@@ -211,6 +220,11 @@ static int func_row(const struct profile_aggregate *row, void *ctx)
 			if (!fp->compute[id])
 				fp->compute[id] = compute_module(profile_string(p, f->module)) ? 2 : 1;
 			compute |= fp->compute[id] == 2;
+			if (!fp->copy[id])
+				fp->copy[id] = copy_function(profile_string(p, f->name)) ? 2 : 1;
+			copy |= fp->copy[id] == 2;
+		} else if (f->kind == FRAME_PYTHON && !copy) {
+			python = id;
 		}
 		if (func_index(fp, id, &fi) < 0)
 			return -ENOMEM;
@@ -231,6 +245,11 @@ static int func_row(const struct profile_aggregate *row, void *ctx)
 		fp->sp->native_ns += row->weight_ns;
 	if (compute)
 		fp->sp->compute_ns += row->weight_ns;
+	if (copy) {
+		fp->sp->cpu_copy_ns += row->weight_ns;
+		if (python && summary_site_add(fp->sp, SITE_CPU_COPY, python, row->weight_ns) < 0)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -264,8 +283,9 @@ static int functions_find(struct summary *s, struct summary_process *sp)
 
 	fp.func_of_frame = calloc(nframes + 1, sizeof(*fp.func_of_frame));
 	fp.compute = calloc(nframes + 1, 1);
+	fp.copy = calloc(nframes + 1, 1);
 	fp.leaf_ns = calloc(nframes + 1, sizeof(*fp.leaf_ns));
-	if (fp.func_of_frame && fp.compute && fp.leaf_ns)
+	if (fp.func_of_frame && fp.compute && fp.copy && fp.leaf_ns)
 		ret = profile_for_each_aggregate(s->p, func_row, &fp);
 	if (!ret) {
 		pick_top(fp.funcs, fp.nfuncs, true, sp->top_self, &sp->ntop_self);
@@ -273,6 +293,7 @@ static int functions_find(struct summary *s, struct summary_process *sp)
 	}
 	free(fp.func_of_frame);
 	free(fp.compute);
+	free(fp.copy);
 	free(fp.leaf_ns);
 	free(fp.funcs);
 	free(fp.seen);

@@ -38,8 +38,10 @@ struct summary_loader {
 };
 
 /* A site's phase, or SITE_OTHER_INNER: the innermost Python frame of the
- * loop's time in no phase (the function that spends it). */
+ * loop's time in no phase (the function that spends it); SITE_CPU_COPY:
+ * the innermost Python frame above ATen's copies and conversions. */
 #define SITE_OTHER_INNER PHASE_KINDS
+#define SITE_CPU_COPY (PHASE_KINDS + 1)
 
 struct summary_site {
 	int phase;      /* enum phase, or SITE_OTHER_INNER */
@@ -75,6 +77,7 @@ struct summary_process {
 	/* Busy time of samples with native frames, and of those in compute
 	 * libraries (ATen, BLAS, oneDNN, CUDA's launch API). */
 	uint64_t native_ns, compute_ns;
+	uint64_t cpu_copy_ns;              /* of native_ns: in ATen's copies and conversions */
 	struct summary_loader *loaders;
 	size_t nloaders, cap_loaders;
 	/* Its GPU work: the first kernel's start (as summary_gpu's first_ns),
@@ -131,6 +134,9 @@ struct summary {
 	size_t ngpus, cap_gpus;
 	struct launch_tallies kernel_sites, copy_sites; /* kernels, slow copies */
 };
+
+/* Adds ns to the process's site (kind, frame). */
+int summary_site_add(struct summary_process *sp, int kind, uint32_t frame, uint64_t ns);
 
 /* The time from a GPU's first kernel to the run's end; 0 unknown. */
 uint64_t summary_gpu_window(const struct summary *s, const struct summary_gpu *g);

@@ -39,7 +39,7 @@ static int loader_at(struct summary_process *sp, uint32_t site)
 	return (int)sp->nloaders++;
 }
 
-static int site_add(struct summary_process *sp, int ph, uint32_t frame, uint64_t ns)
+int summary_site_add(struct summary_process *sp, int ph, uint32_t frame, uint64_t ns)
 {
 	for (size_t i = 0; i < sp->nsites; i++)
 		if (sp->sites[i].phase == ph && sp->sites[i].frame == frame) {
@@ -85,8 +85,8 @@ static int other_sites(struct loader_walk *w, uint32_t stack, uint64_t len)
 	}
 	if (body < 0)
 		return 0;
-	ret = site_add(w->sp, PHASE_OTHER, w->path[body], len);
-	return ret < 0 ? ret : site_add(w->sp, SITE_OTHER_INNER, w->path[inner], len);
+	ret = summary_site_add(w->sp, PHASE_OTHER, w->path[body], len);
+	return ret < 0 ? ret : summary_site_add(w->sp, SITE_OTHER_INNER, w->path[inner], len);
 }
 
 static int walk_span(const struct profile_span *span, void *ctx)
@@ -145,7 +145,7 @@ static int walk_span(const struct profile_span *span, void *ctx)
 	if (span->start_ns < st->first_ns || span->start_ns >= st->last_ns)
 		return 0;
 	if (ph == PHASE_SYNC || ph == PHASE_LOGGING) {
-		int ret = site_add(sp, ph, phase_call_site(w->s->m, span->stack, ph), len);
+		int ret = summary_site_add(sp, ph, phase_call_site(w->s->m, span->stack, ph), len);
 
 		if (ret < 0)
 			return ret;

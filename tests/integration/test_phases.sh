@@ -399,6 +399,18 @@ awk -v c="$1" -v d="$2" 'BEGIN { exit !(c >= 0.6 && d <= c - 0.3) }'
 check $? "sid-3.14 torch --native: compute is most of a compute-bound loop's busy time, far less of a data-bound one's" \
 	"compute shares (compute-bound, data-bound): $shares" "compute-bound $1, data-bound $2"
 
+# CPU copies (--native): a loop that converts its batch's dtype each step
+# is named with the line; the compute-bound loop above is not.
+$TS record -q --native -r 500 -o "$TMP/conv.tsprof" -- tests/sid/python3.14 tests/python/torch_convert.py 3 \
+	>/dev/null 2>&1
+$TS report "$TMP/conv.tsprof" --findings >"$TMP/conv.f" 2>&1
+L=$(grep -n 'x = data.t()' tests/python/torch_convert.py | cut -d: -f1)
+grep -q "^trainsample:   \[[a-z]*\] cpu-copies, PID [0-9]*: tensor copies and conversions on the CPU take [0-9]*% of its busy time" "$TMP/conv.f" &&
+	grep -q "^trainsample:     called from main (torch_convert.py:$L): [0-9]*% of busy time" "$TMP/conv.f" &&
+	! grep -q '"cpu-copies"' "$TMP/nat_compute.summary.json"
+check $? "sid-3.14 torch --native: cpu-copies names a loop's dtype conversion and its line, not the compute-bound loop" \
+	"$(cat "$TMP/conv.f"); compute-bound: $(grep -o '"id": "[a-z-]*"' "$TMP/nat_compute.summary.json" | tr '\n' ' ')"
+
 # Hugging Face Trainer for real (python3-transformers and accelerate in
 # the sid root): a tiny GPT-2 from a config, trained offline for 30 steps.
 if [ ! -d build/sid-root/usr/lib/python3/dist-packages/transformers ]; then
