@@ -229,7 +229,9 @@ static void python_hotspot(const struct summary *s, const struct summary_process
 	char line[160];
 	int top;
 
-	if (!steps_counted(sp) || !phase_of_loop(sp, PHASE_OTHER, &ns, &base))
+	/* Without a model seen (no forward or backward), "other" may be it. */
+	if (!steps_counted(sp) || !phase_of_loop(sp, PHASE_OTHER, &ns, &base) ||
+	    !(sp->steps.phase_ns[PHASE_FORWARD] + sp->steps.phase_ns[PHASE_BACKWARD]))
 		return;
 	top = heaviest_site(sp, PHASE_OTHER, used);
 	if (top < 0 || sp->sites[top].ns * 10 < base)
@@ -310,22 +312,27 @@ static void slow_start(const struct summary *s, const struct summary_process *sp
 static void worker_restarts(const struct summary *s, const struct summary_process *sp,
 			    struct finding_list *l)
 {
-	uint64_t all = 0;
+	uint64_t all = 0, edges = sp->epoch_start_ns + sp->epoch_stop_ns;
 	struct finding *f;
 
 	for (int k = 0; k <= PHASE_KINDS; k++)
 		all += sp->loop_ns[k];
-	if (sp->epochs < 2 || !all || sp->epoch_start_ns * 20 < all)
+	if (sp->epochs < 2 || !all || edges * 20 < all)
 		return;
-	f = finding_add(l, "worker-restart", (double)sp->epoch_start_ns / (double)all, sp->pid,
+	f = finding_add(l, "worker-restart", (double)edges / (double)all, sp->pid,
 			"persistent_workers=True keeps the DataLoader's workers from one epoch to the next");
 	if (!f)
 		return;
 	snprintf(f->title, sizeof(f->title), "each epoch starts its DataLoader again: %" PRIu64
 		 " epochs, %.1f ms each (%.0f%% of the loop's run)", sp->epochs,
-		 (double)sp->epoch_start_ns / 1e6 / (double)sp->epochs, 100.0 * f->cost);
+		 (double)edges / 1e6 / (double)sp->epochs, 100.0 * f->cost);
 	finding_evidence(f, "the loop making the loader's iterator (DataLoader.__iter__, its workers "
-			 "starting) %.2f s in all", (double)sp->epoch_start_ns / 1e9);
+			 "starting) %.2f s in all, %.1f ms an epoch", (double)sp->epoch_start_ns / 1e9,
+			 (double)sp->epoch_start_ns / 1e6 / (double)sp->epochs);
+	if (sp->epoch_stop_ns)
+		finding_evidence(f, "ending each pass (_shutdown_workers: its workers joined) %.2f s "
+				 "in all, %.1f ms an epoch", (double)sp->epoch_stop_ns / 1e9,
+				 (double)sp->epoch_stop_ns / 1e6 / (double)sp->epochs);
 	(void)s;
 }
 

@@ -46,10 +46,12 @@ const struct phase_rule *phase_rules_builtin(size_t i);
  * (the loop's line that fetches a batch, that logs), or the line a sync
  * is known by; 0 none. */
 enum phase phase_inside_eval(struct phase_map *m, uint32_t stack);
-/* Whether a stack is starting a DataLoader's pass (a data frame named
- * *.__iter__: DataLoader.__iter__, accelerate's DataLoaderShard's): an
- * epoch's start. */
-bool stack_starts_epoch(struct phase_map *m, uint32_t stack);
+/* Where a stack is in a DataLoader's pass: starting it (a data frame
+ * named *.__iter__: DataLoader.__iter__, accelerate's DataLoaderShard's),
+ * its workers started then, or ending it (*._shutdown_workers: the
+ * workers joined, up to seconds each), else neither. */
+enum epoch_edge { EPOCH_NONE, EPOCH_START, EPOCH_STOP };
+enum epoch_edge stack_epoch_edge(struct phase_map *m, uint32_t stack);
 uint32_t phase_call_site(struct phase_map *m, uint32_t stack, enum phase ph);
 
 /* source_lines.c: a Python frame's line of source; false if unreadable. */

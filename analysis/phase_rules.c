@@ -34,6 +34,8 @@ static const struct phase_rule builtin[] = {
 	 * frameworks' fetchers. */
 	R(PHASE_DATA, false, "_BaseDataLoaderIter.__next__", DATA_DIR "dataloader.py"),
 	R(PHASE_DATA, false, "DataLoader.__iter__", DATA_DIR "dataloader.py"),
+	R(PHASE_DATA, false, "*._shutdown_workers", DATA_DIR "dataloader.py"),
+	R(PHASE_DATA, false, "*.__del__", DATA_DIR "dataloader.py"),
 	R(PHASE_DATA, false, "_worker_loop", DATA_DIR "_utils/worker.py"),
 	R(PHASE_DATA, false, "_pin_memory_loop", DATA_DIR "_utils/pin_memory.py"),
 	R(PHASE_DATA, false, "default_collate", DATA_DIR "_utils/collate.py"),

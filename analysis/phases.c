@@ -191,25 +191,35 @@ enum phase phase_inside_eval(struct phase_map *m, uint32_t stack)
 	return ph;
 }
 
-bool stack_starts_epoch(struct phase_map *m, uint32_t stack)
+static bool name_ends(const char *name, const char *suffix)
 {
-	static const char suffix[] = ".__iter__";
+	size_t n = strlen(name), k = strlen(suffix);
+
+	return n > k && !strcmp(name + n - k, suffix);
+}
+
+enum epoch_edge stack_epoch_edge(struct phase_map *m, uint32_t stack)
+{
+	enum epoch_edge edge = EPOCH_NONE;
 	int depth;
-	bool starts = false;
 
+	/* Cached as the edge + 1; 0 not looked at. */
 	if (byte_cache_fit(&m->epoch_stacks, &m->nepoch_stacks, stack) && m->epoch_stacks[stack])
-		return m->epoch_stacks[stack] == 2;
+		return (enum epoch_edge)(m->epoch_stacks[stack] - 1);
 	depth = profile_stack_frames(m->p, stack, &m->path, &m->cap_path);
-	for (int i = 0; i < depth && !starts; i++) {
+	for (int i = 0; i < depth && edge == EPOCH_NONE; i++) {
 		const char *name = profile_string(m->p, profile_frame(m->p, m->path[i])->name);
-		size_t n = strlen(name);
 
-		starts = n > sizeof(suffix) - 1 && !strcmp(name + n - (sizeof(suffix) - 1), suffix) &&
-			 frame_phase(m, m->path[i]) == PHASE_DATA;
+		if (frame_phase(m, m->path[i]) != PHASE_DATA)
+			continue;
+		if (name_ends(name, ".__iter__"))
+			edge = EPOCH_START;
+		else if (name_ends(name, "._shutdown_workers"))
+			edge = EPOCH_STOP;
 	}
 	if (stack < m->nepoch_stacks)
-		m->epoch_stacks[stack] = starts ? 2 : 1;
-	return starts;
+		m->epoch_stacks[stack] = (uint8_t)(edge + 1);
+	return edge;
 }
 
 uint32_t phase_call_site(struct phase_map *m, uint32_t stack, enum phase ph)

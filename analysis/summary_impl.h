@@ -63,6 +63,7 @@ struct summary_process {
 	uint64_t epochs;                   /* DataLoader passes started (runs of
 					    * *.__iter__ data frames) */
 	uint64_t epoch_start_ns;           /* ... and the time they took */
+	uint64_t epoch_stop_ns;            /* ending passes: their workers joined */
 	/* Where the loop's steps sync and log: the calling lines' time. */
 	struct summary_site *sites;
 	size_t nsites, cap_sites;

@@ -98,19 +98,22 @@ static int walk_span(const struct profile_span *span, void *ctx)
 					 .stack = span->stack, .flags = span->flags };
 	uint64_t len = span->end_ns - span->start_ns;
 	enum phase ph, inner;
+	enum epoch_edge edge;
 	int at;
 
 	if (span->pid != sp->pid || span->tid != sp->loop->tid || span->flags & SAMPLE_GPU)
 		return 0;
 	ph = phase_of_row(w->s->m, &row);
-	/* An epoch starts where the loop makes a training loader's iterator. */
-	if (ph == PHASE_DATA && stack_starts_epoch(w->s->m, span->stack)) {
+	/* An epoch starts where the loop makes a training loader's iterator,
+	 * and ends, with workers, where it joins them. */
+	edge = ph == PHASE_DATA ? stack_epoch_edge(w->s->m, span->stack) : EPOCH_NONE;
+	if (edge == EPOCH_START) {
 		sp->epochs += !w->in_epoch_start;
 		sp->epoch_start_ns += len;
-		w->in_epoch_start = true;
-	} else {
-		w->in_epoch_start = false;
+	} else if (edge == EPOCH_STOP) {
+		sp->epoch_stop_ns += len;
 	}
+	w->in_epoch_start = edge == EPOCH_START;
 	if (ph == PHASE_DATA) {
 		at = loader_at(sp, phase_call_site(w->s->m, span->stack, PHASE_DATA));
 		if (at < 0)

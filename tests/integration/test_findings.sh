@@ -42,7 +42,7 @@ run logging $PY tests/python/logging_loop.py 40
 run plain $PY tests/python/phase_loop.py 2
 run hotspot $PY tests/python/hotspot_loop.py 3
 run slow $PY tests/python/phase_loop.py 2 2
-run restart $PY tests/python/epochs_loop.py 3 10 0.3
+run restart $PY tests/python/epochs_loop.py 3 10 0.3 0.2
 run keep $PY tests/python/epochs_loop.py 3 20
 $TS record -t -o "$TMP/gil.tsprof" -- $PY tests/python/threads.py 2 >/dev/null 2>"$TMP/gil.err"
 # Twice as many spinning processes as CPUs, and one alone (which, on a
@@ -87,6 +87,11 @@ grep -q "^trainsample:   \[[a-z]*\] python-hotspot, PID [0-9]*: main (hotspot_lo
 	grep -q "^trainsample:     in JSONEncoder.[a-z]*encode (encoder.py:[0-9]*): [0-9.]* ms a step$" "$TMP/hotspot.err"
 check $? "findings: a Python hotspot in the step names the loop's line and the function under it" \
 	"$(grep -A6 findings "$TMP/hotspot.err")"
+$TS report "$TMP/restart.tsprof" --phases "$TMP/rules" --findings >"$TMP/restart.f" 2>&1
+grep -q "^trainsample:     the loop making the loader's iterator (DataLoader.__iter__, its workers starting) [0-9.]* s in all, [0-9.]* ms an epoch$" "$TMP/restart.f" &&
+	awk '/ending each pass \(_shutdown_workers: its workers joined\)/ { ms = $(NF - 3) } END { exit !(ms >= 150 && ms <= 300) }' "$TMP/restart.f"
+check $? "findings: worker-restart gives each epoch's start and its workers' shutdown (200 ms an epoch)" \
+	"$(cat "$TMP/restart.f")"
 $TS report "$TMP/plain.tsprof" --findings >"$TMP/none.f" 2>&1
 rc=$?
 [ $rc -eq 0 ] && ! grep -q . "$TMP/none.f"

@@ -2,8 +2,9 @@
 # Epochs over a stand-in DataLoader (fake_torch/: torch's file and names):
 # each pass starts with START (20 ms) of CPU making the iterator (workers starting),
 # each batch 10 ms; a step's forward, backward and optimizer spin 15, 10
-# and 5 ms of the thread's CPU. Prints "epochs N steps N".
-#   epochs_loop.py EPOCHS STEPS_PER_EPOCH [START]
+# and 5 ms of the thread's CPU; each pass ends with STOP seconds blocked
+# joining its workers (0 by default). Prints "epochs N steps N".
+#   epochs_loop.py EPOCHS STEPS_PER_EPOCH [START [STOP]]
 import os
 import sys
 import time
@@ -33,7 +34,8 @@ def optimizer_step():
 
 def main():
     epochs, per_epoch = int(sys.argv[1]), int(sys.argv[2])
-    loader = DataLoader(per_epoch, 0.010, float(sys.argv[3]) if len(sys.argv) > 3 else 0.020)
+    loader = DataLoader(per_epoch, 0.010, float(sys.argv[3]) if len(sys.argv) > 3 else 0.020,
+                        float(sys.argv[4]) if len(sys.argv) > 4 else 0.0)
     for epoch in range(epochs):
         for batch in loader:
             model_forward()
