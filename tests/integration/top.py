@@ -109,3 +109,23 @@ status = wait_exit(pid)
 tap(m is not None and status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 3,
     "top -- CMD: the command's function on the screen, its exit status kept",
     "status %r; %r" % (status, out[-600:]))
+
+# top -s -- CMD with a child process: each process's line, its threads
+# right under it (not mixed with the other's).
+out = ""
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["COLUMNS"] = "160"
+    os.execv(ts, [ts, "top", "-s", "--", python, "tests/python/spinners.py", "2", "3"])
+plain = ""
+end = time.monotonic() + LIMIT
+while time.monotonic() < end:
+    pump(0.1)
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out)
+    if len(set(re.findall(r"PID (\d+) [^\n]*\n  thread \1 \(", plain))) >= 2:
+        break
+status = wait_exit(pid)
+pairs = set(re.findall(r"PID (\d+) [^\n]*\n  thread \1 \(", plain))
+tap(len(pairs) >= 2 and status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0,
+    "top -s -- CMD: each of two processes on a line of its own with its thread under it",
+    "pairs %r, status %r; %r" % (pairs, status, plain[-1200:]))
