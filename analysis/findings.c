@@ -385,7 +385,8 @@ static void gil_contention(const struct summary *s, const struct summary_process
  */
 static void cpu_oversubscribed(const struct summary *s, struct finding_list *l)
 {
-	uint64_t busy = 0, wait = 0, wall = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+	uint64_t busy = 0, wait = 0, omp = 0;
+	uint64_t wall = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
 	const struct summary_process *wp[2] = { NULL, NULL };
 	const struct summary_thread *wt[2] = { NULL, NULL };
 	double runnable;
@@ -396,6 +397,7 @@ static void cpu_oversubscribed(const struct summary *s, struct finding_list *l)
 
 		busy += sp->busy_ns;
 		wait += sp->cpu_wait_ns;
+		omp += sp->omp_runtime_ns;
 		for (size_t k = 0; k < sp->nthreads; k++) {
 			const struct summary_thread *t = &sp->threads[k];
 
@@ -407,21 +409,31 @@ static void cpu_oversubscribed(const struct summary *s, struct finding_list *l)
 			}
 		}
 	}
-	if (!busy || !wall || !s->cpus || wait * 5 < busy)
+	/* OpenMP's spinning threads are on a CPU, not queued: their spin is
+	 * the cost where the run queue shows little. */
+	if (!busy || !wall || !s->cpus || (wait * 5 < busy && omp * 5 < busy))
 		return;
 	runnable = (double)busy / (double)wall;
 	if (runnable <= (double)s->cpus)
 		return;
-	f = finding_add(l, "cpu-oversubscribed", (double)wait / (double)busy, 0,
+	f = finding_add(l, "cpu-oversubscribed", (double)(wait > omp ? wait : omp) / (double)busy, 0,
 			"fewer runnable threads than CPUs: num_workers at most the CPUs less one for the "
 			"main process; torch.set_num_threads(n) or OMP_NUM_THREADS=n in each process, "
 			"n times the processes at most the CPUs");
 	if (!f)
 		return;
 	snprintf(f->title, sizeof(f->title), "%.1f threads runnable on average for %u CPUs: "
-		 "%.0f%% of their busy time waiting for a CPU", runnable, s->cpus, 100.0 * f->cost);
+		 "%.0f%% of their busy time waiting for a CPU", runnable, s->cpus,
+		 100.0 * (double)wait / (double)busy);
+	if (omp * 5 >= busy)
+		snprintf(f->title + strlen(f->title), sizeof(f->title) - strlen(f->title),
+			 ", %.0f%% spinning in the OpenMP runtime", 100.0 * (double)omp / (double)busy);
 	finding_evidence(f, "busy %.2f s in %.2f s, of which %.2f s waiting on a run queue (schedstat)",
 			 (double)busy / 1e9, (double)wall / 1e9, (double)wait / 1e9);
+	if (omp * 20 >= busy)
+		finding_evidence(f, "%.0f%% of the busy time inside the OpenMP runtime (its threads "
+				 "waiting at barriers, spinning: OMP_WAIT_POLICY=passive stops the spin)",
+				 100.0 * (double)omp / (double)busy);
 	for (int k = 0; k < 2; k++) {
 		const char *name, *label;
 

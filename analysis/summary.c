@@ -173,6 +173,17 @@ static bool copy_function(const char *name)
 	       (strstr(name, "copy") || strstr(name, "::clone"));
 }
 
+/* OpenMP's runtimes: GCC's, Intel's, LLVM's. Their frames are mostly
+ * unnamed (stripped); a leaf in them is the team waiting, not working. */
+static bool omp_module(const char *module)
+{
+	const char *base = strrchr(module, '/');
+
+	base = base ? base + 1 : module;
+	return !strncmp(base, "libgomp", 7) || !strncmp(base, "libiomp", 7) ||
+	       !strncmp(base, "libomp.", 7);
+}
+
 static int func_index(struct func_pass *fp, uint32_t frame, uint32_t *out)
 {
 	const struct frame *f = profile_frame(fp->s->p, frame);
@@ -233,6 +244,9 @@ static int func_row(const struct profile_aggregate *row, void *ctx)
 			fp->funcs[fi].total_ns += row->weight_ns;
 		}
 		if (i == depth - 1) {
+			if (f->kind == FRAME_NATIVE && f->module &&
+			    omp_module(profile_string(p, f->module)))
+				fp->sp->omp_runtime_ns += row->weight_ns;
 			fp->funcs[fi].self_ns += row->weight_ns;
 			fp->leaf_ns[id] += row->weight_ns;
 			if (fp->leaf_ns[id] > fp->sp->hottest_ns) {

@@ -79,6 +79,8 @@ struct summary_process {
 	 * libraries (ATen, BLAS, oneDNN, CUDA's launch API). */
 	uint64_t native_ns, compute_ns;
 	uint64_t cpu_copy_ns;              /* of native_ns: in ATen's copies and conversions */
+	uint64_t omp_runtime_ns;           /* ... at a leaf in the OpenMP runtime itself
+					    * (its threads waiting, spinning at barriers) */
 	struct summary_loader *loaders;
 	size_t nloaders, cap_loaders;
 	/* Its GPU work: the first kernel's start (as summary_gpu's first_ns),

@@ -42,6 +42,10 @@ $(BUILD)/tests/targets/%: tests/targets/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -lrt
 
+$(BUILD)/tests/targets/omp_spin: tests/targets/omp_spin.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fopenmp -o $@ $<
+
 $(BUILD)/tests/nofp/libnofp.so: tests/nofp/libnofp.c
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_CFLAGS) -shared -fPIC -o $@ $<

@@ -50,10 +50,17 @@ $TS record -t -o "$TMP/gil.tsprof" -- $PY tests/python/threads.py 2 >/dev/null 2
 $TS record -s -r 200 -o "$TMP/crowd.tsprof" -- $PY tests/python/spinners.py $(($(nproc) * 2)) 2 \
 	>/dev/null 2>"$TMP/crowd.err"
 $TS record -s -r 200 -o "$TMP/alone.tsprof" -- $PY tests/python/spinners.py 1 2 >/dev/null 2>&1
+# An OpenMP team of twice as many threads as CPUs, spinning at its
+# barriers (OMP_WAIT_POLICY=active), and a team of one.
+OMP_NUM_THREADS=$(($(nproc) * 2)) OMP_WAIT_POLICY=active \
+	$TS record -o "$TMP/omp.tsprof" -- build/tests/targets/omp_spin 2 >/dev/null 2>"$TMP/omp.err"
+OMP_NUM_THREADS=1 OMP_WAIT_POLICY=active \
+	$TS record -o "$TMP/omp1.tsprof" -- build/tests/targets/omp_spin 2 >/dev/null 2>&1
 
 for case in "data-bound data sync" "host-sync sync data" "logging logging plain" \
 	"slow-startup slow plain" "worker-restart restart keep" "gil-contention gil plain" \
-	"cpu-oversubscribed crowd alone" "python-hotspot hotspot plain"; do
+	"cpu-oversubscribed crowd alone" "cpu-oversubscribed omp omp1" \
+	"python-hotspot hotspot plain"; do
 	set -- $case
 	has "$1" "$2" && ! has "$1" "$3"
 	check $? "findings: $1 is found in $2, not in $3" "$2: $(ids "$2"); $3: $(ids "$3")" \
@@ -92,6 +99,9 @@ grep -q "^trainsample:     the loop making the loader's iterator (DataLoader.__i
 	awk '/ending each pass \(_shutdown_workers: its workers joined\)/ { ms = $(NF - 3) } END { exit !(ms >= 150 && ms <= 300) }' "$TMP/restart.f"
 check $? "findings: worker-restart gives each epoch's start and its workers' shutdown (200 ms an epoch)" \
 	"$(cat "$TMP/restart.f")"
+grep -q "^trainsample:     [0-9]*% of the busy time inside the OpenMP runtime (its threads waiting at barriers, spinning" "$TMP/omp.err"
+check $? "findings: an OpenMP team spinning on too few CPUs is named with its time in the OpenMP runtime" \
+	"$(grep -A5 findings "$TMP/omp.err")"
 $TS report "$TMP/plain.tsprof" --findings >"$TMP/none.f" 2>&1
 rc=$?
 [ $rc -eq 0 ] && ! grep -q . "$TMP/none.f"
