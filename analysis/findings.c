@@ -385,11 +385,13 @@ static void gil_contention(const struct summary *s, const struct summary_process
  */
 static void cpu_oversubscribed(const struct summary *s, struct finding_list *l)
 {
-	uint64_t busy = 0, wait = 0, omp = 0;
+	uint64_t busy = 0, wait = 0, omp = 0, all, waits;
 	uint64_t wall = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
 	const struct summary_process *wp[2] = { NULL, NULL };
 	const struct summary_thread *wt[2] = { NULL, NULL };
-	double runnable;
+	double runnable, cost;
+	bool queued, spinning;
+	unsigned int team = 0; /* threads busy a tenth of the run or more */
 	struct finding *f;
 
 	for (size_t i = 0; i < s->nprocs; i++) {
@@ -401,6 +403,7 @@ static void cpu_oversubscribed(const struct summary *s, struct finding_list *l)
 		for (size_t k = 0; k < sp->nthreads; k++) {
 			const struct summary_thread *t = &sp->threads[k];
 
+			team += t->busy_ns * 10 >= wall;
 			if (!wt[0] || t->cpu_wait_ns > wt[0]->cpu_wait_ns) {
 				wt[1] = wt[0], wp[1] = wp[0];
 				wt[0] = t, wp[0] = sp;
@@ -409,27 +412,49 @@ static void cpu_oversubscribed(const struct summary *s, struct finding_list *l)
 			}
 		}
 	}
-	/* OpenMP's spinning threads are on a CPU, not queued: their spin is
-	 * the cost where the run queue shows little. */
-	if (!busy || !wall || !s->cpus || (wait * 5 < busy && omp * 5 < busy))
+	/* The threads' own counters where recorded: a thread kept off the
+	 * CPUs can miss its samples, not its run-queue wait. */
+	if (s->target_cpu_ns + s->target_wait_ns) {
+		all = s->target_cpu_ns + s->target_wait_ns;
+		waits = s->target_wait_ns;
+	} else {
+		all = busy;
+		waits = wait;
+	}
+	if (!busy || !all || !wall || !s->cpus)
 		return;
-	runnable = (double)busy / (double)wall;
-	if (runnable <= (double)s->cpus)
+	/* Counted at each tick where recorded: threads in our stops are
+	 * runnable too, where their counters show neither running nor
+	 * waiting. */
+	runnable = s->runnable ? s->runnable : (double)all / (double)wall;
+	queued = waits * 5 >= all && runnable > (double)s->cpus;
+	/* An OpenMP team larger than the CPUs: its runtime throttles the
+	 * spinning, so few wait on a run queue, but the team's time goes
+	 * into the runtime itself (waking, spinning, sleeping at barriers). */
+	spinning = omp * 5 >= busy && team > s->cpus;
+	if (!queued && !spinning)
 		return;
-	f = finding_add(l, "cpu-oversubscribed", (double)(wait > omp ? wait : omp) / (double)busy, 0,
+	cost = queued ? (double)waits / (double)all : 0;
+	if (spinning && (double)omp / (double)busy > cost)
+		cost = (double)omp / (double)busy;
+	f = finding_add(l, "cpu-oversubscribed", cost, 0,
 			"fewer runnable threads than CPUs: num_workers at most the CPUs less one for the "
 			"main process; torch.set_num_threads(n) or OMP_NUM_THREADS=n in each process, "
 			"n times the processes at most the CPUs");
 	if (!f)
 		return;
-	snprintf(f->title, sizeof(f->title), "%.1f threads runnable on average for %u CPUs: "
-		 "%.0f%% of their busy time waiting for a CPU", runnable, s->cpus,
-		 100.0 * (double)wait / (double)busy);
-	if (omp * 5 >= busy)
+	if (queued)
+		snprintf(f->title, sizeof(f->title), "%.1f threads runnable on average for %u CPUs: "
+			 "%.0f%% of their busy time waiting for a CPU", runnable, s->cpus,
+			 100.0 * (double)waits / (double)all);
+	else
+		snprintf(f->title, sizeof(f->title), "%u busy threads for %u CPUs", team, s->cpus);
+	if (spinning)
 		snprintf(f->title + strlen(f->title), sizeof(f->title) - strlen(f->title),
-			 ", %.0f%% spinning in the OpenMP runtime", 100.0 * (double)omp / (double)busy);
+			 ", %.0f%% of their busy time inside the OpenMP runtime",
+			 100.0 * (double)omp / (double)busy);
 	finding_evidence(f, "busy %.2f s in %.2f s, of which %.2f s waiting on a run queue (schedstat)",
-			 (double)busy / 1e9, (double)wall / 1e9, (double)wait / 1e9);
+			 (double)all / 1e9, (double)wall / 1e9, (double)waits / 1e9);
 	if (omp * 20 >= busy)
 		finding_evidence(f, "%.0f%% of the busy time inside the OpenMP runtime (its threads "
 				 "waiting at barriers, spinning: OMP_WAIT_POLICY=passive stops the spin)",

@@ -625,6 +625,12 @@ int summary_build(struct phase_map *m, struct summary **out)
 	s->period_ns = period ? strtoull(period, NULL, 10) : 0;
 	cpus = profile_meta(s->p, "cpus");
 	s->cpus = cpus ? (unsigned int)strtoul(cpus, NULL, 10) : 0;
+	cpus = profile_meta(s->p, "target_cpu_ns");
+	s->target_cpu_ns = cpus ? strtoull(cpus, NULL, 10) : 0;
+	cpus = profile_meta(s->p, "target_wait_ns");
+	s->target_wait_ns = cpus ? strtoull(cpus, NULL, 10) : 0;
+	cpus = profile_meta(s->p, "runnable_milli");
+	s->runnable = cpus ? (double)strtoull(cpus, NULL, 10) / 1000.0 : 0;
 	ret = profile_for_each_aggregate(s->p, tally_row, s);
 	if (!ret && profile_keeps_timeline(s->p))
 		ret = profile_for_each_span(s->p, span_bounds, s);

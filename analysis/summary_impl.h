@@ -133,6 +133,8 @@ struct summary {
 	uint64_t samples, period_ns;
 	uint64_t start_ns, end_ns;     /* the timeline's; 0 without one */
 	unsigned int cpus;             /* the target's CPUs (its affinity); 0 unknown */
+	uint64_t target_cpu_ns, target_wait_ns; /* its threads' schedstat totals; 0 unknown */
+	double runnable;               /* its threads runnable at a tick, on average; 0 unknown */
 	struct summary_gpu *gpus;
 	size_t ngpus, cap_gpus;
 	struct launch_tallies kernel_sites, copy_sites; /* kernels, slow copies */

@@ -83,5 +83,9 @@ void record_meta_end(struct profile *p, pid_t pid, const struct sampler_stats *s
 	set_meta_u64(p, "samples", st->samples);
 	set_meta_u64(p, "missed_ticks", st->missed_ticks);
 	set_meta_u64(p, "errors", st->errors);
+	set_meta_u64(p, "target_cpu_ns", st->target_cpu_ns);
+	set_meta_u64(p, "target_wait_ns", st->target_wait_ns);
+	if (st->runnable_ticks)
+		set_meta_u64(p, "runnable_milli", st->runnable_sum * 1000 / st->runnable_ticks);
 	profile_set_meta(p, "end", why);
 }

@@ -61,6 +61,8 @@ void record_stats_print(const struct sampler_stats *st)
 		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
 		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %.1f us (%" PRIu64 " stacks)\n"
 		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on, %" PRIu64 " resumes held for them\n"
+		"  target cpu       %.3f s on a CPU, %.3f s waiting for one (its threads' schedstat); "
+		"%.1f threads runnable at a tick\n"
 		"  trainsample cpu  %.3f s (%.1f%% of one core%s)\n"
 		"  python           %s\n"
 		"  python walks     %" PRIu64 " of the GIL holder while stopped; %" PRIu64 " redone and %"
@@ -73,7 +75,10 @@ void record_stats_print(const struct sampler_stats *st)
 		(double)st->pause_max_ns / 1e3, st->stops, (double)st->unwind_p50_ns / 1e3,
 		(double)st->unwind_p99_ns / 1e3, (double)st->unwind_first_ns / 1e3, st->unwinds,
 		st->syscalls_restarted,
-		st->signals_forwarded, st->signal_holds, (double)st->cpu_ns / 1e9,
+		st->signals_forwarded, st->signal_holds, (double)st->target_cpu_ns / 1e9,
+		(double)st->target_wait_ns / 1e9,
+		st->runnable_ticks ? (double)st->runnable_sum / (double)st->runnable_ticks : 0.0,
+		(double)st->cpu_ns / 1e9,
 		secs > 0 ? 100.0 * (double)st->cpu_ns / 1e9 / secs : 0.0, settled,
 		python,
 		st->py_holder_walks, st->py_walks_retried, st->py_walks_torn);

@@ -70,6 +70,7 @@ struct thread {
 	/* Waiting for a CPU: its run-queue wait (schedstat's second field)
 	 * grew by half the time since the read before, as of cpu_wait_at. */
 	uint64_t run_delay_ns, run_delay_at;
+	uint64_t runtime_at_delay; /* runtime_ns at run_delay_at */
 	uint64_t cpu_wait_at;    /* tick_now of the read that set cpu_wait */
 	bool cpu_wait;
 };

@@ -412,6 +412,13 @@ void stats_fold(struct sampler *into, const struct sampler *from)
 	a->py_holder_walks += b->py_holder_walks;
 	a->py_walks_retried += b->py_walks_retried;
 	a->py_walks_torn += b->py_walks_torn;
+	a->target_cpu_ns += b->target_cpu_ns;
+	a->target_wait_ns += b->target_wait_ns;
+	/* Processes sampled side by side: their runnable threads add up,
+	 * tick for tick (the first process's ticks stand for all). */
+	a->runnable_sum += b->runnable_sum;
+	if (!a->runnable_ticks)
+		a->runnable_ticks = b->runnable_ticks;
 	a->processes_left += b->processes_left;
 	histogram_merge(&into->pause_hist, &from->pause_hist);
 	histogram_merge(&into->unwind_hist, &from->unwind_hist);

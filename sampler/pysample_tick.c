@@ -450,6 +450,7 @@ void pysample_tick(struct sampler *s)
 {
 	struct pysample *py = s->py;
 	int n = py_threads_read(&py->target, py->threads, PY_MAX_THREADS);
+	uint64_t runnable = 0;
 
 	if (n < 0) {
 		stats_error(s, SAMPLER_ERR_PYTHON);
@@ -466,6 +467,9 @@ void pysample_tick(struct sampler *s)
 		const struct py_thread *pt;
 		char c;
 
+		if (!t->gone && !t->listening && !t->detaching && t->interrupt_sent)
+			runnable++; /* runnable, not yet in our stop */
+
 		if (t->gone || t->listening || t->interrupt_sent || t->detaching)
 			continue;
 		/* The holder is sampled as it was at its stop: running, or
@@ -477,6 +481,7 @@ void pysample_tick(struct sampler *s)
 		 * but for a moment: read as such, not passed by. */
 		if (c == 't' && s->memory_only)
 			c = 'R';
+		runnable += c == 'R';
 		if (c != 'R' && c != 'S' && c != 'D')
 			continue;
 		pt = pysample_thread_of(py, n, t->tid);
@@ -485,4 +490,6 @@ void pysample_tick(struct sampler *s)
 		else if (c != 'R' && s->opt.idle && !s->opt.gil_only)
 			tick_sample_blocked(s, t);
 	}
+	s->st.runnable_sum += runnable;
+	s->st.runnable_ticks++;
 }

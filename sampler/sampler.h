@@ -106,6 +106,10 @@ struct sampler_stats {
 	uint64_t py_holder_walks;  /* GIL holder's walks made while it was stopped */
 	uint64_t py_walks_retried; /* walks of a running thread redone: it moved */
 	uint64_t py_walks_torn;    /* ... and given up on: an [error] sample */
+	uint64_t target_cpu_ns;    /* the target's threads' CPU time and run-queue */
+	uint64_t target_wait_ns;   /* wait (schedstat), between the reads made */
+	uint64_t runnable_sum;     /* its threads found runnable (R, or in our stop), */
+	uint64_t runnable_ticks;   /* ... summed over these ticks */
 	uint64_t cpu_ns;           /* trainsample's own CPU time */
 	uint64_t cpu_settled_ns;   /* ... of it from the first second of sampling
 				    * to its end (not the letting go, the writing) */

@@ -257,6 +257,13 @@ static void cpu_wait_update(struct sampler *s, struct thread *t, uint64_t delay)
 
 	if (t->run_delay_at && s->tick_now > t->run_delay_at && dt * 2 < s->period_ns)
 		return;
+	/* The run's totals, whatever was sampled: a thread waiting for a CPU
+	 * may miss its samples, never its counters. */
+	if (t->run_delay_at && delay >= t->run_delay_ns)
+		s->st.target_wait_ns += delay - t->run_delay_ns;
+	if (t->run_delay_at && t->runtime_ns >= t->runtime_at_delay)
+		s->st.target_cpu_ns += t->runtime_ns - t->runtime_at_delay;
+	t->runtime_at_delay = t->runtime_ns;
 	if (t->run_delay_at && s->tick_now > t->run_delay_at && delay >= t->run_delay_ns) {
 		t->cpu_wait = (delay - t->run_delay_ns) * 2 >= dt;
 		t->cpu_wait_at = s->tick_now;

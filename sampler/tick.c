@@ -256,7 +256,7 @@ bool tick_sample_blocked(struct sampler *s, struct thread *t)
  */
 void tick_sample(struct sampler *s, uint64_t now)
 {
-	size_t nblocked = 0, nrunning = 0, nlate = 0;
+	size_t nblocked = 0, nrunning = 0, nlate = 0, runnable = 0;
 	struct thread **running;
 
 	s->tick_weight = s->last_tick_ns ? now - s->last_tick_ns : s->period_ns;
@@ -283,9 +283,14 @@ void tick_sample(struct sampler *s, uint64_t now)
 		struct thread *t = s->threads[i];
 		char c;
 
-		if (t->gone || t->listening || t->interrupt_sent || t->detaching)
+		if (t->gone || t->listening || t->detaching)
 			continue;
+		if (t->interrupt_sent) { /* runnable, not yet in our stop */
+			runnable++;
+			continue;
+		}
 		c = thread_poll_state(s, t);
+		runnable += c == 'R';
 		if (c == 'R') {
 			*--running = t;
 			nrunning++;
@@ -294,6 +299,8 @@ void tick_sample(struct sampler *s, uint64_t now)
 			s->blocked[nblocked++] = t;
 		}
 	}
+	s->st.runnable_sum += runnable;
+	s->st.runnable_ticks++;
 	for (size_t i = 0; i < nrunning; i++)
 		if (!running[i]->gone)
 			tick_interrupt(s, running[i], false);
