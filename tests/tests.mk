@@ -25,7 +25,7 @@ FAKE_CUPTI   := $(if $(CUPTI_INC),$(BUILD)/tests/fake/libcupti.so.13) $(BUILD)/t
 NSSIDE_LIBS  := $(BUILD)/tests/nslib/root/libnsside.so $(BUILD)/tests/nslib/host/libnsside.so
 
 TEST_FIXTURES := $(FAKE_CUPTI) $(UNIT_BINS) $(TARGET_BINS) $(NOFP_BINS) $(SYMTEST_LIBS) \
-                 $(BUILD)/tests/targets32/spin32 $(NSSIDE_LIBS)
+                 $(BUILD)/tests/targets32/spin32 $(NSSIDE_LIBS) $(BUILD)/tests/libfake_aten.so
 
 # Targets are what the profiler is measured against: frame pointers kept,
 # little inlining, debug info; the nofp ones are built as programs usually
@@ -41,6 +41,10 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB) $(SYMTEST_LIBS)
 $(BUILD)/tests/targets/%: tests/targets/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -lrt
+
+$(BUILD)/tests/libfake_aten.so: tests/fake_aten/fake_aten.cpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -shared -fPIC -o $@ $<
 
 $(BUILD)/tests/targets/omp_spin: tests/targets/omp_spin.c
 	@mkdir -p $(@D)

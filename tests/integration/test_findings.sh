@@ -50,6 +50,12 @@ $TS record -t -o "$TMP/gil.tsprof" -- $PY tests/python/threads.py 2 >/dev/null 2
 $TS record -s -r 200 -o "$TMP/crowd.tsprof" -- $PY tests/python/spinners.py $(($(nproc) * 2)) 2 \
 	>/dev/null 2>"$TMP/crowd.err"
 $TS record -s -r 200 -o "$TMP/alone.tsprof" -- $PY tests/python/spinners.py 1 2 >/dev/null 2>&1
+# ATen's copies, stood in for (tests/fake_aten): 2 ms of a 5 ms loop in
+# at::native::_to_copy, and a loop all in at::native::addmm.
+for m in copies compute; do
+	$TS record --native -o "$TMP/aten_$m.tsprof" -- \
+		$PY tests/python/aten_copies.py build/tests/libfake_aten.so $m 2 >/dev/null 2>"$TMP/aten_$m.err"
+done
 # An OpenMP team of twice as many threads as CPUs, spinning at its
 # barriers (OMP_WAIT_POLICY=active), and a team of one.
 OMP_NUM_THREADS=$(($(nproc) * 2)) OMP_WAIT_POLICY=active \
@@ -59,7 +65,7 @@ OMP_NUM_THREADS=1 OMP_WAIT_POLICY=active \
 
 for case in "data-bound data sync" "host-sync sync data" "logging logging plain" \
 	"slow-startup slow plain" "worker-restart restart keep" "gil-contention gil plain" \
-	"cpu-oversubscribed crowd alone" "cpu-oversubscribed omp omp1" \
+	"cpu-oversubscribed crowd alone" "cpu-oversubscribed omp omp1" "cpu-copies aten_copies aten_compute" \
 	"python-hotspot hotspot plain"; do
 	set -- $case
 	has "$1" "$2" && ! has "$1" "$3"
@@ -102,6 +108,12 @@ check $? "findings: worker-restart gives each epoch's start and its workers' shu
 grep -q "^trainsample:     [0-9]*% of the busy time inside the OpenMP runtime (its threads waiting at barriers, spinning" "$TMP/omp.err"
 check $? "findings: an OpenMP team spinning on too few CPUs is named with its time in the OpenMP runtime" \
 	"$(grep -A5 findings "$TMP/omp.err")"
+L=$(grep -n 'lib.fake_aten_to(' tests/python/aten_copies.py | cut -d: -f1)
+grep -q "^trainsample:   \[[a-z]*\] cpu-copies, PID [0-9]*: tensor copies and conversions on the CPU take [0-9]*% of its busy time$" "$TMP/aten_copies.err" &&
+	grep -q "^trainsample:     called from convert_batch (aten_copies.py:$L): [0-9]*% of busy time$" "$TMP/aten_copies.err" &&
+	awk '/cpu-copies, PID/ { v = $(NF - 4) + 0 } END { exit !(v >= 30 && v <= 50) }' "$TMP/aten_copies.err"
+check $? "findings: cpu-copies gives the share in ATen's copies (2 of 5 ms) and the line that converts" \
+	"$(grep -A4 findings "$TMP/aten_copies.err")"
 $TS report "$TMP/plain.tsprof" --findings >"$TMP/none.f" 2>&1
 rc=$?
 [ $rc -eq 0 ] && ! grep -q . "$TMP/none.f"

@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: MIT
+# A loop that calls stand-ins for ATen (tests/fake_aten) through ctypes:
+# "copies" spends 2 ms of 5 converting its batch (at::native::_to_copy)
+# and 3 computing (at::native::addmm); "compute" spends all 5 computing.
+#   aten_copies.py LIB copies|compute SECONDS
+import ctypes
+import sys
+import time
+
+lib = ctypes.CDLL(sys.argv[1])
+lib.fake_aten_to.argtypes = lib.fake_aten_addmm.argtypes = [ctypes.c_double]
+copies = sys.argv[2] == "copies"
+
+
+def convert_batch():
+    lib.fake_aten_to(0.002)
+
+
+def main():
+    end = time.monotonic() + float(sys.argv[3])
+    while time.monotonic() < end:
+        if copies:
+            convert_batch()
+        lib.fake_aten_addmm(0.003 if copies else 0.005)
+
+
+main()
