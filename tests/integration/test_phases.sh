@@ -45,7 +45,7 @@ check $? "a loop's data, forward, backward and optimizer shares within 3 points 
 # Under the process's line: its threads, top functions, then the loop's
 # phases, largest first.
 sed -n '/^trainsample: PID [0-9]* (python3.11 tests\/python\/phase_loop.py 3): /,$p' "$TMP/pl.err" >"$TMP/pl.end"
-sed -n 2p "$TMP/pl.end" | grep -q "^trainsample:   threads: [^ ]* busy [0-9]*% (GIL [0-9]*%)$" &&
+sed -n 2p "$TMP/pl.end" | grep -q "^trainsample:   threads: [^ ]* busy [0-9]*% (GIL [0-9]*%)\( (waiting for a CPU [0-9]*%)\)\{0,1\}$" &&
 	sed -n 3p "$TMP/pl.end" | grep -q "^trainsample:   top functions: self spin (phase_loop.py) [0-9]*%; total spin (phase_loop.py) [0-9]*%, load_batch (phase_loop.py) [34][0-9]%, model_forward (phase_loop.py) [23][0-9]%$" &&
 	sed -n 4p "$TMP/pl.end" | grep -q "^trainsample:   phases, thread [0-9]* ([^)]*): data [0-9]*%, forward [0-9]*%, backward [0-9]*%, optimizer [0-9]*%"
 check $? "the end of record: the process's threads, top functions and the main loop's split by phase, largest first" \
