@@ -343,7 +343,7 @@ check $? "sid-3.14 torch: data (the loader and its workers' __getitem__), forwar
 # compute-bound one; the summary.json's split of the four phases within 5
 # points of theirs. The data-bound one's pictures: its workers' queue
 # feeder threads folded into [idle threads], --phase data keeping the
-# loader and the workers' loop.
+# loader, the workers' loop and the iterator's end (its workers joined).
 for mode in data compute; do
 	$TS record -q -r 500 -o "$TMP/tp_$mode.summary.json" -o "$TMP/tp_$mode.tsprof" -- \
 		tests/sid/python3.14 tests/python/torch_phases.py $mode 4 >"$TMP/tp_$mode.out" 2>"$TMP/tp_$mode.err"
@@ -379,9 +379,9 @@ $TS report -q "$TMP/tp_data.tsprof" --phase data -o "$TMP/tpd_data.folded"
 n=$(wc -l <"$TMP/tpd_data.folded")
 grep -q "^process [0-9]* (DataLoader worker [01]);\[idle threads\] " "$TMP/tpd.folded" &&
 	! grep -q "Queue._feed (" "$TMP/tpd.folded" && [ "$n" -gt 0 ] &&
-	[ "$(grep -c "_BaseDataLoaderIter.__next__ (\|_worker_loop (\|DataLoader.__iter__ (" "$TMP/tpd_data.folded")" -eq "$n" ]
+	[ "$(grep -c "_BaseDataLoaderIter.__next__ (\|_worker_loop (\|DataLoader.__iter__ (\|Iter.__del__ (torch/utils/data/dataloader.py\|Iter._shutdown_workers (torch/utils/data/dataloader.py" "$TMP/tpd_data.folded")" -eq "$n" ]
 check $? "sid-3.14 torch, data-bound: the workers' feeder threads fold into [idle threads]; --phase data keeps the loader's and workers' stacks" \
-	"$(grep -c 'Queue._feed (' "$TMP/tpd.folded") feeder lines; --phase data: $(grep -v "_BaseDataLoaderIter.__next__ (\|_worker_loop (\|DataLoader.__iter__ (" "$TMP/tpd_data.folded" | head -2 | cut -c1-200)"
+	"$(grep -c 'Queue._feed (' "$TMP/tpd.folded") feeder lines; --phase data: $(grep -v "_BaseDataLoaderIter.__next__ (\|_worker_loop (\|DataLoader.__iter__ (\|Iter.__del__ (torch/utils/data/dataloader.py\|Iter._shutdown_workers (torch/utils/data/dataloader.py" "$TMP/tpd_data.folded" | head -2 | cut -c1-200)"
 
 # With --native, the share of busy time in compute libraries: most of a
 # compute-bound loop's steady state (its steps after the first), far
