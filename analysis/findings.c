@@ -173,9 +173,7 @@ static void data_bound(const struct summary *s, const struct summary_process *sp
 	workers_evidence(s, f);
 }
 
-/* The lines that sync or log, costliest first. */
-/* The heaviest site of a kind (-1 none), past those used. */
-static int heaviest_site(const struct summary_process *sp, int kind, bool *used)
+int finding_heaviest_site(const struct summary_process *sp, int kind, bool *used)
 {
 	int best = -1;
 
@@ -197,7 +195,7 @@ static void site_lines(const struct summary *s, const struct summary_process *sp
 	char line[200];
 
 	for (int k = 0; k < max; k++) {
-		int i = heaviest_site(sp, kind, used);
+		int i = finding_heaviest_site(sp, kind, used);
 
 		if (i < 0 || sp->sites[i].ns < least)
 			return;
@@ -207,6 +205,7 @@ static void site_lines(const struct summary *s, const struct summary_process *sp
 	}
 }
 
+/* The lines that sync or log, costliest first. */
 static void site_evidence(const struct summary *s, const struct summary_process *sp,
 			  enum phase ph, struct finding *f)
 {
@@ -233,7 +232,7 @@ static void python_hotspot(const struct summary *s, const struct summary_process
 	if (!steps_counted(sp) || !phase_of_loop(sp, PHASE_OTHER, &ns, &base) ||
 	    !(sp->steps.phase_ns[PHASE_FORWARD] + sp->steps.phase_ns[PHASE_BACKWARD]))
 		return;
-	top = heaviest_site(sp, PHASE_OTHER, used);
+	top = finding_heaviest_site(sp, PHASE_OTHER, used);
 	if (top < 0 || sp->sites[top].ns * 10 < base)
 		return;
 	f = finding_add(l, "python-hotspot", (double)sp->sites[top].ns / (double)base, sp->pid,
@@ -336,143 +335,6 @@ static void worker_restarts(const struct summary *s, const struct summary_proces
 	(void)s;
 }
 
-/* Threads of one process that take turns holding the GIL: each holds it a
- * fifth of its time or more, and together they hold it nearly always. */
-static void gil_contention(const struct summary *s, const struct summary_process *sp,
-			   struct finding_list *l)
-{
-	uint64_t held = 0, longest = 0;
-	size_t n = 0;
-	struct finding *f;
-
-	for (size_t i = 0; i < sp->nthreads; i++) {
-		const struct summary_thread *t = &sp->threads[i];
-		uint64_t all = t->busy_ns + t->idle_ns;
-
-		longest = all > longest ? all : longest;
-		if (all && t->gil_ns * 5 >= all) {
-			n++;
-			held += t->gil_ns;
-		}
-	}
-	if (n < 2 || !longest || held * 10 < longest * 8)
-		return;
-	f = finding_add(l, "gil-contention", 1.0 - 1.0 / (double)n, sp->pid,
-			"move CPU work into processes (DataLoader workers, multiprocessing) or into native "
-			"code that releases the GIL; threads help only while they wait");
-	if (!f)
-		return;
-	snprintf(f->title, sizeof(f->title), "%zu threads take turns holding the GIL (held %.0f%% of "
-		 "the time): they run one at a time", n, 100.0 * (double)held / (double)longest);
-	for (size_t i = 0; i < sp->nthreads; i++) {
-		const struct summary_thread *t = &sp->threads[i];
-		uint64_t all = t->busy_ns + t->idle_ns;
-		const char *name = profile_thread_name(s->p, sp->pid, t->tid);
-
-		if (all && t->gil_ns * 5 >= all)
-			finding_evidence(f, "%s (%" PRIu32 ") held it %.0f%% of its time, was on a CPU %.0f%%",
-					 name && *name ? name : "thread", t->tid,
-					 100.0 * (double)t->gil_ns / (double)all,
-					 100.0 * (double)t->busy_ns / (double)all);
-	}
-}
-
-/*
- * More runnable threads than CPUs: the target's threads spend a fifth of
- * their busy time or more waiting on a run queue, and it has more of them
- * runnable on average than it may use CPUs. Others' load alone (a busy
- * machine) is not the target's to fix and is not reported.
- */
-static void cpu_oversubscribed(const struct summary *s, struct finding_list *l)
-{
-	uint64_t busy = 0, wait = 0, omp = 0, all, waits;
-	uint64_t wall = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
-	const struct summary_process *wp[2] = { NULL, NULL };
-	const struct summary_thread *wt[2] = { NULL, NULL };
-	double runnable, cost;
-	bool queued, spinning;
-	unsigned int team = 0; /* threads busy a tenth of the run or more */
-	struct finding *f;
-
-	for (size_t i = 0; i < s->nprocs; i++) {
-		const struct summary_process *sp = &s->procs[i];
-
-		busy += sp->busy_ns;
-		wait += sp->cpu_wait_ns;
-		omp += sp->omp_runtime_ns;
-		for (size_t k = 0; k < sp->nthreads; k++) {
-			const struct summary_thread *t = &sp->threads[k];
-
-			team += t->busy_ns * 10 >= wall;
-			if (!wt[0] || t->cpu_wait_ns > wt[0]->cpu_wait_ns) {
-				wt[1] = wt[0], wp[1] = wp[0];
-				wt[0] = t, wp[0] = sp;
-			} else if (!wt[1] || t->cpu_wait_ns > wt[1]->cpu_wait_ns) {
-				wt[1] = t, wp[1] = sp;
-			}
-		}
-	}
-	/* The threads' own counters where recorded: a thread kept off the
-	 * CPUs can miss its samples, not its run-queue wait. */
-	if (s->target_cpu_ns + s->target_wait_ns) {
-		all = s->target_cpu_ns + s->target_wait_ns;
-		waits = s->target_wait_ns;
-	} else {
-		all = busy;
-		waits = wait;
-	}
-	if (!busy || !all || !wall || !s->cpus)
-		return;
-	/* Counted at each tick where recorded: threads in our stops are
-	 * runnable too, where their counters show neither running nor
-	 * waiting. */
-	runnable = s->runnable ? s->runnable : (double)all / (double)wall;
-	queued = waits * 5 >= all && runnable > (double)s->cpus;
-	/* An OpenMP team larger than the CPUs: its runtime throttles the
-	 * spinning, so few wait on a run queue, but the team's time goes
-	 * into the runtime itself (waking, spinning, sleeping at barriers). */
-	spinning = omp * 5 >= busy && team > s->cpus;
-	if (!queued && !spinning)
-		return;
-	cost = queued ? (double)waits / (double)all : 0;
-	if (spinning && (double)omp / (double)busy > cost)
-		cost = (double)omp / (double)busy;
-	f = finding_add(l, "cpu-oversubscribed", cost, 0,
-			"fewer runnable threads than CPUs: num_workers at most the CPUs less one for the "
-			"main process; torch.set_num_threads(n) or OMP_NUM_THREADS=n in each process, "
-			"n times the processes at most the CPUs");
-	if (!f)
-		return;
-	if (queued)
-		snprintf(f->title, sizeof(f->title), "%.1f threads runnable on average for %u CPUs: "
-			 "%.0f%% of their busy time waiting for a CPU", runnable, s->cpus,
-			 100.0 * (double)waits / (double)all);
-	else
-		snprintf(f->title, sizeof(f->title), "%u busy threads for %u CPUs", team, s->cpus);
-	if (spinning)
-		snprintf(f->title + strlen(f->title), sizeof(f->title) - strlen(f->title),
-			 ", %.0f%% of their busy time inside the OpenMP runtime",
-			 100.0 * (double)omp / (double)busy);
-	finding_evidence(f, "busy %.2f s in %.2f s, of which %.2f s waiting on a run queue (schedstat)",
-			 (double)all / 1e9, (double)wall / 1e9, (double)waits / 1e9);
-	if (omp * 20 >= busy)
-		finding_evidence(f, "%.0f%% of the busy time inside the OpenMP runtime (its threads "
-				 "waiting at barriers, spinning: OMP_WAIT_POLICY=passive stops the spin)",
-				 100.0 * (double)omp / (double)busy);
-	for (int k = 0; k < 2; k++) {
-		const char *name, *label;
-
-		if (!wt[k] || !wt[k]->cpu_wait_ns)
-			continue;
-		name = profile_thread_name(s->p, wp[k]->pid, wt[k]->tid);
-		label = process_label_of(s->p, wp[k]->pid);
-		finding_evidence(f, "waiting most: PID %" PRIu32 "%s%s%s thread %" PRIu32 "%s%s: %.0f%% of "
-				 "its busy time", wp[k]->pid, label ? " (" : "", label ? label : "",
-				 label ? ")," : ",", wt[k]->tid, name ? " " : "", name ? name : "",
-				 100.0 * (double)wt[k]->cpu_wait_ns / (double)wt[k]->busy_ns);
-	}
-}
-
 /* The innermost Python frame of a stack, else its innermost frame. */
 uint32_t finding_python_leaf(const struct summary *s, uint32_t stack)
 {
@@ -489,39 +351,6 @@ uint32_t finding_python_leaf(const struct summary *s, uint32_t stack)
 	return best;
 }
 
-/* Tensor copies and dtype or device conversions on the CPU (with
- * --native: ATen's copy_, _to_copy, clone): a tenth of the process's busy
- * time or more. */
-static void cpu_copies(const struct summary *s, const struct summary_process *sp,
-		       struct finding_list *l)
-{
-	struct finding *f;
-	bool used[64] = { false };
-	char line[160];
-
-	if (!sp->native_ns || sp->cpu_copy_ns * 10 < sp->busy_ns)
-		return;
-	f = finding_add(l, "cpu-copies", (double)sp->cpu_copy_ns / (double)sp->busy_ns, sp->pid,
-			"make tensors in the dtype and on the device they are used in; move .to(), "
-			".float(), .contiguous() and clones out of the step or onto the GPU; "
-			"pin_memory=True with non_blocking=True for copies to the GPU");
-	if (!f)
-		return;
-	snprintf(f->title, sizeof(f->title), "tensor copies and conversions on the CPU take %.0f%% "
-		 "of its busy time", 100.0 * f->cost);
-	finding_evidence(f, "%.2f s of %.2f s busy in ATen's copy_, _to_copy and clone "
-			 "(native frames)", (double)sp->cpu_copy_ns / 1e9, (double)sp->busy_ns / 1e9);
-	for (int k = 0; k < 3; k++) {
-		int i = heaviest_site(sp, SITE_CPU_COPY, used);
-
-		if (i < 0 || sp->sites[i].ns * 100 < sp->busy_ns)
-			break;
-		finding_line_text(s->p, sp->sites[i].frame, line, sizeof(line));
-		finding_evidence(f, "called from %s: %.0f%% of busy time", line,
-				 100.0 * (double)sp->sites[i].ns / (double)sp->busy_ns);
-	}
-}
-
 static int by_cost(const void *a, const void *b)
 {
 	const struct finding *x = a, *y = b;
@@ -534,12 +363,12 @@ static void findings_find(const struct summary *s, struct finding_list *l)
 	l->n = 0;
 	findings_gpu_underused(s, l);
 	findings_host_copies(s, l);
-	cpu_oversubscribed(s, l);
+	findings_cpu_oversubscribed(s, l);
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct summary_process *sp = &s->procs[i];
 
-		gil_contention(s, sp, l);
-		cpu_copies(s, sp, l);
+		findings_gil_contention(s, sp, l);
+		findings_cpu_copies(s, sp, l);
 		if (!sp->loop)
 			continue;
 		slow_start(s, sp, l);

@@ -6,11 +6,13 @@
 #ifndef TRAINSAMPLE_ANALYSIS_FINDINGS_IMPL_H
 #define TRAINSAMPLE_ANALYSIS_FINDINGS_IMPL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct profile;
 struct summary;
+struct summary_process;
 
 #define FINDINGS_MAX 16
 #define EVIDENCE_MAX 6
@@ -41,6 +43,17 @@ void __attribute__((format(printf, 2, 3))) finding_evidence(struct finding *f, c
 void finding_line_text(const struct profile *p, uint32_t frame, char *buf, size_t len);
 /* The innermost Python frame of a stack, else its innermost frame. */
 uint32_t finding_python_leaf(const struct summary *s, uint32_t stack);
+
+/* The heaviest of a process's sites of a kind (enum phase, SITE_*) not
+ * yet used, marking it used; -1 none. used has 64 entries. */
+int finding_heaviest_site(const struct summary_process *sp, int kind, bool *used);
+
+/* findings_cpu.c */
+void findings_gil_contention(const struct summary *s, const struct summary_process *sp,
+			     struct finding_list *l);
+void findings_cpu_oversubscribed(const struct summary *s, struct finding_list *l);
+void findings_cpu_copies(const struct summary *s, const struct summary_process *sp,
+			 struct finding_list *l);
 
 /* findings_gpu.c */
 void findings_gpu_underused(const struct summary *s, struct finding_list *l);

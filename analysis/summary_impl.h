@@ -9,6 +9,13 @@
 #define SUMMARY_TOP 8
 #define LOOP_STARTUP PHASE_KINDS /* loop_ns's slot for startup */
 
+#ifndef MIN
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+#ifndef MAX
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
+
 struct summary_thread {
 	uint32_t tid;
 	uint64_t samples, busy_ns, idle_ns, gil_ns;
@@ -142,6 +149,10 @@ struct summary {
 
 /* Adds ns to the process's site (kind, frame). */
 int summary_site_add(struct summary_process *sp, int kind, uint32_t frame, uint64_t ns);
+
+/* summary_gpu.c: the devices' figures and each process's GPU work and
+ * data wait since its first kernel (after the processes are found). */
+int summary_gpus_find(struct summary *s);
 
 /* The time from a GPU's first kernel to the run's end; 0 unknown. */
 uint64_t summary_gpu_window(const struct summary *s, const struct summary_gpu *g);
