@@ -232,6 +232,15 @@ static void print_process(pid_t pid)
 		printf(" (PID %d in its PID namespace)", (int)inner);
 }
 
+/* Gone, or a zombie: its threads ended while they were read. */
+static bool process_ended(pid_t pid)
+{
+	char state[32];
+
+	return proc_status_field(pid, "State", state, sizeof(state)) < 0 || state[0] == 'Z' ||
+	       state[0] == 'X';
+}
+
 static void print_text(const struct profile *p, const struct rows *rows, pid_t pid,
 		       const struct sampler_stats *st, struct frames *frames,
 		       const struct sampler *locals)
@@ -253,8 +262,13 @@ static void print_text(const struct profile *p, const struct rows *rows, pid_t p
 		char state[96];
 
 		state_of(p, r->stack, state, sizeof(state));
-		printf("\nThread %" PRIu32 " \"%s\" (%s%s)\n", r->tid, name ? name : "", state,
-		       r->flags & SAMPLE_GIL ? ", holds the GIL" : "");
+		/* A thread that ended before its name was read has none. */
+		if (name && *name)
+			printf("\nThread %" PRIu32 " \"%s\" (%s%s)\n", r->tid, name, state,
+			       r->flags & SAMPLE_GIL ? ", holds the GIL" : "");
+		else
+			printf("\nThread %" PRIu32 " (%s%s)\n", r->tid, state,
+			       r->flags & SAMPLE_GIL ? ", holds the GIL" : "");
 		for (uint32_t j = 0; j < n; j++) {
 			const struct frame *f = profile_frame(p, frames->ids[j]);
 			const char *fn = profile_string(p, f->name);
@@ -392,6 +406,9 @@ int cmd_dump(int argc, char **argv)
 		print_json(p, &rows, tgid, &st, &frames, o.locals ? s : NULL);
 	else
 		print_text(p, &rows, tgid, &st, &frames, o.locals ? s : NULL);
+	if (process_ended(tgid))
+		fprintf(stderr, "trainsample: process %d ended during the dump: a thread's name or "
+				"frames read after its end may be missing\n", (int)tgid);
 	ret = 0;
 out:
 	sampler_free(s);

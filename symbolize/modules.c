@@ -99,6 +99,15 @@ static bool same_inode(const char *path, uint64_t inode)
 	return stat(path, &st) == 0 && (uint64_t)st.st_ino == inode;
 }
 
+/* Two paths of ours name one file: the device too is ours for both. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 /* Through the process's own root (containers), or its map_files link
  * when the file was deleted or replaced. */
 static void load_entry(struct sym_process *p, struct module_entry *e,
@@ -124,6 +133,14 @@ static void load_entry(struct sym_process *p, struct module_entry *e,
 	 * for under its root first.
 	 */
 	if (!m->deleted && !same_inode(path, m->inode) && same_inode(m->path, m->inode))
+		n = snprintf(path, sizeof(path), "%s", m->path);
+	/*
+	 * The same file by our own path is kept where it is the same file
+	 * (one root): its /proc path dies with the process, and a stack
+	 * copied before the end may be unwound after it (the images and
+	 * lines are opened when first needed).
+	 */
+	else if (!m->deleted && same_file(path, m->path))
 		n = snprintf(path, sizeof(path), "%s", m->path);
 	/*
 	 * Deleted, or replaced on disk since it was mapped (a package upgraded

@@ -160,7 +160,9 @@ while read -r label py; do
 done <"$TMP/pythons"
 
 # A native program is still seized whole for its native stacks, and let go.
-$T/busy_threads 2 2 >/dev/null &
+# It runs 5 s, so that on a slow machine the dump ends well before it does
+# (a process that ends mid-dump is tested in test_unwind).
+$T/busy_threads 2 5 >/dev/null &
 bp=$!
 reap_later $bp
 sleep 0.2
@@ -177,12 +179,13 @@ check $? "a native program: dump prints its native stacks and lets it go" \
 # A frame without a symbol shows its address and module once:
 # "0x401136 (bt-stripped)", not "0x401136 (bt-stripped) [bt-stripped]".
 cp $T/busy_threads "$TMP/bt-stripped" && strip -s "$TMP/bt-stripped"
-"$TMP/bt-stripped" 2 2 >/dev/null &
+"$TMP/bt-stripped" 2 5 >/dev/null &
 bp=$!
 reap_later $bp
 sleep 0.2
 $TS dump --pid $bp >"$TMP/st.txt" 2>&1
 rc=$?
+kill $bp 2>/dev/null
 wait $bp
 [ $rc -eq 0 ] && grep -q '^    0x[0-9a-f]* (bt-stripped)$' "$TMP/st.txt" && ! grep -q '(bt-stripped) \[' "$TMP/st.txt"
 check $? "dump: a frame without a symbol shows its address and module once" \
