@@ -10,6 +10,26 @@ not_stopped() {
 	return 0
 }
 beats() { cat "$1" 2>/dev/null || echo 0; }
+# Whether heartbeat file $1 counts on within $2 seconds (default 5): a
+# stopped target never does, a slow machine only takes longer. $beats_seen
+# says what was read.
+beats_advance() {
+	b0=$(beats "$1") i=0
+	while [ $i -lt $(( ${2:-5} * 10 )) ]; do
+		sleep 0.1
+		b=$(beats "$1")
+		[ "$b" -gt "$b0" ] && beats_seen="$b0 -> $b in $(( (i + 1) * 100 )) ms" && return 0
+		i=$((i + 1))
+	done
+	beats_seen="$b0 -> $b in ${2:-5} s"
+	return 1
+}
+# Each thread's state and wait channel, for a message.
+task_states() {
+	for task in /proc/$1/task/*; do
+		printf '%s:%s:%s ' "${task##*/}" "$(proc_state "$1/task/${task##*/}")" "$(cat "$task/wchan" 2>/dev/null)"
+	done
+}
 
 # epoll_wait / sigtimedwait / semtimedop never see EINTR at 1 kHz.
 for mode in record attach; do
@@ -239,12 +259,8 @@ b2=$(beats "$TMP/hb3")
 [ "$b1" = "$b2" ] && [ "$(proc_state $tspid)" != T ]
 check $? "SIGSTOP by someone else stops the target while sampled" "beats $b1 -> $b2"
 kill -CONT $pid
-sleep 0.3
-b1=$(beats "$TMP/hb3")
-sleep 0.4
-b2=$(beats "$TMP/hb3")
-[ "$b2" -gt "$b1" ]
-check $? "SIGCONT resumes it while sampled" "beats $b1 -> $b2"
+beats_advance "$TMP/hb3" 1
+check $? "SIGCONT resumes it while sampled" "beats $beats_seen; threads $(task_states $pid)"
 kill -STOP $pid
 wait $tspid
 rc=$?
@@ -253,12 +269,9 @@ sleep 0.2
 check $? "detaching leaves a job-control-stopped target stopped" \
 	"exit $rc, state $(proc_state $pid), tracer $(tracer_of $pid)"
 kill -CONT $pid
-sleep 0.3
-b1=$(beats "$TMP/hb3")
-sleep 0.4
-b2=$(beats "$TMP/hb3")
-[ "$b2" -gt "$b1" ] && not_stopped $pid
-check $? "and SIGCONT resumes it afterwards"
+beats_advance "$TMP/hb3" && not_stopped $pid
+check $? "and SIGCONT resumes it afterwards" \
+	"beats $beats_seen; threads $(task_states $pid); tracer $(tracer_of $pid)"
 kill -9 $pid 2>/dev/null
 
 # Attaching to a process that is already stopped leaves it stopped.
@@ -274,12 +287,9 @@ rc=$?
 check $? "a process stopped before attach stays stopped, untraced" \
 	"exit $rc, state $(proc_state $pid), tracer $(tracer_of $pid)"
 kill -CONT $pid
-sleep 0.3
-b1=$(beats "$TMP/hb5")
-sleep 0.4
-b2=$(beats "$TMP/hb5")
-[ "$b2" -gt "$b1" ]
-check $? "and runs on when continued"
+beats_advance "$TMP/hb5"
+check $? "and runs on when continued" \
+	"beats $beats_seen; threads $(task_states $pid); tracer $(tracer_of $pid)"
 kill -9 $pid 2>/dev/null
 
 # trainsample runs ahead of CPU-bound neighbours (nice -10 from its own,
