@@ -187,9 +187,19 @@ int phase_rules_load(struct phase_rules *r, const char *path, char *err, size_t 
 	return ret;
 }
 
+/*
+ * Python before 3.11 names a method without its class ("__next__"): a
+ * rule for "Class.method" in a file then matches the method's name alone
+ * in that file (the file keeps it specific).
+ */
 static bool rule_matches(const struct phase_rule *rule, const char *func, const char *file)
 {
-	if (rule->thread || fnmatch(rule->func, func, 0))
+	const char *method = strrchr(rule->func, '.');
+
+	if (rule->thread)
+		return false;
+	if (fnmatch(rule->func, func, 0) &&
+	    (!method || !rule->file || strchr(func, '.') || fnmatch(method + 1, func, 0)))
 		return false;
 	return !rule->file || (file && !fnmatch(rule->file, file, 0));
 }

@@ -195,7 +195,8 @@ static bool name_ends(const char *name, const char *suffix)
 {
 	size_t n = strlen(name), k = strlen(suffix);
 
-	return n > k && !strcmp(name + n - k, suffix);
+	/* ".__iter__" is also Python 3.10's unqualified "__iter__". */
+	return (n > k && !strcmp(name + n - k, suffix)) || (suffix[0] == '.' && !strcmp(name, suffix + 1));
 }
 
 enum epoch_edge stack_epoch_edge(struct phase_map *m, uint32_t stack)

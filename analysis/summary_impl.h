@@ -30,13 +30,15 @@ struct summary_func {
 };
 
 /*
- * A DataLoader of the loop thread, told apart by the line that fetches
- * from it. Training: the steps that fetched from it last, and their time
+ * A DataLoader of the loop thread, told apart by its object or by the
+ * line that fetches from it. Training: the steps that fetched from it last, and their time
  * by phase; evaluation: its batches (runs of forward inside eval) and
  * their data and forward time.
  */
 struct summary_loader {
 	uint32_t site;         /* frame id of the fetching line */
+	int object;            /* the recorder's number of the DataLoader object
+				* (its "dataloader.PID.TID" tracks); -1 unknown */
 	uint64_t steps;
 	uint64_t step_ns[PHASE_KINDS];
 	uint64_t wait_ns;      /* data time spent blocked: waiting for a batch */

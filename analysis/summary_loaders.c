@@ -2,11 +2,14 @@
 /*
  * The DataLoaders of a training loop and each one's time per step, the
  * figures training frameworks log as profile/train/dl_{loader}/time_*_ms.
- * A loader is told apart by the loop's line that fetches from it (the
- * frame that calls the DataLoader's iterator): a training loop and an
- * evaluation loop fetch from different lines. Its name is the variable
- * the line iterates over, read from the program's source where it can be
- * (as a traceback reads it), else its number in order of first use.
+ * A loader is told apart by the object it is, where the recording says
+ * (the counter track "dataloader.PID.TID": the number of the loader the
+ * thread fetched from, from its time on; the name of the variable holding
+ * it in the meta "dataloader.PID.N"), so one line fetching from a
+ * training and a validation loader gives two. Else by the loop's line
+ * that fetches from it, named by the variable the line iterates over,
+ * read from the program's source where it can be (as a traceback reads
+ * it). Else its number in order of first use.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -18,9 +21,19 @@
 #include "common/common.h"
 #include "formats/formats.h"
 
+/* The loop thread's loader changes, in time order. */
+struct loader_change {
+	uint64_t time_ns;
+	int object;
+};
+
 struct loader_walk {
 	struct summary *s;
 	struct summary_process *sp;
+	char track[48];           /* "dataloader.PID.TID" of the loop */
+	struct loader_change *changes;
+	size_t nchanges, cap_changes, next_change;
+	int object;               /* the loader fetched from at the span: -1 */
 	int cur, val_cur;         /* the loader fetched from last; -1 none */
 	bool in_beat, in_val_forward, in_epoch_start;
 	uint32_t loop_name, loop_file; /* the loop's function: where the beat is called */
@@ -28,15 +41,45 @@ struct loader_walk {
 	uint32_t cap_path;
 };
 
-static int loader_at(struct summary_process *sp, uint32_t site)
+/* By its object where known, else by its line (a sample whose object was
+ * not read joins the first loader of its line). */
+static int loader_at(struct summary_process *sp, uint32_t site, int object)
 {
 	for (size_t i = 0; i < sp->nloaders; i++)
-		if (sp->loaders[i].site == site)
+		if (object >= 0 ? sp->loaders[i].object == object : sp->loaders[i].site == site)
 			return (int)i;
 	if (ARRAY_RESERVE(sp->loaders, sp->cap_loaders, sp->nloaders + 1, 4) < 0)
 		return -ENOMEM;
-	sp->loaders[sp->nloaders] = (struct summary_loader){ .site = site };
+	sp->loaders[sp->nloaders] = (struct summary_loader){ .site = site, .object = object };
 	return (int)sp->nloaders++;
+}
+
+static int change_add(const struct counter_sample *c, void *ctx)
+{
+	struct loader_walk *w = ctx;
+
+	if (strcmp(profile_string(w->s->p, c->track), w->track))
+		return 0;
+	if (ARRAY_RESERVE(w->changes, w->cap_changes, w->nchanges + 1, 16) < 0)
+		return -ENOMEM;
+	w->changes[w->nchanges++] = (struct loader_change){ c->time_ns, (int)c->value };
+	return 0;
+}
+
+/* None where not recorded (--native, older recordings): by line then. */
+static int changes_read(struct loader_walk *w)
+{
+	snprintf(w->track, sizeof(w->track), "dataloader.%u.%u", w->sp->pid, w->sp->loop->tid);
+	return profile_for_each_counter(w->s->p, change_add, w);
+}
+
+/* The loader of a span: the last change by its last sample's time (spans
+ * come in time order per thread). */
+static int object_at(struct loader_walk *w, uint64_t end_ns)
+{
+	while (w->next_change < w->nchanges && w->changes[w->next_change].time_ns <= end_ns)
+		w->object = w->changes[w->next_change++].object;
+	return w->object;
 }
 
 int summary_site_add(struct summary_process *sp, int ph, uint32_t frame, uint64_t ns)
@@ -115,7 +158,8 @@ static int walk_span(const struct profile_span *span, void *ctx)
 	}
 	w->in_epoch_start = edge == EPOCH_START;
 	if (ph == PHASE_DATA) {
-		at = loader_at(sp, phase_call_site(w->s->m, span->stack, PHASE_DATA));
+		at = loader_at(sp, phase_call_site(w->s->m, span->stack, PHASE_DATA),
+			       object_at(w, span->end_ns));
 		if (at < 0)
 			return at;
 		w->cur = at;
@@ -124,7 +168,8 @@ static int walk_span(const struct profile_span *span, void *ctx)
 	if (ph == PHASE_EVAL) {
 		inner = phase_inside_eval(w->s->m, span->stack);
 		if (inner == PHASE_DATA) {
-			at = loader_at(sp, phase_call_site(w->s->m, span->stack, PHASE_DATA));
+			at = loader_at(sp, phase_call_site(w->s->m, span->stack, PHASE_DATA),
+				       object_at(w, span->end_ns));
 			if (at < 0)
 				return at;
 			w->val_cur = at;
@@ -171,10 +216,13 @@ static int walk_span(const struct profile_span *span, void *ctx)
 
 int summary_loaders_find(struct summary *s, struct summary_process *sp)
 {
-	struct loader_walk w = { .s = s, .sp = sp, .cur = -1, .val_cur = -1 };
-	int ret = profile_for_each_span(s->p, walk_span, &w);
+	struct loader_walk w = { .s = s, .sp = sp, .cur = -1, .val_cur = -1, .object = -1 };
+	int ret = changes_read(&w);
 
+	if (!ret)
+		ret = profile_for_each_span(s->p, walk_span, &w);
 	free(w.path);
+	free(w.changes);
 	return ret;
 }
 
@@ -213,8 +261,17 @@ static bool variable_of_line(const char *line, char *buf, size_t len)
 void summary_loader_name(const struct summary *s, const struct summary_process *sp, size_t i,
 			 char *buf, size_t len)
 {
-	char line[512];
+	const char *recorded = NULL;
+	char line[512], key[64];
 
+	if (sp->loaders[i].object >= 0) {
+		snprintf(key, sizeof(key), "dataloader.%u.%d", sp->pid, sp->loaders[i].object);
+		recorded = profile_meta(s->p, key);
+	}
+	if (recorded && *recorded) {
+		snprintf(buf, len, "%s", recorded);
+		return;
+	}
 	if (source_line_of(s->p, sp->loaders[i].site, line, sizeof(line)) &&
 	    variable_of_line(line, buf, len))
 		return;

@@ -22,6 +22,7 @@ struct sym_process;
 /* What trainsample last did to a thread, as far as ptrace is concerned. */
 struct thread {
 	pid_t tid;
+	int loader_shown;     /* 1 + the DataLoader last put on its track; 0 none */
 	pid_t ns_tid;         /* its id in the target's own PID namespace, as
 			       * the target itself names it (Python's
 			       * native_thread_id); 0 not read yet */
@@ -122,6 +123,14 @@ enum python_state {
 
 #define PY_MAX_THREADS 4096
 
+/* A frame variable found holding a DataLoader (pysample_loaders.c). */
+struct loader_site {
+	uint64_t frame, code, obj;
+	uint32_t slot;
+	int id;
+};
+#define LOADER_SITES 16
+
 struct pysample {
 	enum python_state state;
 	bool ever_ready;
@@ -158,6 +167,15 @@ struct pysample {
 	uint32_t nlocals, locals_cap;
 	struct locals_use *locals_uses;
 	size_t nlocals_uses, locals_uses_cap;
+	/* DataLoaders (pysample_loaders.c): the raw frame of the stack being
+	 * built that runs an iterator's __next__; each loader object by its
+	 * number; where they were found */
+	const struct py_raw_frame *loader_next;
+	uint64_t *loaders;
+	int nloaders;
+	size_t loaders_cap;
+	struct loader_site loader_sites[LOADER_SITES];
+	int nloader_sites, next_loader_site;
 };
 
 /* dump --locals (pysample_locals.c): a frame's variables, and which
@@ -419,6 +437,12 @@ const struct py_thread *pysample_thread_of(struct pysample *py, int n, pid_t tid
 void pysample_locals_read(struct sampler *s, struct py_raw_frame *frames, int n);
 void pysample_locals_use(struct sampler *s, pid_t tid, const struct py_raw_frame *raw);
 void pysample_locals_free(struct pysample *py);
+/* DataLoaders (pysample_loaders.c): whether code is a DataLoader
+ * iterator's __next__; the loader of the stack f[0..n) just built, put on
+ * t's track at now when it changed. */
+bool pysample_is_loader_next(const struct py_code *c);
+void pysample_loader_note(struct sampler *s, struct thread *t, const struct py_raw_frame *f,
+			  int n, uint64_t now);
 
 /* pysample_native.c: --native, Python frames merged into native stacks */
 /* At a tick's start: the Python threads and their OS tids. */

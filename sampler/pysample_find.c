@@ -75,6 +75,7 @@ void pysample_free(struct pysample *py)
 	free(py->held);
 	free(py->tids);
 	pysample_locals_free(py);
+	free(py->loaders);
 	free(py);
 }
 

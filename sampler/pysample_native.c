@@ -257,6 +257,10 @@ out:
 		ret = intern_merged(s, m, stack);
 	if (!ret)
 		*python = m->python;
+	/* Unwound later, off the thread: its loader is not read (the line
+	 * tells the summary's loaders apart). */
+	if (s->py)
+		s->py->loader_next = NULL;
 	if (m) {
 		free(m->frames);
 		free(m->kinds);

@@ -198,6 +198,8 @@ int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw,
 		note_script_dir(s, c);
 	if (!py->role_read && tid == s->pid)
 		note_role(s, c, raw);
+	if (pysample_is_loader_next(c))
+		py->loader_next = raw;
 	ret = intern_python(s, c, py_code_line(&py->target, c, raw->instr), frame);
 	if (!ret && s->opt.locals)
 		pysample_locals_use(s, tid, raw);
@@ -330,10 +332,13 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 		}
 		return;
 	}
+	s->py->loader_next = NULL;
 	if (python_stack(s, t->tid, frames, n, end, &stack, &nframes, &flags) < 0) {
 		stats_error(s, SAMPLER_ERR_PYTHON);
 		return;
 	}
+	if (s->py->loader_next)
+		pysample_loader_note(s, t, frames, n, s->tick_now);
 	if (pt->gil)
 		flags |= SAMPLE_GIL;
 	if (!running) {

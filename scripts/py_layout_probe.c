@@ -122,6 +122,7 @@ int main(int argc, char **argv)
 	/* dump --locals: rendering a value (symbolize/python/locals.c) */
 	F("type_name", offsetof(PyTypeObject, tp_name));
 	F("type_flags", offsetof(PyTypeObject, tp_flags));
+	F("type_base", offsetof(PyTypeObject, tp_base));
 	F("var_size", offsetof(PyVarObject, ob_size));
 	F("tuple_items", offsetof(PyTupleObject, ob_item));
 	F("dict_used", offsetof(PyDictObject, ma_used));

@@ -210,6 +210,28 @@ static int type_of(const struct py_target *t, uint64_t obj, struct py_local *v, 
 	return v->type[0] ? 0 : -EPROTO;
 }
 
+bool py_type_derives(const struct py_target *t, uint64_t obj, const char *name)
+{
+	const struct py_layout *l = &t->l;
+	size_t len = strlen(name);
+	uint64_t type, tp_name;
+	char buf[64];
+
+	if (obj & 7 || len >= sizeof(buf) || read_u64(t, obj + l->object_type, &type) < 0)
+		return false;
+	/* object is the root of every chain; a few levels reach it. */
+	for (int depth = 0; type && depth < 16; depth++) {
+		if (read_u64(t, type + l->type_name, &tp_name) < 0 || !tp_name ||
+		    t->mem.read(t->mem.ctx, tp_name, buf, len + 1) != (ssize_t)(len + 1))
+			return false;
+		if (!memcmp(buf, name, len) && buf[len] == '\0')
+			return true;
+		if (read_u64(t, type + l->type_base, &type) < 0)
+			return false;
+	}
+	return false;
+}
+
 static bool builtin(const struct py_local *v, uint64_t flags, const char *name, uint64_t subclass_bit)
 {
 	return !(flags & TPFLAGS_HEAPTYPE) && (!subclass_bit || (flags & subclass_bit)) &&
@@ -460,6 +482,8 @@ int py_frame_locals(const struct py_target *t, uint64_t frame, uint64_t code,
 		if (!obj)
 			continue; /* unbound */
 		memset(v, 0, sizeof(*v));
+		v->obj = tag && (obj & tag) == tag ? 0 : obj;
+		v->slot = (uint32_t)i;
 		if (py_string_read(t, names[i], v->name, sizeof(v->name)) < 0 || !v->name[0])
 			snprintf(v->name, sizeof(v->name), "<unreadable name>");
 		if (tag && (obj & tag) == tag) {
@@ -478,6 +502,8 @@ int py_frame_locals(const struct py_target *t, uint64_t frame, uint64_t code,
 			} else if (!obj) {
 				continue; /* an empty cell: unbound */
 			} else {
+				v->obj = obj;
+				v->slot = UINT32_MAX;
 				py_value_render(t, obj, v);
 			}
 		}

@@ -62,7 +62,7 @@ struct py_layout {
 	uint32_t frame_localsplus;     /* f_localsplus (<= 3.10), localsplus */
 	uint32_t code_varnames, code_cellvars, code_freevars;  /* <= 3.10 */
 	uint32_t code_localsplusnames, code_localspluskinds;   /* 3.11+ */
-	uint32_t type_name, type_flags, var_size, tuple_items;
+	uint32_t type_name, type_flags, type_base, var_size, tuple_items;
 	uint32_t dict_used, set_used, float_value, cell_ref;
 	uint32_t long_tag;             /* ob_size (<= 3.11), lv_tag (3.12+) */
 	/* 3.13+: where in the runtime's _Py_DebugOffsets each offset is (that
@@ -240,6 +240,9 @@ struct py_local {
 	char name[128];
 	char type[64];
 	char value[768];
+	uint64_t obj; /* the object's address; 0 for an int kept in the reference */
+	uint32_t slot; /* its index in the frame's variables; UINT32_MAX for
+			* a cell's content (the slot holds the cell) */
 };
 
 /*
@@ -251,6 +254,10 @@ struct py_local {
  */
 int py_frame_locals(const struct py_target *t, uint64_t frame, uint64_t code,
 		    struct py_local *out, int max);
+/* Whether obj's type, or a type it derives from (tp_base, not the other
+ * bases of multiple inheritance), is named name: how a DataLoader or its
+ * iterator is known, whatever its subclass. */
+bool py_type_derives(const struct py_target *t, uint64_t obj, const char *name);
 /* One object into v's type and value; a negative errno (and "<unreadable>")
  * when it cannot be read. */
 int py_value_render(const struct py_target *t, uint64_t obj, struct py_local *v);

@@ -154,6 +154,51 @@ assert a["processes"][0]["loop"]["metrics"] == b["processes"][0]["loop"]["metric
 EOT
 check $? "report -f summary of the recording gives the same metrics" "$(head -c 300 "$TMP/ll2.json"; cat "$TMP/ll2.err")"
 
+# One line fetches from two loaders (tests/python/two_loaders.py:
+# run_epoch(loader) with a training and a validation DataLoader stand-in):
+# each is told apart by its object and named by the outermost variable
+# holding it, its data time within 15% (and 1.5 ms) of the loop's clock.
+# Also on 3.8-3.10, whose frames name __next__ without its class.
+two_loaders() {
+	label=$1 py=$2
+	$TS record -r 1000 --phases "$TMP/trules" -o "$TMP/tl.summary.json" -- \
+		"$py" tests/python/two_loaders.py 2 15 8 >"$TMP/tl.out" 2>"$TMP/tl.err"
+	rc=$?
+	/usr/bin/python3 - "$TMP/tl.summary.json" $(cat "$TMP/tl.out") >"$TMP/tl.check" 2>&1 <<'EOT'
+import json, sys
+truth = dict(zip(sys.argv[2::2], map(float, sys.argv[3::2])))
+loop = json.load(open(sys.argv[1]))["processes"][0]["loop"]
+m = loop["metrics"]
+tr, va = "profile/train/dl_train_loader/", "profile/val/dl_val_loader/"
+assert sorted(k.rsplit("/", 1)[0] + "/" for k in m) == sorted([tr] * 5 + [va] * 2), sorted(m)
+def near(got, want, what):
+    assert abs(got - want) <= 0.15 * want + 1.5, "%s %.2f against %.2f" % (what, got, want)
+near(m[tr + "time_data_ms"], truth["train_data"], "train data")
+near(m[va + "time_data_ms"], truth["val_data"], "val data")
+loaders = {l["name"]: l for l in loop["loaders"]}
+assert loaders["val_loader"]["val_batches"] == truth["val_batches"], loaders
+print("train data %.1f, val data %.1f ms" % (m[tr + "time_data_ms"], m[va + "time_data_ms"]))
+EOT
+	prc=$?
+	[ $rc -eq 0 ] && [ $prc -eq 0 ]
+	check $? "$label: one line fetching from two DataLoaders: two loaders, named train_loader and val_loader, each its own data time" \
+		"exit $rc; loop: $(cat "$TMP/tl.out"); $(tail -c 600 "$TMP/tl.check")" "$(tail -1 "$TMP/tl.check")"
+}
+cat >"$TMP/trules" <<'EOR'
+forward    model_forward
+backward   model_backward
+optimizer  optimizer_step
+eval       evaluate
+EOR
+two_loaders "debian-3.11" "$PY"
+py310=$(ls -d "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/3.10.*/bin/python3.10 2>/dev/null | tail -1)
+if [ -n "$py310" ]; then
+	two_loaders "pyenv-3.10" "$py310"
+else
+	skip "pyenv-3.10: one line fetching from two DataLoaders: two loaders, named train_loader and val_loader, each its own data time" \
+		"pyenv-3.10 is not installed here"
+fi
+
 # report --steps A:B keeps those steps of the main loop: as many backward
 # calls, and a step count to match; steps past the last are refused.
 $TS report "$TMP/ll.tsprof" --phases "$TMP/lrules" --steps 10:20 --summary --time model_backward \

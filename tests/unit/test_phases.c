@@ -83,6 +83,16 @@ static const struct {
 	{ { "Logger._log", "/usr/lib/python3.14/logging/__init__.py" }, PHASE_LOGGING },
 	{ { "Run.log", SP "wandb/sdk/wandb_run.py" }, PHASE_LOGGING },
 	{ { "SummaryWriter.add_scalar", SP "torch/utils/tensorboard/writer.py" }, PHASE_LOGGING },
+	/* Python 3.8-3.10 name a method without its class: the method's
+	 * name in the rule's file is enough; a qualified name must match
+	 * whole; another file is no match. */
+	{ { "__next__", SP "torch/utils/data/dataloader.py" }, PHASE_DATA },
+	{ { "__iter__", SP "torch/utils/data/dataloader.py" }, PHASE_DATA },
+	{ { "step", SP "torch/optim/sgd.py" }, PHASE_OPTIMIZER },
+	{ { "backward", SP "torch/_tensor.py" }, PHASE_BACKWARD },
+	{ { "_call_impl", SP "torch/nn/modules/module.py" }, PHASE_FORWARD },
+	{ { "Sampler.__next__", SP "torch/utils/data/dataloader.py" }, PHASE_OTHER },
+	{ { "__next__", "/home/u/myloader.py" }, PHASE_OTHER },
 	/* A name alone is not enough: the library's file is asked too. */
 	{ { "Tensor.backward", "/home/u/mytensor.py" }, PHASE_OTHER },
 	{ { "SGD.step", "/home/u/sgd.py" }, PHASE_OTHER },

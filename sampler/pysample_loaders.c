@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which DataLoader a thread fetches from, for the summary's figures per
+ * loader (profile/train/dl_{loader}/...). The loop's line alone cannot
+ * tell: `def run_epoch(loader): for b in loader:` fetches from a training
+ * and a validation loader at one line. At a sample in a DataLoader
+ * iterator's __next__, the frames outward of it are searched for the one
+ * variable that holds a DataLoader (the loop's own `loader`); the object
+ * gets a number, in order of first sight, and the name of the outermost
+ * variable that holds it (`train_loader`, passed down as `loader`). The
+ * number goes on the counter track "dataloader.PID.TID" when it changes,
+ * at the sample's time; the name into the meta "dataloader.PID.N". No
+ * picture draws those tracks; the summary reads them.
+ *
+ * Found once per frame and variable: later samples read that one slot
+ * again (8 bytes) and compare, so a frame reused by another call with
+ * another loader is noticed. Frames with two DataLoader variables are
+ * left to the summary's line, as are `<module>` loops (globals).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "formats/formats.h"
+#include "sampler/internal.h"
+
+#define LOADER_NEXT_FILE "torch/utils/data/dataloader.py"
+#define LOADER_TYPE "DataLoader"
+/* Frames outward of __next__ searched for the loader (enumerate, tqdm and
+ * a framework's own wrappers lie between), and for the names. */
+#define HOLDER_FRAMES 8
+#define NAME_FRAMES 64
+#define LOCALS_READ 64
+
+bool pysample_is_loader_next(const struct py_code *c)
+{
+	size_t flen = c->file ? strlen(c->file) : 0, wlen = strlen(LOADER_NEXT_FILE);
+	size_t nlen = c->name ? strlen(c->name) : 0;
+
+	/* "_BaseDataLoaderIter.__next__" from 3.11, "__next__" before. */
+	return nlen >= 8 && !strcmp(c->name + nlen - 8, "__next__") && flen >= wlen &&
+	       !strcmp(c->file + flen - wlen, LOADER_NEXT_FILE) &&
+	       (nlen == 8 || !strcmp(c->name, "_BaseDataLoaderIter.__next__"));
+}
+
+/* The object in a frame's variable slot now (3.14+: a tagged reference). */
+static int slot_object(const struct py_target *t, uint64_t frame, uint32_t slot, uint64_t *obj)
+{
+	uint64_t v, tag = t->l.stackref_tag;
+	int ret = py_read(t, frame + t->l.frame_localsplus + (uint64_t)slot * 8, &v, sizeof(v));
+
+	if (ret < 0)
+		return ret;
+	*obj = tag && (v & tag) != tag ? v & ~tag : v;
+	return 0;
+}
+
+static int loader_number(struct sampler *s, uint64_t obj, const char *name)
+{
+	struct pysample *py = s->py;
+	char key[64];
+
+	for (int i = 0; i < py->nloaders; i++)
+		if (py->loaders[i] == obj)
+			return i;
+	if (ARRAY_RESERVE(py->loaders, py->loaders_cap, (size_t)py->nloaders + 1, 4) < 0)
+		return -ENOMEM;
+	py->loaders[py->nloaders] = obj;
+	snprintf(key, sizeof(key), "dataloader.%d.%d", (int)s->pid, py->nloaders);
+	profile_set_meta(s->profile, key, name);
+	return py->nloaders++;
+}
+
+/* The outermost variable holding obj, frames [from, n) of the stack. */
+static void outermost_name(struct sampler *s, const struct py_raw_frame *f, int from, int n,
+			   uint64_t obj, struct py_local *vars, char *name, size_t len)
+{
+	for (int i = n - 1 < from + NAME_FRAMES ? n - 1 : from + NAME_FRAMES - 1; i >= from; i--) {
+		int m = py_frame_locals(&s->py->target, f[i].addr, f[i].code, vars, LOCALS_READ);
+
+		for (int j = 0; j < m; j++)
+			if (vars[j].obj == obj) {
+				snprintf(name, len, "%s", vars[j].name);
+				return;
+			}
+	}
+}
+
+/*
+ * Frames k + 1 onward (outward of __next__ at k): the first with exactly
+ * one variable holding a DataLoader. Fills *site; false if none.
+ */
+static bool find_holder(struct sampler *s, const struct py_raw_frame *f, int n, int k,
+			struct loader_site *site, struct py_local *vars, char *name, size_t len)
+{
+	const struct py_target *t = &s->py->target;
+
+	for (int i = k + 1; i < n && i <= k + HOLDER_FRAMES; i++) {
+		int m = py_frame_locals(t, f[i].addr, f[i].code, vars, LOCALS_READ), found = -1;
+
+		for (int j = 0; j < m; j++) {
+			if (!vars[j].obj || vars[j].slot == UINT32_MAX ||
+			    !py_type_derives(t, vars[j].obj, LOADER_TYPE))
+				continue;
+			if (found >= 0)
+				return false; /* two loaders: the line tells */
+			found = j;
+		}
+		if (found < 0)
+			continue;
+		*site = (struct loader_site){ .frame = f[i].addr, .code = f[i].code,
+					      .obj = vars[found].obj, .slot = vars[found].slot };
+		snprintf(name, len, "%s", vars[found].name);
+		outermost_name(s, f, i + 1, n, site->obj, vars, name, len);
+		return true;
+	}
+	return false;
+}
+
+/* The loader's number, from a site known (its slot unchanged), else found. */
+static int loader_of(struct sampler *s, const struct py_raw_frame *f, int n, int k)
+{
+	struct pysample *py = s->py;
+	struct loader_site site;
+	struct py_local *vars;
+	char name[128] = "";
+	int id = -1;
+
+	for (int i = k + 1; i < n && i <= k + HOLDER_FRAMES; i++)
+		for (int j = 0; j < py->nloader_sites; j++) {
+			struct loader_site *ls = &py->loader_sites[j];
+			uint64_t now;
+
+			if (ls->frame != f[i].addr || ls->code != f[i].code)
+				continue;
+			if (slot_object(&py->target, ls->frame, ls->slot, &now) == 0 && now == ls->obj)
+				return ls->id;
+			ls->frame = 0; /* another call's frame now: found again */
+		}
+	vars = malloc(LOCALS_READ * sizeof(*vars));
+	if (!vars)
+		return -ENOMEM;
+	if (find_holder(s, f, n, k, &site, vars, name, sizeof(name))) {
+		id = loader_number(s, site.obj, name);
+		if (id >= 0) {
+			site.id = id;
+			py->loader_sites[py->next_loader_site] = site;
+			py->next_loader_site = (py->next_loader_site + 1) % LOADER_SITES;
+			if (py->nloader_sites < LOADER_SITES)
+				py->nloader_sites++;
+		}
+	}
+	free(vars);
+	return id;
+}
+
+void pysample_loader_note(struct sampler *s, struct thread *t, const struct py_raw_frame *f,
+			  int n, uint64_t now)
+{
+	struct pysample *py = s->py;
+	const struct py_raw_frame *next = py->loader_next;
+	struct counter_sample c = { .time_ns = now };
+	char track[64];
+	int id;
+
+	py->loader_next = NULL;
+	if (!next || next < f || next >= f + n)
+		return;
+	id = loader_of(s, f, n, (int)(next - f));
+	if (id < 0 || t->loader_shown == id + 1)
+		return;
+	snprintf(track, sizeof(track), "dataloader.%d.%d", (int)s->pid, (int)t->tid);
+	if (profile_intern_string(s->profile, track, &c.track) < 0)
+		return;
+	c.value = id;
+	if (profile_add_counter(s->profile, &c) == 0)
+		t->loader_shown = id + 1;
+}
