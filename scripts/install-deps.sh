@@ -9,7 +9,8 @@ set -eu
 
 PKGS="gcc g++ make pkg-config libelf-dev libdw-dev zlib1g-dev libunwind-dev libc6-dbg \
 libiberty-dev liblzma-dev binutils xz-utils \
-libcriterion-dev lld strace util-linux procps python3-numpy python3-jsonschema libxml2-utils chromium debootstrap"
+libcriterion-dev lld strace util-linux procps python3-numpy python3-jsonschema python3-torch \
+libxml2-utils chromium debootstrap"
 
 missing=""
 for p in $PKGS; do

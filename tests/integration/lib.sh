@@ -113,6 +113,24 @@ sid_root_ready() {
 	return 0
 }
 
+# The Python with PyTorch that the torch checks run: Debian's python3.11
+# with its python3-torch (a test dependency), else the sid root's 3.14
+# with torch (make sid-root-torch). Sets torch_py and torch_label ("debian-3.11
+# torch"), or returns 1 with torch_why.
+torch_python() {
+	if /usr/bin/python3.11 -c 'import torch' 2>/dev/null; then
+		torch_py=/usr/bin/python3.11 torch_label="debian-3.11 torch"
+		return 0
+	fi
+	if sid_root_ready && [ -f build/sid-root/.stamp-torch ]; then
+		torch_py=tests/sid/python3.14 torch_label="sid-3.14 torch"
+		return 0
+	fi
+	torch_why="no torch: neither Debian's python3-torch (make deps) nor the sid root's (make sid-root-torch)"
+	torch_label="torch"
+	return 1
+}
+
 # --stats' errors line in file $1 is "errors N" or "errors N (KIND n, ...)"
 # with the kinds adding up to N; and no p99 above its max.
 stats_consistent() {
