@@ -42,12 +42,18 @@ struct loader_walk {
 };
 
 /* By its object where known, else by its line (a sample whose object was
- * not read joins the first loader of its line). */
+ * not read joins the first loader of its line; a loader met by its line
+ * first is the object's that its line meets next). */
 static int loader_at(struct summary_process *sp, uint32_t site, int object)
 {
 	for (size_t i = 0; i < sp->nloaders; i++)
 		if (object >= 0 ? sp->loaders[i].object == object : sp->loaders[i].site == site)
 			return (int)i;
+	for (size_t i = 0; object >= 0 && i < sp->nloaders; i++)
+		if (sp->loaders[i].object < 0 && sp->loaders[i].site == site) {
+			sp->loaders[i].object = object;
+			return (int)i;
+		}
 	if (ARRAY_RESERVE(sp->loaders, sp->cap_loaders, sp->nloaders + 1, 4) < 0)
 		return -ENOMEM;
 	sp->loaders[sp->nloaders] = (struct summary_loader){ .site = site, .object = object };

@@ -168,9 +168,10 @@ struct pysample {
 	struct locals_use *locals_uses;
 	size_t nlocals_uses, locals_uses_cap;
 	/* DataLoaders (pysample_loaders.c): the raw frame of the stack being
-	 * built that runs an iterator's __next__; each loader object by its
-	 * number; where they were found */
-	const struct py_raw_frame *loader_next;
+	 * built that runs an iterator's __next__ or a loader's __iter__ (the
+	 * innermost); each loader object by its number; where they were found */
+	const struct py_raw_frame *loader_at;
+	int loader_kind;      /* enum loader_frame of loader_at */
 	uint64_t *loaders;
 	int nloaders;
 	size_t loaders_cap;
@@ -440,7 +441,8 @@ void pysample_locals_free(struct pysample *py);
 /* DataLoaders (pysample_loaders.c): whether code is a DataLoader
  * iterator's __next__; the loader of the stack f[0..n) just built, put on
  * t's track at now when it changed. */
-bool pysample_is_loader_next(const struct py_code *c);
+enum loader_frame { LOADER_NONE, LOADER_NEXT, LOADER_ITER };
+enum loader_frame pysample_loader_frame(const struct py_code *c);
 void pysample_loader_note(struct sampler *s, struct thread *t, const struct py_raw_frame *f,
 			  int n, uint64_t now);
 

@@ -5,7 +5,8 @@
  * tell: `def run_epoch(loader): for b in loader:` fetches from a training
  * and a validation loader at one line. At a sample in a DataLoader
  * iterator's __next__, the frames outward of it are searched for the one
- * variable that holds a DataLoader (the loop's own `loader`); the object
+ * variable that holds a DataLoader (the loop's own `loader`); in
+ * DataLoader.__iter__ (an epoch starting) it is the frame's self. The object
  * gets a number, in order of first sight, and the name of the outermost
  * variable that holds it (`train_loader`, passed down as `loader`). The
  * number goes on the counter track "dataloader.PID.TID" when it changes,
@@ -34,15 +35,26 @@
 #define NAME_FRAMES 64
 #define LOCALS_READ 64
 
-bool pysample_is_loader_next(const struct py_code *c)
+/* "Class.method" from 3.11, "method" before, in torch's dataloader.py. */
+static bool loader_method(const struct py_code *c, const char *cls, const char *method)
 {
 	size_t flen = c->file ? strlen(c->file) : 0, wlen = strlen(LOADER_NEXT_FILE);
-	size_t nlen = c->name ? strlen(c->name) : 0;
+	size_t nlen = c->name ? strlen(c->name) : 0, mlen = strlen(method), clen = strlen(cls);
 
-	/* "_BaseDataLoaderIter.__next__" from 3.11, "__next__" before. */
-	return nlen >= 8 && !strcmp(c->name + nlen - 8, "__next__") && flen >= wlen &&
-	       !strcmp(c->file + flen - wlen, LOADER_NEXT_FILE) &&
-	       (nlen == 8 || !strcmp(c->name, "_BaseDataLoaderIter.__next__"));
+	if (nlen < mlen || strcmp(c->name + nlen - mlen, method) || flen < wlen ||
+	    strcmp(c->file + flen - wlen, LOADER_NEXT_FILE))
+		return false;
+	return nlen == mlen || (nlen == clen + 1 + mlen && !strncmp(c->name, cls, clen) &&
+				c->name[clen] == '.');
+}
+
+enum loader_frame pysample_loader_frame(const struct py_code *c)
+{
+	if (loader_method(c, "_BaseDataLoaderIter", "__next__"))
+		return LOADER_NEXT;
+	if (loader_method(c, "DataLoader", "__iter__"))
+		return LOADER_ITER;
+	return LOADER_NONE;
 }
 
 /* The object in a frame's variable slot now (3.14+: a tagged reference). */
@@ -156,19 +168,47 @@ static int loader_of(struct sampler *s, const struct py_raw_frame *f, int n, int
 	return id;
 }
 
+/* DataLoader.__iter__ (an epoch's start: its workers starting) runs on
+ * the loader itself: its self, slot 0. */
+static int loader_of_self(struct sampler *s, const struct py_raw_frame *f, int n, int k)
+{
+	struct pysample *py = s->py;
+	struct py_local *vars;
+	char name[128] = "";
+	uint64_t obj;
+	int id;
+
+	if (slot_object(&py->target, f[k].addr, 0, &obj) < 0 || !obj ||
+	    !py_type_derives(&py->target, obj, LOADER_TYPE))
+		return -1;
+	for (int i = 0; i < py->nloaders; i++)
+		if (py->loaders[i] == obj)
+			return i;
+	vars = malloc(LOCALS_READ * sizeof(*vars));
+	if (!vars)
+		return -ENOMEM;
+	outermost_name(s, f, k + 1, n, obj, vars, name, sizeof(name));
+	id = loader_number(s, obj, name);
+	free(vars);
+	return id;
+}
+
 void pysample_loader_note(struct sampler *s, struct thread *t, const struct py_raw_frame *f,
 			  int n, uint64_t now)
 {
 	struct pysample *py = s->py;
-	const struct py_raw_frame *next = py->loader_next;
+	const struct py_raw_frame *at = py->loader_at;
 	struct counter_sample c = { .time_ns = now };
 	char track[64];
 	int id;
 
-	py->loader_next = NULL;
-	if (!next || next < f || next >= f + n)
+	py->loader_at = NULL;
+	if (!at || at < f || at >= f + n)
 		return;
-	id = loader_of(s, f, n, (int)(next - f));
+	if (py->loader_kind == LOADER_ITER)
+		id = loader_of_self(s, f, n, (int)(at - f));
+	else
+		id = loader_of(s, f, n, (int)(at - f));
 	if (id < 0 || t->loader_shown == id + 1)
 		return;
 	snprintf(track, sizeof(track), "dataloader.%d.%d", (int)s->pid, (int)t->tid);

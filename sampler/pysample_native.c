@@ -260,7 +260,7 @@ out:
 	/* Unwound later, off the thread: its loader is not read (the line
 	 * tells the summary's loaders apart). */
 	if (s->py)
-		s->py->loader_next = NULL;
+		s->py->loader_at = NULL;
 	if (m) {
 		free(m->frames);
 		free(m->kinds);

@@ -185,6 +185,7 @@ int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw,
 		 uint32_t *frame)
 {
 	struct pysample *py = s->py;
+	enum loader_frame lf;
 	struct py_code *c;
 	int ret = py_code_get(&py->target, py->codes, raw->code, &c);
 
@@ -198,8 +199,12 @@ int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw,
 		note_script_dir(s, c);
 	if (!py->role_read && tid == s->pid)
 		note_role(s, c, raw);
-	if (pysample_is_loader_next(c))
-		py->loader_next = raw;
+	/* Frames come outermost first: the innermost one stays. */
+	lf = pysample_loader_frame(c);
+	if (lf != LOADER_NONE) {
+		py->loader_at = raw;
+		py->loader_kind = lf;
+	}
 	ret = intern_python(s, c, py_code_line(&py->target, c, raw->instr), frame);
 	if (!ret && s->opt.locals)
 		pysample_locals_use(s, tid, raw);
@@ -332,12 +337,12 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 		}
 		return;
 	}
-	s->py->loader_next = NULL;
+	s->py->loader_at = NULL;
 	if (python_stack(s, t->tid, frames, n, end, &stack, &nframes, &flags) < 0) {
 		stats_error(s, SAMPLER_ERR_PYTHON);
 		return;
 	}
-	if (s->py->loader_next)
+	if (s->py->loader_at)
 		pysample_loader_note(s, t, frames, n, s->tick_now);
 	if (pt->gil)
 		flags |= SAMPLE_GIL;

@@ -454,6 +454,30 @@ torch_checks() {
 		! grep -q '"cpu-copies"' "$TMP/nat_compute.summary.json"
 	check $? "$torch_label --native: cpu-copies names a loop's dtype conversion and its line, not the compute-bound loop" \
 		"$(cat "$TMP/conv.f"); compute-bound: $(grep -o '"id": "[a-z-]*"' "$TMP/nat_compute.summary.json" | tr '\n' ' ')"
+
+	# Real DataLoaders of two workers each, one line fetching from both
+	# (tests/python/torch_two_loaders.py): two loaders by their objects,
+	# named by their variables, with each one's steps and batches.
+	printf 'eval evaluate\n' >"$TMP/erules"
+	$TS record -q -r 500 --phases "$TMP/erules" -o "$TMP/t2.summary.json" -- \
+		$torch_py tests/python/torch_two_loaders.py 2 >"$TMP/t2.out" 2>"$TMP/t2.err"
+	rc=$?
+	/usr/bin/python3 - "$TMP/t2.summary.json" $(cat "$TMP/t2.out") >"$TMP/t2.check" 2>&1 <<-'EOT'
+	import json, sys
+	truth = dict(zip(sys.argv[2::2], map(float, sys.argv[3::2])))
+	loop = json.load(open(sys.argv[1]))["processes"][0]["loop"]
+	loaders = {l["name"]: l for l in loop["loaders"]}
+	print(sorted(loaders), {k.split("/", 2)[2]: v for k, v in loop["metrics"].items() if "data" in k})
+	assert sorted(loaders) == ["train_loader", "val_loader"], loaders
+	assert loaders["val_loader"]["val_batches"] == truth["val_batches"], loaders
+	assert loaders["train_loader"]["train_steps"] >= truth["steps"] - 2, loaders
+	assert loaders["train_loader"]["val_batches"] == 0 and loaders["val_loader"]["train_steps"] == 0, loaders
+	assert "profile/val/dl_val_loader/time_data_ms" in loop["metrics"], loop["metrics"]
+	EOT
+	prc=$?
+	[ $rc -eq 0 ] && [ $prc -eq 0 ]
+	check $? "$torch_label: one line fetching from two DataLoaders of 2 workers: train_loader's steps and val_loader's batches apart" \
+		"exit $rc; loop: $(cat "$TMP/t2.out"); $(tail -c 600 "$TMP/t2.check"); $(tail -2 "$TMP/t2.err")" "$(tail -1 "$TMP/t2.check")"
 }
 
 if torch_python; then
@@ -464,7 +488,8 @@ else
 		"compute-bound: summary.json's phase split within 5 points of the loop's own clocks" \
 		"data-bound: the workers' feeder threads fold into [idle threads]" \
 		"--native: compute is most of a compute-bound loop's busy time" \
-		"--native: cpu-copies names a loop's dtype conversion"; do
+		"--native: cpu-copies names a loop's dtype conversion" \
+		"one line fetching from two DataLoaders of 2 workers"; do
 		skip "$torch_label: $t" "$torch_why"
 	done
 fi
