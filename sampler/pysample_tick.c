@@ -199,8 +199,11 @@ int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw,
 		note_script_dir(s, c);
 	if (!py->role_read && tid == s->pid)
 		note_role(s, c, raw);
-	/* Frames come outermost first: the innermost one stays. */
-	lf = pysample_loader_frame(c);
+	/* Frames come outermost first: the innermost one stays. Asked once
+	 * per code object. */
+	if (c->id3 == UINT32_MAX)
+		c->id3 = (uint32_t)pysample_loader_frame(c);
+	lf = (enum loader_frame)c->id3;
 	if (lf != LOADER_NONE) {
 		py->loader_at = raw;
 		py->loader_kind = lf;

@@ -337,7 +337,7 @@ static int code_read(const struct py_target *t, uint64_t addr, const uint8_t *h,
 	if (!k)
 		return -ENOMEM;
 	k->addr = addr;
-	k->id = k->id2 = UINT32_MAX;
+	k->id = k->id2 = k->id3 = UINT32_MAX;
 	signature(t, h, k->sig);
 	memcpy(&first, h + l->code_firstlineno, sizeof(first));
 	k->firstlineno = first > 0 ? (uint32_t)first : 0;

@@ -199,6 +199,7 @@ struct py_code {
 	uint64_t code_start;   /* 3.11+: address of the first instruction */
 	uint32_t id;           /* the caller's, e.g. an interned frame name */
 	uint32_t id2;
+	uint32_t id3;          /* the caller's too; UINT32_MAX until set */
 };
 
 /* c as UTF-8 (U+FFFD for what has none): 1 to 4 bytes. */
