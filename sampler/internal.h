@@ -101,6 +101,11 @@ struct stack_sample {
 	uint8_t py_end;       /* enum py_walk_end */
 	int npy;
 	struct py_raw_frame *py; /* PY_NATIVE_DEPTH, allocated on first use */
+	/* ... each one's frame id, interned in the tick it was read (a code
+	 * object freed later may be another's by the time the copy is
+	 * unwound); 0 none (not a Python function's frame) */
+	bool py_named;
+	uint32_t *py_frames;     /* PY_NATIVE_DEPTH, allocated on first use */
 };
 
 #define PY_NATIVE_DEPTH 1024
@@ -451,6 +456,8 @@ void pysample_loader_note(struct sampler *s, struct thread *t, const struct py_r
 void pysample_threads_refresh(struct sampler *s);
 /* Reads tid's Python frames into its copy (while it is stopped, or blocked). */
 void pysample_copy_frames(struct sampler *s, pid_t tid, struct stack_sample *c);
+/* The Python frames of the copies queued this tick, named now. */
+void pysample_name_copies(struct sampler *s);
 /* The stack of unwound pcs (leaf first) with each evaluator frame replaced
  * by the Python frames it ran. */
 int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64_t *pcs, int n,

@@ -45,7 +45,7 @@ void pysample_copy_frames(struct sampler *s, pid_t tid, struct stack_sample *c)
 	const struct py_thread *pt;
 	enum py_walk_end end;
 
-	c->has_py = false;
+	c->has_py = c->py_named = false;
 	if (!pysample_ready(s) || !s->opt.native)
 		return;
 	pt = pysample_thread_of(py, py->nthreads, tid);
@@ -60,6 +60,40 @@ void pysample_copy_frames(struct sampler *s, pid_t tid, struct stack_sample *c)
 	c->py_end = (uint8_t)end;
 	c->gil = pt->gil;
 	c->has_py = true;
+}
+
+/*
+ * Named in the tick that read them, as soon as the threads run again: by
+ * the time a copy is unwound (seconds later when unwinding is behind) a
+ * code object that was freed may hold another function (module code at
+ * start-up: a callback's stack once showed `compare` where site.py's
+ * <module> had been). dump --locals keeps its order of records: named at
+ * the merge.
+ */
+void pysample_name_copies(struct sampler *s)
+{
+	struct copy_queue *q = &s->queue;
+
+	if (!pysample_ready(s) || !s->opt.native || s->opt.locals)
+		return;
+	for (size_t k = 0; k < q->count; k++) {
+		struct stack_sample *c = &q->slots[(q->head + k) % q->limit];
+
+		if (!c->has_py || c->py_named || c->time_ns != s->tick_now)
+			continue;
+		if (!c->py_frames && !(c->py_frames = malloc(PY_NATIVE_DEPTH * sizeof(*c->py_frames))))
+			return;
+		for (int j = 0; j < c->npy; j++) {
+			int ret = pysample_frame(s, c->tid, &c->py[j], j == c->npy - 1, &c->py_frames[j]);
+
+			if (ret == -ENOENT)
+				c->py_frames[j] = 0;
+			else if (ret < 0)
+				return;
+		}
+		c->py_named = true;
+		s->py->loader_at = NULL;
+	}
 }
 
 /* ROLE_INTERPRETER: another frame of the evaluator's module (unless --native-all). */
@@ -99,8 +133,9 @@ static void add(struct merge *m, uint32_t frame, enum merged_kind kind)
 static int add_python(struct merge *m, int from, int to)
 {
 	for (int j = to - 1; j >= from; j--) {
-		uint32_t frame;
-		int ret = pysample_frame(m->s, m->c->tid, &m->c->py[j], j == m->c->npy - 1, &frame);
+		uint32_t frame = m->c->py_named ? m->c->py_frames[j] : 0;
+		int ret = m->c->py_named ? (frame ? 0 : -ENOENT) :
+			  pysample_frame(m->s, m->c->tid, &m->c->py[j], j == m->c->npy - 1, &frame);
 
 		if (ret == -ENOENT)
 			continue;

@@ -39,6 +39,7 @@ void queue_free(struct sampler *s)
 	{
 		free(s->queue.slots[i].data);
 		free(s->queue.slots[i].py);
+		free(s->queue.slots[i].py_frames);
 	}
 	free(s->queue.slots);
 	s->queue.slots = NULL;

@@ -319,6 +319,7 @@ void tick_sample(struct sampler *s, uint64_t now)
 			tick_interrupt(s, s->blocked[i], false);
 	if (nlate)
 		tick_collect_traps(s);
+	pysample_name_copies(s);
 
 	threads_sweep(s);
 }
