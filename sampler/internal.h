@@ -103,7 +103,7 @@ struct stack_sample {
 	struct py_raw_frame *py; /* PY_NATIVE_DEPTH, allocated on first use */
 	/* ... each one's frame id, interned in the tick it was read (a code
 	 * object freed later may be another's by the time the copy is
-	 * unwound); 0 none (not a Python function's frame) */
+	 * unwound); UINT32_MAX none (not a Python function's frame) */
 	bool py_named;
 	uint32_t *py_frames;     /* PY_NATIVE_DEPTH, allocated on first use */
 };

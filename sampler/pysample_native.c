@@ -87,7 +87,7 @@ void pysample_name_copies(struct sampler *s)
 			int ret = pysample_frame(s, c->tid, &c->py[j], j == c->npy - 1, &c->py_frames[j]);
 
 			if (ret == -ENOENT)
-				c->py_frames[j] = 0;
+				c->py_frames[j] = UINT32_MAX;
 			else if (ret < 0)
 				return;
 		}
@@ -133,8 +133,8 @@ static void add(struct merge *m, uint32_t frame, enum merged_kind kind)
 static int add_python(struct merge *m, int from, int to)
 {
 	for (int j = to - 1; j >= from; j--) {
-		uint32_t frame = m->c->py_named ? m->c->py_frames[j] : 0;
-		int ret = m->c->py_named ? (frame ? 0 : -ENOENT) :
+		uint32_t frame = m->c->py_named ? m->c->py_frames[j] : UINT32_MAX;
+		int ret = m->c->py_named ? (frame != UINT32_MAX ? 0 : -ENOENT) :
 			  pysample_frame(m->s, m->c->tid, &m->c->py[j], j == m->c->npy - 1, &frame);
 
 		if (ret == -ENOENT)
