@@ -12,7 +12,7 @@ echo "$n blocked threads and one busy one, ${secs} s each (trainsample --stats):
 printf '%-14s %10s %10s %10s %14s %10s %10s\n' run "pause p50" "p99" max "missed ticks" "cpu" "after 1 s"
 for args in "-r 100" "-r 1000" "-r 100 -i" "-r 1000 -i"; do
 	# shellcheck disable=SC2086
-	build/trainsample record $args --stats -o "$out/r.tsprof" -- \
+	${TS:-build/trainsample} record $args --stats -o "$out/r.tsprof" -- \
 		build/bench/blocked "$n" "$secs" >/dev/null 2>"$out/err"
 	awk -v run="$args" '
 		/^  ticks/ { sub(/\)/, "", $4); missed = $4 "/" $2 }

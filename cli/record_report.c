@@ -33,7 +33,7 @@ bool record_target_shares_terminal(pid_t pid)
 void record_stats_print(const struct sampler_stats *st)
 {
 	double secs = (double)st->elapsed_ns / 1e9;
-	char python[256], kinds[160], storm[128] = "", settled[64] = "";
+	char python[256], kinds[160], storm[128] = "", settled[64] = "", quiet[96] = "";
 
 	if (st->python[0])
 		snprintf(python, sizeof(python), "%s", st->python);
@@ -45,6 +45,9 @@ void record_stats_print(const struct sampler_stats *st)
 	if (st->settled_ns)
 		snprintf(settled, sizeof(settled), "; %.1f%% after the first second",
 			 100.0 * (double)st->cpu_settled_ns / (double)st->settled_ns);
+	if (st->quiet_ticks)
+		snprintf(quiet, sizeof(quiet), "; those blocked for long re-read at %" PRIu64
+			 " of %" PRIu64 " ticks", st->quiet_asks, st->quiet_ticks);
 	if (st->storm_ns)
 		snprintf(storm, sizeof(storm),
 			 "; a thread storm from %.2f s: %" PRIu64 " threads found at ticks",
@@ -56,7 +59,7 @@ void record_stats_print(const struct sampler_stats *st)
 		"  ticks            %" PRIu64 " (missed %" PRIu64 ")\n"
 		"  samples          %" PRIu64 " (idle %" PRIu64 ", truncated %" PRIu64 ", dropped %" PRIu64 ")\n"
 		"  processes        %" PRIu64 " sampled, %" PRIu64 " child processes not\n"
-		"  threads          %" PRIu64 " seen, %u live at the end%s\n"
+		"  threads          %" PRIu64 " seen, %u live at the end%s%s\n"
 		"  errors           %" PRIu64 "%s%s%s\n"
 		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
 		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %.1f us (%" PRIu64 " stacks)\n"
@@ -69,7 +72,7 @@ void record_stats_print(const struct sampler_stats *st)
 		PRIu64  " given up as torn (the thread moved while read)\n",
 		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
 		st->dropped, st->processes, st->processes_left,
-		st->threads_seen, st->threads_live, storm, st->errors, kinds[0] ? " (" : "", kinds,
+		st->threads_seen, st->threads_live, quiet, storm, st->errors, kinds[0] ? " (" : "", kinds,
 		kinds[0] ? ")" : "",
 		(double)st->pause_p50_ns / 1e3, (double)st->pause_p99_ns / 1e3,
 		(double)st->pause_max_ns / 1e3, st->stops, (double)st->unwind_p50_ns / 1e3,

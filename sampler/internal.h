@@ -66,6 +66,9 @@ struct thread {
 	uint64_t quiet_since_ns; /* blocked, not switched in, since; 0 if not */
 	uint64_t confirmed_switches; /* ... when its blocked cache was last
 				      * found to match its syscall file */
+	uint64_t schedstat_tick; /* the tick its schedstat was last read at */
+	uint64_t schedstat_switches; /* ... its switches in then */
+	bool schedstat_known;    /* ... and whether that read said anything */
 	uint64_t runtime_tick;   /* the tick runtime_ns was read at; 0 never */
 	uint64_t runtime_ns;     /* its CPU time then (schedstat) */
 	/* Waiting for a CPU: its run-queue wait (schedstat's second field)
@@ -248,6 +251,13 @@ struct sampler {
 	bool nice_raised;
 	int sigfd;
 	int timerfd;
+	/* quiet.c: threads blocked for long, asked only when one may have run */
+	clockid_t cpu_clock;  /* the process's CPU clock */
+	bool cpu_clock_tried, cpu_clock_ok;
+	bool quiet_ask_all;   /* this tick: one may have run */
+	bool quiet_rest_known;
+	int64_t quiet_rest_ns; /* the clock less the threads' known times, at its lowest */
+	uint64_t quiet_clock_at; /* the tick that last read the clock */
 	bool stop_requested;
 	int stop_signo;
 	bool stop_from_user;  /* sent by kill(), not by the terminal */
@@ -319,6 +329,17 @@ char thread_state(struct sampler *s, struct thread *t);
  * switched in since is blocked still, its stat not read (sets
  * still_blocked); one blocked for long is asked only every QUIET_CHECK_NS. */
 char thread_poll_state(struct sampler *s, struct thread *t);
+/* Its schedstat (switches in, to *switches if not NULL), read once a tick;
+ * 0, or -EIO when it says nothing. */
+int thread_schedstat(struct sampler *s, struct thread *t, uint64_t *switches);
+
+/* quiet.c: before a tick's pass over its threads, whether those blocked
+ * for long must be asked (reads the others' schedstat); after it, the
+ * measure again where they were. */
+void quiet_tick_begin(struct sampler *s);
+void quiet_tick_end(struct sampler *s);
+bool quiet_unasked(const struct sampler *s, const struct thread *t);
+void quiet_thread_left(struct sampler *s, const struct thread *t);
 /* -EAGAIN when the thread is running rather than blocked. */
 int thread_blocked_state(struct sampler *s, struct thread *t,
 			 struct blocked_state *b);

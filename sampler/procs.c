@@ -402,6 +402,8 @@ void stats_fold(struct sampler *into, const struct sampler *from)
 	a->truncated += b->truncated;
 	a->threads_seen += b->threads_seen;
 	a->storm_seized += b->storm_seized;
+	a->quiet_ticks += b->quiet_ticks;
+	a->quiet_asks += b->quiet_asks;
 	a->stops += b->stops;
 	if (b->pause_max_ns > a->pause_max_ns)
 		a->pause_max_ns = b->pause_max_ns;

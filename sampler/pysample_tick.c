@@ -475,6 +475,7 @@ void pysample_tick(struct sampler *s)
 	if (!s->opt.nonblocking)
 		walk_holder_stopped(s, n);
 	pysample_names_refresh(s, n);
+	quiet_tick_begin(s);
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct thread *t = s->threads[i];
 		const struct py_thread *pt;
@@ -503,6 +504,7 @@ void pysample_tick(struct sampler *s)
 		else if (c != 'R' && s->opt.idle && !s->opt.gil_only)
 			tick_sample_blocked(s, t);
 	}
+	quiet_tick_end(s);
 	s->st.runnable_sum += runnable;
 	s->st.runnable_ticks++;
 }

@@ -92,6 +92,9 @@ struct sampler_stats {
 				    * fast that new threads were found at
 				    * ticks instead; 0 never */
 	uint64_t storm_seized;     /* threads seized so, at a tick */
+	uint64_t quiet_ticks;      /* ticks with threads blocked for long ... */
+	uint64_t quiet_asks;       /* ... and those of them where the process's
+				    * CPU clock said one may have run: all read */
 	uint64_t stops;            /* threads interrupted to copy */
 	uint64_t pause_p50_ns;     /* time a thread stayed stopped per copy */
 	uint64_t pause_p99_ns;

@@ -18,10 +18,13 @@
  * stopping them. A thread that starts and ends between two ticks is then
  * never stopped at all; one alive at a tick is sampled there like any
  * other. The process stays in this mode until sampling ends, but lists
- * its threads only when their count (one read of /proc/PID/stat) changed
- * since the last listing, or every STORM_RELIST_TICKS ticks for a thread
- * that ended while another started: listing 500 threads at every tick
- * was most of trainsample's time once a storm had passed.
+ * its threads only when their count (one read of /proc/PID/stat) differs
+ * from that of the table: listing 500 threads at every tick was most of
+ * trainsample's time once a storm had passed. A thread that ended while
+ * another started leaves the count as it was, but the end is reaped as it
+ * happens, so the table's count falls and the next tick lists. Where the
+ * counts keep differing (a thread that cannot be seized), the listing
+ * happens when the count changed, or every STORM_RELIST_TICKS ticks.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -158,6 +161,10 @@ void storm_scan(struct sampler *s)
 	if (!s->task_dir && open_task_dir(s) < 0)
 		return;
 	count = group_threads(s);
+	/* Every thread is ours (ended ones are reaped and swept before a
+	 * tick, so the table holds none). */
+	if (count >= 0 && (size_t)count == s->nthreads)
+		return;
 	if (count >= 0 && count == s->storm_group_threads &&
 	    s->tick % STORM_RELIST_TICKS != 0)
 		return;

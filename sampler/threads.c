@@ -148,6 +148,7 @@ void thread_remove(struct sampler *s, struct thread *t)
 		s->pending_traps--;
 	t->counted = t->interrupt_sent = t->want_copy = false;
 	t->gone = true;
+	quiet_thread_left(s, t);
 	thread_close(t);
 }
 
@@ -284,6 +285,8 @@ static int read_schedstat(struct sampler *s, struct thread *t, uint64_t *runtime
 
 	if (t->schedstat_fd < 0)
 		t->schedstat_fd = open_task_file(s->pid, t->tid, "schedstat");
+	t->schedstat_tick = s->tick;
+	t->schedstat_known = false;
 	if (read_task_file(s, t->tid, &t->schedstat_fd, "schedstat", buf, sizeof(buf)) <= 0)
 		return -EIO;
 	*runtime = strtoull(buf, &end, 10);
@@ -291,6 +294,8 @@ static int read_schedstat(struct sampler *s, struct thread *t, uint64_t *runtime
 	*switches = strtoull(end, NULL, 10);
 	t->runtime_ns = *runtime;
 	t->runtime_tick = s->tick;
+	t->schedstat_switches = *switches;
+	t->schedstat_known = *switches != 0;
 	cpu_wait_update(s, t, delay);
 	return *switches ? 0 : -EIO;
 }
@@ -320,32 +325,26 @@ uint64_t thread_runtime(struct sampler *s, struct thread *t)
  * is blocked where it was, or woken and not yet on a CPU. The schedstat is
  * read before the stat so that a run between the two shows next tick. The
  * stat is still read every STATE_RECHECK_TICKS ticks (spread by tid), so
- * a thread woken but kept off the CPU long is seen runnable soon.
- *
- * Even a schedstat per thread and tick was most of a tick's cost with
- * hundreds of threads (500 at 100 Hz: 7% of a core). So a thread blocked
- * for QUIET_FOR_NS without being switched in is asked only every
- * QUIET_CHECK_NS (its ticks spread by tid), and its last sample stands at
- * the ticks between: a thread that wakes after a long sleep is seen
- * running up to QUIET_CHECK_NS late, one that wakes often is asked at
- * every tick as before.
+ * a thread woken but kept off the CPU long is seen runnable soon. One
+ * blocked for long is not read at all while the process's CPU clock says
+ * that none such ran (quiet.c).
  */
 #define STATE_RECHECK_TICKS 16
-#define QUIET_FOR_NS 200000000ull
-#define QUIET_CHECK_NS 100000000ull
 
-static bool quiet_unasked(const struct sampler *s, const struct thread *t)
+int thread_schedstat(struct sampler *s, struct thread *t, uint64_t *switches)
 {
-	uint64_t every = s->period_ns ? QUIET_CHECK_NS / s->period_ns : 1;
+	uint64_t runtime, n;
 
-	return t->seen_blocked && t->quiet_since_ns && every > 1 &&
-	       s->tick_now - t->quiet_since_ns >= QUIET_FOR_NS &&
-	       (s->tick + (uint64_t)t->tid) % every != 0;
+	if (t->schedstat_tick != s->tick || !s->tick)
+		read_schedstat(s, t, &runtime, &n);
+	if (switches)
+		*switches = t->schedstat_switches;
+	return t->schedstat_known ? 0 : -EIO;
 }
 
 char thread_poll_state(struct sampler *s, struct thread *t)
 {
-	uint64_t runtime = 0, switches = 0;
+	uint64_t switches = 0;
 	bool known;
 	char c;
 
@@ -355,7 +354,7 @@ char thread_poll_state(struct sampler *s, struct thread *t)
 		t->runtime_tick = s->tick;
 		return t->seen_state;
 	}
-	known = read_schedstat(s, t, &runtime, &switches) == 0;
+	known = thread_schedstat(s, t, &switches) == 0;
 	t->still_blocked = known && t->seen_blocked && switches == t->seen_switches &&
 			   (s->tick + (uint64_t)t->tid) % STATE_RECHECK_TICKS != 0;
 	if (t->still_blocked) {

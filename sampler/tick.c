@@ -279,6 +279,7 @@ void tick_sample(struct sampler *s, uint64_t now)
 		return;
 	}
 	running = s->blocked + s->nthreads;
+	quiet_tick_begin(s);
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct thread *t = s->threads[i];
 		char c;
@@ -299,6 +300,7 @@ void tick_sample(struct sampler *s, uint64_t now)
 			s->blocked[nblocked++] = t;
 		}
 	}
+	quiet_tick_end(s);
 	s->st.runnable_sum += runnable;
 	s->st.runnable_ticks++;
 	for (size_t i = 0; i < nrunning; i++)

@@ -53,3 +53,25 @@ echo "late waker: woken_spin $w samples for its 1 s (CPU $woken_ns ns), main_spi
 at_least "$ratio" 0.75
 check $? "a thread that wakes after 1.5 s among 300 blocked ones is sampled for its run" \
 	"woken_spin $w samples, main_spin $m; CPU ns $woken_ns, $main_ns"
+
+# Short runs after long sleeps: 8 times, 0.5 s asleep (long enough to count
+# as blocked for long) then 80 ms computing, among 300 blocked threads.
+# Such a thread is not asked at every tick: the process's CPU clock says
+# when one of them ran (sampler/quiet.c), so each run is seen within a
+# scheduler tick or two of its start. 640 ms of running is 64 samples at
+# 100 Hz; at least 60% of them. Asked only every 100 ms instead, each run
+# of 80 ms was seen about half-way through, or not at all. --stats says at
+# how many ticks those threads were read again: far fewer than all.
+$TS record -q --stats -r 100 -o "$TMP/lw8.folded" -- "$T/late_waker" 300 0.5 0.08 8 \
+	>"$TMP/lw8.out" 2>"$TMP/lw8.err"
+w=$(folded_with "$TMP/lw8.folded" woken_spin)
+ratio=$(awk -v w="$w" 'BEGIN { printf "%.2f\n", w / 64 }')
+reread=$(sed -n 's/.*re-read at \([0-9]*\) of \([0-9]*\) ticks.*/\1 \2/p' "$TMP/lw8.err")
+echo "late waker, 8 short runs: woken_spin $w samples of 64: $ratio; blocked for long re-read at ${reread:-?} ticks"
+at_least "$ratio" 0.6
+check $? "a thread that runs 80 ms after each 0.5 s asleep, among 300 blocked ones, is sampled for its runs" \
+	"woken_spin $w samples of 64"
+set -- $reread
+[ -n "$reread" ] && [ "$1" -ge 8 ] && [ $(($1 * 4)) -le "$2" ]
+check $? "threads blocked for long are read again at the ticks after one ran (8 or more), not at every tick (a quarter at most)" \
+	"$(grep threads "$TMP/lw8.err")"

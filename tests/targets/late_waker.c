@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Threads that sleep long, then run: N threads blocked for good, one that
- * sleeps SLEEP seconds and then computes in woken_spin for RUN seconds,
- * while the main thread computes in main_spin throughout.
- *   late_waker N SLEEP RUN
+ * sleeps SLEEP seconds and then computes in woken_spin for RUN seconds
+ * (ROUNDS times, 1 by default), while the main thread computes in
+ * main_spin throughout.
+ *   late_waker N SLEEP RUN [ROUNDS]
  * Prints the CPU time each spinner had (its thread clock), in ns:
  *   "woken NS main NS".
  * A profiler that asks long-blocked threads less often must still see the
@@ -19,6 +20,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
 static double sleep_s, run_s;
+static int rounds = 1;
 static volatile uint64_t sink;
 
 static uint64_t clock_ns(clockid_t c)
@@ -56,8 +58,10 @@ static void *late(void *arg)
 {
 	struct timespec nap = { (time_t)sleep_s, (long)((sleep_s - (time_t)sleep_s) * 1e9) };
 
-	nanosleep(&nap, NULL);
-	woken_spin(clock_ns(CLOCK_MONOTONIC) + (uint64_t)(run_s * 1e9));
+	for (int i = 0; i < rounds; i++) {
+		nanosleep(&nap, NULL);
+		woken_spin(clock_ns(CLOCK_MONOTONIC) + (uint64_t)(run_s * 1e9));
+	}
 	*(uint64_t *)arg = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	return NULL;
 }
@@ -68,10 +72,12 @@ int main(int argc, char **argv)
 	pthread_t t;
 	int n;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: %s N SLEEP RUN\n", argv[0]);
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: %s N SLEEP RUN [ROUNDS]\n", argv[0]);
 		return 2;
 	}
+	if (argc == 5)
+		rounds = atoi(argv[4]);
 	n = atoi(argv[1]);
 	sleep_s = atof(argv[2]);
 	run_s = atof(argv[3]);
@@ -81,7 +87,7 @@ int main(int argc, char **argv)
 	start = clock_ns(CLOCK_MONOTONIC);
 	if (pthread_create(&t, NULL, late, &woken_ns) != 0)
 		return 1;
-	main_spin(start + (uint64_t)((sleep_s + run_s + 0.3) * 1e9));
+	main_spin(start + (uint64_t)((rounds * (sleep_s + run_s) + 0.3) * 1e9));
 	pthread_join(t, NULL);
 	printf("woken %llu main %llu\n", (unsigned long long)woken_ns,
 	       (unsigned long long)clock_ns(CLOCK_THREAD_CPUTIME_ID));
