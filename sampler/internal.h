@@ -251,6 +251,12 @@ struct sampler {
 	bool nice_raised;
 	int sigfd;
 	int timerfd;
+	/* stops.c: waitpid(-1) is asked only when a walk is due (once a tick)
+	 * or a SIGCHLD came that is not for a stop already reaped by tid */
+	bool stops_walk_due;
+	bool stops_signalled;
+	pid_t stops_reaped[4];    /* reaped by tid this tick, SIGCHLD not yet read */
+	unsigned stops_nreaped;
 	/* quiet.c: threads blocked for long, asked only when one may have run */
 	clockid_t cpu_clock;  /* the process's CPU clock */
 	bool cpu_clock_tried, cpu_clock_ok;
@@ -349,6 +355,11 @@ int thread_read_name(struct sampler *s, pid_t tid, char *buf, size_t len);
  * makes a thread look as if it ran. */
 uint64_t thread_runtime(struct sampler *s, struct thread *t);
 bool traced_by_us(pid_t tid);
+/* stops.c: a stop reaped by waitpid(tid) rather than by stops_wait, whose
+ * SIGCHLD then asks for no walk. */
+void stops_reaped_by_tid(struct sampler *s, pid_t tid);
+/* stops.c: the next stops_wait walks every traced thread whatever came. */
+void stops_walk_due(struct sampler *s);
 /* The process's name (comm); "" when gone. */
 void proc_comm(pid_t pid, char *buf, size_t len);
 

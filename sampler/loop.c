@@ -93,6 +93,7 @@ static void stop_self(struct sampler *s)
 	sym_process_reload(s->sym);
 	if (s->opt.subprocesses && !s->exited)
 		procs_attach_descendants(s);
+	stops_walk_due(s);
 	stops_wait(s, 0);
 	s->last_tick_ns = 0;
 }
@@ -108,6 +109,7 @@ static void stop_self(struct sampler *s)
  */
 static void tick_all(struct sampler *s, uint64_t now)
 {
+	stops_walk_due(s);
 	tick_sample(s, now);
 	for (size_t i = 0; i < s->nprocs; i++)
 		if (!s->procs[i]->exited && s->procs[i]->sym)

@@ -56,6 +56,7 @@ int sampler_new(struct sampler **out, struct profile *p,
 	s->period_ns = (uint64_t)(1e9 / o->rate_hz);
 	s->profile = p;
 	s->sigfd = s->timerfd = -1;
+	s->stops_walk_due = true;
 	s->rng = monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
 	ret = addr_cache_new(&s->addrs);
 	if (!ret)

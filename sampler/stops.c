@@ -488,6 +488,69 @@ void stops_handle(struct sampler *s, pid_t tid, int status)
 	handle_own(procs_owner(sampler_root(s), tid), tid, status);
 }
 
+/*
+ * waitpid(-1) walks every traced thread of every process (the kernel's
+ * wait_consider_task for each): with 500 threads, about 90 us a walk, and
+ * the loop made three a tick. A walk is due once a tick (set by the loop
+ * at each tick), and otherwise made only for a SIGCHLD: every stop and
+ * exit of a tracee sends one. But not for a SIGCHLD of a stop the tick
+ * already reaped by its tid (its interrupt's trap), which would cost a walk
+ * a tick for nothing. A SIGCHLD that came while one was queued is lost
+ * (one of a kind is queued at a time), and on a 16-core machine some stops
+ * came with no SIGCHLD the signalfd showed at all: such a stop waits for
+ * the tick's walk, at most a tick, as it did for the loop's sleep before.
+ */
+static bool reaped_already(struct sampler *root, pid_t pid, int code)
+{
+	/* A ptrace stop: an event's (CLD_TRAPPED) or an interrupt's
+	 * (PTRACE_EVENT_STOP: CLD_STOPPED); not an exit. */
+	if (code != CLD_TRAPPED && code != CLD_STOPPED)
+		return false;
+	for (unsigned i = 0; i < root->stops_nreaped; i++)
+		if (root->stops_reaped[i] == pid) {
+			root->stops_reaped[i] = root->stops_reaped[--root->stops_nreaped];
+			return true;
+		}
+	return false;
+}
+
+void stops_reaped_by_tid(struct sampler *s, pid_t tid)
+{
+	struct sampler *root = sampler_root(s);
+
+	if (root->stops_nreaped < sizeof(root->stops_reaped) / sizeof(root->stops_reaped[0]))
+		root->stops_reaped[root->stops_nreaped++] = tid;
+	else
+		root->stops_signalled = true; /* too many to tell apart */
+}
+
+void stops_walk_due(struct sampler *s)
+{
+	struct sampler *root = sampler_root(s);
+
+	root->stops_walk_due = true;
+	root->stops_nreaped = 0; /* what is left had its SIGCHLD lost */
+}
+
+static pid_t stops_reap_one(struct sampler *root, int *status)
+{
+	struct pollfd pfd = { .fd = root->sigfd, .events = POLLIN };
+	pid_t tid;
+
+	if (!root->stops_walk_due && !root->stops_signalled && root->sigfd >= 0) {
+		if (poll(&pfd, 1, 0) > 0)
+			signals_drain(root);
+		if (!root->stops_signalled)
+			return 0;
+	}
+	tid = waitpid(-1, status, __WALL | WNOHANG);
+	if (tid == 0) {
+		/* Every stop so far is reaped: what comes next signals. */
+		root->stops_walk_due = root->stops_signalled = false;
+	}
+	return tid;
+}
+
 /* Reads every queued signal; remembers the ones that end or pause sampling. */
 void signals_drain(struct sampler *s)
 {
@@ -497,6 +560,10 @@ void signals_drain(struct sampler *s)
 
 	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		switch (si.ssi_signo) {
+		case SIGCHLD:
+			if (!reaped_already(s, (pid_t)si.ssi_pid, si.ssi_code))
+				s->stops_signalled = true;
+			break;
 		case SIGINT:
 		case SIGTERM:
 		case SIGHUP:
@@ -531,12 +598,13 @@ static void nothing_traced(struct sampler *root)
 int stops_wait(struct sampler *s, int timeout_ms)
 {
 	uint64_t deadline = timeout_ms > 0 ? monotonic_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
+	struct sampler *root = sampler_root(s);
 	int handled = 0;
 
 	for (;;) {
 		struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
 		int status, wait_ms;
-		pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+		pid_t tid = stops_reap_one(root, &status);
 
 		if (tid > 0) {
 			stops_handle(s, tid, status);

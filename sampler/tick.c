@@ -154,8 +154,10 @@ static void spin_for_traps(struct sampler *s, uint64_t since)
 		 * thread): asked by its tid, which does not walk every
 		 * traced thread of a process with hundreds as -1 does. */
 		r = waitpid(s->last_interrupted, &status, __WALL | WNOHANG);
-		if (r > 0)
+		if (r > 0) {
+			stops_reaped_by_tid(s, r);
 			stops_handle(s, r, status);
+		}
 		else if (r < 0 && errno != EINTR)
 			break;
 	}
