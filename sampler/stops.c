@@ -497,8 +497,9 @@ void stops_handle(struct sampler *s, pid_t tid, int status)
  * already reaped by its tid (its interrupt's trap), which would cost a walk
  * a tick for nothing. A SIGCHLD that came while one was queued is lost
  * (one of a kind is queued at a time), and on a 16-core machine some stops
- * came with no SIGCHLD the signalfd showed at all: such a stop waits for
- * the tick's walk, at most a tick, as it did for the loop's sleep before.
+ * came with no SIGCHLD that the loop read (why was not found): such a stop
+ * waits for the tick's walk, at most a tick, as it did for the loop's
+ * sleep before.
  */
 static bool reaped_already(struct sampler *root, pid_t pid, int code)
 {
