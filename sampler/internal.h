@@ -243,6 +243,7 @@ struct sampler {
 
 	struct thread **threads;
 	size_t nthreads, cap_threads;
+	size_t threads_gone;  /* removed since the last sweep */
 
 	sigset_t old_mask;    /* the caller's mask, restored on free */
 	struct rlimit old_nofile; /* the caller's descriptor limit, likewise */
