@@ -252,7 +252,7 @@ struct sampler {
 	bool nice_raised;
 	int sigfd;
 	int timerfd;
-	/* stops.c: waitpid(-1) is asked only when a walk is due (once a tick)
+	/* waits.c: waitpid(-1) is asked only when a walk is due (once a tick)
 	 * or a SIGCHLD came that is not for a stop already reaped by tid */
 	bool stops_walk_due;
 	bool stops_signalled;
@@ -356,10 +356,10 @@ int thread_read_name(struct sampler *s, pid_t tid, char *buf, size_t len);
  * makes a thread look as if it ran. */
 uint64_t thread_runtime(struct sampler *s, struct thread *t);
 bool traced_by_us(pid_t tid);
-/* stops.c: a stop reaped by waitpid(tid) rather than by stops_wait, whose
+/* waits.c: a stop reaped by waitpid(tid) rather than by stops_wait, whose
  * SIGCHLD then asks for no walk. */
 void stops_reaped_by_tid(struct sampler *s, pid_t tid);
-/* stops.c: the next stops_wait walks every traced thread whatever came. */
+/* waits.c: the next stops_wait walks every traced thread whatever came. */
 void stops_walk_due(struct sampler *s);
 /* The process's name (comm); "" when gone. */
 void proc_comm(pid_t pid, char *buf, size_t len);
@@ -379,9 +379,10 @@ void sampler_notice(const struct sampler *s, const char *fmt, ...)
 /* stops.c: the ptrace state machine */
 void stops_log(const struct sampler *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Waits up to timeout_ms (-1 forever, 0 poll) for stops and handles each. */
-int stops_wait(struct sampler *s, int timeout_ms);
 void stops_handle(struct sampler *s, pid_t tid, int status);
+/* waits.c: waits up to timeout_ms (-1 forever, 0 poll) for stops and
+ * handles each; reads our own queued signals. */
+int stops_wait(struct sampler *s, int timeout_ms);
 void signals_drain(struct sampler *s);
 /* Undoes an EINTR an interrupt caused in a non-restarting syscall (only
  * in a call without a timeout, if only_untimed). */

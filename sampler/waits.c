@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Waiting for tracee stops and for our own signals: which waitpid walks
+ * to make, and the signalfd that says SIGCHLD, Ctrl-C or Ctrl-Z came.
+ * Each stop found goes to stops_handle (stops.c).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sampler/internal.h"
+
+#define MAX_STOPS_PER_WAIT 256
+
+/*
+ * waitpid(-1) walks every traced thread of every process (the kernel's
+ * wait_consider_task for each): with 500 threads, about 90 us a walk, and
+ * the loop made three a tick. A walk is due once a tick (set by the loop
+ * at each tick), and otherwise made only for a SIGCHLD: every stop and
+ * exit of a tracee sends one. But not for a SIGCHLD of a stop the tick
+ * already reaped by its tid (its interrupt's trap), which would cost a walk
+ * a tick for nothing. A SIGCHLD that came while one was queued is lost
+ * (one of a kind is queued at a time), and on a 16-core machine some stops
+ * came with no SIGCHLD that the loop read (why was not found): such a stop
+ * waits for the tick's walk, at most a tick, as it did for the loop's
+ * sleep before.
+ */
+static bool reaped_already(struct sampler *root, pid_t pid, int code)
+{
+	/* A ptrace stop: an event's (CLD_TRAPPED) or an interrupt's
+	 * (PTRACE_EVENT_STOP: CLD_STOPPED); not an exit. */
+	if (code != CLD_TRAPPED && code != CLD_STOPPED)
+		return false;
+	for (unsigned i = 0; i < root->stops_nreaped; i++)
+		if (root->stops_reaped[i] == pid) {
+			root->stops_reaped[i] = root->stops_reaped[--root->stops_nreaped];
+			return true;
+		}
+	return false;
+}
+
+void stops_reaped_by_tid(struct sampler *s, pid_t tid)
+{
+	struct sampler *root = sampler_root(s);
+
+	if (root->stops_nreaped < sizeof(root->stops_reaped) / sizeof(root->stops_reaped[0]))
+		root->stops_reaped[root->stops_nreaped++] = tid;
+	else
+		root->stops_signalled = true; /* too many to tell apart */
+}
+
+void stops_walk_due(struct sampler *s)
+{
+	struct sampler *root = sampler_root(s);
+
+	root->stops_walk_due = true;
+	root->stops_nreaped = 0; /* what is left had its SIGCHLD lost */
+}
+
+static pid_t stops_reap_one(struct sampler *root, int *status)
+{
+	struct pollfd pfd = { .fd = root->sigfd, .events = POLLIN };
+	pid_t tid;
+
+	if (!root->stops_walk_due && !root->stops_signalled && root->sigfd >= 0) {
+		if (poll(&pfd, 1, 0) > 0)
+			signals_drain(root);
+		if (!root->stops_signalled)
+			return 0;
+	}
+	tid = waitpid(-1, status, __WALL | WNOHANG);
+	if (tid == 0) {
+		/* Every stop so far is reaped: what comes next signals. */
+		root->stops_walk_due = root->stops_signalled = false;
+	}
+	return tid;
+}
+
+/* Reads every queued signal; remembers the ones that end or pause sampling. */
+void signals_drain(struct sampler *s)
+{
+	struct signalfd_siginfo si;
+
+	s = sampler_root(s);
+
+	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			if (!reaped_already(s, (pid_t)si.ssi_pid, si.ssi_code))
+				s->stops_signalled = true;
+			break;
+		case SIGINT:
+		case SIGTERM:
+		case SIGHUP:
+			if (!s->stop_requested) {
+				s->stop_requested = true;
+				s->stop_signo = (int)si.ssi_signo;
+				s->stop_from_user = si.ssi_code != SI_KERNEL;
+			}
+			break;
+		case SIGTSTP:
+			s->tstp_requested = true;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* ECHILD: no process of ours is left. */
+static void nothing_traced(struct sampler *root)
+{
+	for (size_t k = 0; k <= root->nprocs; k++) {
+		struct sampler *s = k ? root->procs[k - 1] : root;
+
+		for (size_t i = 0; i < s->nthreads; i++)
+			thread_remove(s, s->threads[i]);
+		if (!s->detaching_all)
+			s->exited = true;
+	}
+}
+
+int stops_wait(struct sampler *s, int timeout_ms)
+{
+	uint64_t deadline = timeout_ms > 0 ? monotonic_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
+	struct sampler *root = sampler_root(s);
+	int handled = 0;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
+		int status, wait_ms;
+		pid_t tid = stops_reap_one(root, &status);
+
+		if (tid > 0) {
+			stops_handle(s, tid, status);
+			/* Bounded, so a target that stops all the time cannot keep
+			 * the loop from its deadlines and signals. */
+			if (++handled >= MAX_STOPS_PER_WAIT)
+				return handled;
+			continue;
+		}
+		if (tid < 0 && errno == EINTR)
+			continue;
+		if (tid < 0 && errno == ECHILD && s->memory_only)
+			return handled; /* threads are listed, not traced */
+		if (tid < 0 && errno == ECHILD) {
+			nothing_traced(sampler_root(s));
+			return handled;
+		}
+		if (handled || timeout_ms == 0)
+			return handled;
+		wait_ms = -1;
+		if (timeout_ms > 0) {
+			uint64_t now = monotonic_ns();
+
+			if (now >= deadline)
+				return 0;
+			wait_ms = (int)((deadline - now + 999999) / 1000000);
+		}
+		if (poll(&pfd, 1, wait_ms) > 0)
+			signals_drain(s);
+	}
+}
