@@ -88,6 +88,25 @@ static int object_at(struct loader_walk *w, uint64_t end_ns)
 	return w->object;
 }
 
+/*
+ * The loader a data span fetches from; fallback (the one fetched from
+ * last) where neither its object nor its line is known: a Python stack
+ * cut short has a marker ("[error]") where the loop's frames were, which
+ * is no line of the program, and one such sample made a loader of its own.
+ */
+static int loader_of_span(struct loader_walk *w, const struct profile_span *span, int fallback)
+{
+	uint32_t site = phase_call_site(w->s->m, span->stack, PHASE_DATA);
+	const struct frame *f = site ? profile_frame(w->s->p, site) : NULL;
+	int object = object_at(w, span->end_ns);
+
+	if (!f || f->kind != FRAME_PYTHON)
+		site = 0;
+	if (object < 0 && !site)
+		return fallback >= 0 ? fallback : -ENOENT;
+	return loader_at(w->sp, site, object);
+}
+
 int summary_site_add(struct summary_process *sp, int ph, uint32_t frame, uint64_t ns)
 {
 	for (size_t i = 0; i < sp->nsites; i++)
@@ -164,23 +183,25 @@ static int walk_span(const struct profile_span *span, void *ctx)
 	}
 	w->in_epoch_start = edge == EPOCH_START;
 	if (ph == PHASE_DATA) {
-		at = loader_at(sp, phase_call_site(w->s->m, span->stack, PHASE_DATA),
-			       object_at(w, span->end_ns));
-		if (at < 0)
+		at = loader_of_span(w, span, w->cur);
+		if (at < 0 && at != -ENOENT)
 			return at;
-		w->cur = at;
-		sp->loaders[at].train = true;
+		if (at >= 0) {
+			w->cur = at;
+			sp->loaders[at].train = true;
+		}
 	}
 	if (ph == PHASE_EVAL) {
 		inner = phase_inside_eval(w->s->m, span->stack);
 		if (inner == PHASE_DATA) {
-			at = loader_at(sp, phase_call_site(w->s->m, span->stack, PHASE_DATA),
-				       object_at(w, span->end_ns));
-			if (at < 0)
+			at = loader_of_span(w, span, w->val_cur);
+			if (at < 0 && at != -ENOENT)
 				return at;
-			w->val_cur = at;
-			sp->loaders[at].val = true;
-			sp->loaders[at].val_data_ns += len;
+			if (at >= 0) {
+				w->val_cur = at;
+				sp->loaders[at].val = true;
+				sp->loaders[at].val_data_ns += len;
+			}
 		}
 		if (inner == PHASE_FORWARD && w->val_cur >= 0) {
 			/* A batch is a run of the model's forward. */

@@ -71,7 +71,7 @@ if [ -x $py ]; then
 	[ $rc -eq 0 ] && grep -q done "$TMP/tree.out" && [ -z "$missing" ]
 	check $? "a tree: the parent, a multiprocessing child, a Python subprocess and a C program each in the profile" \
 		"exit $rc, missing:$missing; $(head -c 400 "$TMP/tree.err")"
-	hot=$(folded_of_process "$TMP/tree.folded" "$(sed -n 's/.*PID \([0-9]*\) (cpu_shares 1).*/\1/p' "$TMP/tree.err")" |
+	hot=$(folded_of_process "$TMP/tree.folded" "$(sed -n 's/^trainsample: PID \([0-9]*\) (cpu_shares 1): .*/\1/p' "$TMP/tree.err")" |
 		grep -c 'hot_a')
 	[ "$n" -ge 4 ] && [ "$hot" -gt 0 ]
 	check $? "a tree: a process root per process, the C program's under its own label" \
@@ -81,7 +81,7 @@ if [ -x $py ]; then
 	check $? "a tree: a summary line per process, and --stats counts them" "$(grep -E 'PID|processes' "$TMP/tree.err")"
 
 	# Each output names the processes by label; report keeps one by it.
-	cpid=$(sed -n 's/.*PID \([0-9]*\) (cpu_shares 1).*/\1/p' "$TMP/tree.err")
+	cpid=$(sed -n 's/^trainsample: PID \([0-9]*\) (cpu_shares 1): .*/\1/p' "$TMP/tree.err")
 	$TS report -q "$TMP/tree.tsprof" --process "cpu_shares 1" -o "$TMP/one.folded" \
 		-o "$TMP/tree.speedscope.json" -o "$TMP/tree.pb.gz"
 	$TS report -q "$TMP/tree.tsprof" -o "$TMP/all.speedscope.json" -o "$TMP/all.pb.gz"

@@ -77,3 +77,83 @@ Test(summary, a_line_per_process_with_label_shares_and_hottest)
 	free(text);
 	profile_free(p);
 }
+
+/* A stack from frames outermost first: { name, file, line } each. */
+struct test_frame {
+	const char *name, *file;
+	uint32_t line;
+};
+
+static uint32_t stack_path(struct profile *p, const struct test_frame *f, int n)
+{
+	uint32_t stack = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct frame fr = { .kind = f[i].file ? FRAME_PYTHON : FRAME_NATIVE, .line = f[i].line };
+		uint32_t frame;
+
+		cr_assert_eq(profile_intern_string(p, f[i].name, &fr.name), 0);
+		if (f[i].file)
+			cr_assert_eq(profile_intern_string(p, f[i].file, &fr.module), 0);
+		cr_assert_eq(profile_intern_frame(p, &fr, &frame), 0);
+		cr_assert_eq(profile_intern_stack(p, stack, frame, &stack), 0);
+	}
+	return stack;
+}
+
+#define DL "/v/torch/utils/data/dataloader.py"
+
+/*
+ * A loader is told by the loop's line that fetches from it. A sample whose
+ * Python stack was cut short ("[error]" where the loop's frames should be)
+ * has no such line: it is not another loader, named by its number.
+ */
+Test(summary, a_stack_cut_short_is_not_another_loader)
+{
+	struct profile *p = profile_new();
+	const struct test_frame data[] = { { "main", "train.py", 10 },
+					   { "_BaseDataLoaderIter.__next__", DL, 700 } };
+	const struct test_frame cut[] = { { "[error]", NULL, 0 },
+					  { "_BaseDataLoaderIter.__next__", DL, 700 } };
+	const struct test_frame fwd[] = { { "main", "train.py", 11 },
+					  { "Module._call_impl", "/v/torch/nn/modules/module.py", 1500 } };
+	const struct test_frame bwd[] = { { "main", "train.py", 12 },
+					  { "Tensor.backward", "/v/torch/_tensor.py", 520 } };
+	const struct test_frame opt[] = { { "main", "train.py", 13 },
+					  { "SGD.step", "/v/torch/optim/sgd.py", 80 } };
+	/* Frame 0 reads as "none" to the phases' call sites, as it is in a
+	 * recording, where the first frame is no Python caller's. */
+	const struct test_frame first[] = { { "_start", NULL, 0 } };
+	uint32_t s0 = stack_path(p, first, 1);
+	uint32_t sd = stack_path(p, data, 2), sc = stack_path(p, cut, 2);
+	uint32_t sf = stack_path(p, fwd, 2), sb = stack_path(p, bwd, 2), so = stack_path(p, opt, 2);
+	struct phase_rules *rules;
+	struct phase_map *map;
+	struct summary *s;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_eq(profile_keep_timeline(p), 0);
+	add(p, 30, s0, 0, 1);
+	for (int step = 0; step < 30; step++) {
+		add(p, 30, sd, 0, 4);
+		if (step == 17)
+			add(p, 30, sc, 0, 1); /* the last data sample before a backward */
+		add(p, 30, sf, 0, 6);
+		add(p, 30, sb, 0, 6);
+		add(p, 30, so, 0, 3);
+	}
+	cr_assert_eq(phase_rules_new(&rules), 0);
+	cr_assert_eq(phase_map_new(rules, p, &map), 0);
+	cr_assert_eq(summary_build(map, &s), 0);
+	cr_assert_eq(summary_text_write(s, false, f), 0);
+	fclose(f);
+	cr_assert(strstr(text, "trainsample:   DataLoaders: 0: training 0.0 ms a step waiting for data\n"),
+		  "%s", text);
+	summary_free(s);
+	phase_map_free(map);
+	phase_rules_free(rules);
+	free(text);
+	profile_free(p);
+}
