@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 
 #include "common/common.h"
@@ -366,6 +367,7 @@ void proc_comm(pid_t pid, char *buf, size_t len);
 
 /* remote.c */
 ssize_t remote_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+ssize_t remote_readv(pid_t pid, const struct iovec *local, const struct iovec *remote, int n);
 int regs_get(pid_t tid, struct user_regs_struct *regs);
 int regs_set(pid_t tid, const struct user_regs_struct *regs);
 int proc_is_64bit(pid_t pid);

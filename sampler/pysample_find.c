@@ -34,6 +34,12 @@ static ssize_t read_target(void *ctx, uint64_t addr, void *buf, size_t len)
 	return remote_read((pid_t)(intptr_t)ctx, addr, buf, len);
 }
 
+static ssize_t readv_target(void *ctx, const struct iovec *local, const struct iovec *remote,
+			    int n)
+{
+	return remote_readv((pid_t)(intptr_t)ctx, local, remote, n);
+}
+
 int pysample_new(struct sampler *s)
 {
 	return pysample_new_for(s, s->pid);
@@ -59,6 +65,7 @@ int pysample_new_for(struct sampler *s, pid_t pid)
 		return ret;
 	}
 	py->target.mem.read = read_target;
+	py->target.mem.readv = readv_target;
 	py->target.mem.ctx = (void *)(intptr_t)pid;
 	s->py = py;
 	return 0;

@@ -83,14 +83,18 @@ void pysample_name_copies(struct sampler *s)
 			continue;
 		if (!c->py_frames && !(c->py_frames = malloc(PY_NATIVE_DEPTH * sizeof(*c->py_frames))))
 			return;
+		py_code_prefetch(&s->py->target, s->py->codes, c->py, c->npy);
 		for (int j = 0; j < c->npy; j++) {
 			int ret = pysample_frame(s, c->tid, &c->py[j], j == c->npy - 1, &c->py_frames[j]);
 
-			if (ret == -ENOENT)
+			if (ret == -ENOENT) {
 				c->py_frames[j] = UINT32_MAX;
-			else if (ret < 0)
+			} else if (ret < 0) {
+				py_code_prefetch_drop(s->py->codes);
 				return;
+			}
 		}
+		py_code_prefetch_drop(s->py->codes);
 		c->py_named = true;
 		s->py->loader_at = NULL;
 	}

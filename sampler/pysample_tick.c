@@ -220,7 +220,7 @@ static int python_stack(struct sampler *s, pid_t tid, const struct py_raw_frame 
 {
 	const char *marker = walk_marker(end);
 	uint32_t id = 0, frame;
-	int ret;
+	int ret = 0;
 
 	*nframes = 0;
 	if (marker) {
@@ -231,6 +231,7 @@ static int python_stack(struct sampler *s, pid_t tid, const struct py_raw_frame 
 		if (ret < 0)
 			return ret;
 	}
+	py_code_prefetch(&s->py->target, s->py->codes, frames, n);
 	for (int i = n - 1; i >= 0; i--) {
 		ret = pysample_frame(s, tid, &frames[i], !*nframes, &frame);
 		if (ret == -ENOENT)
@@ -238,11 +239,12 @@ static int python_stack(struct sampler *s, pid_t tid, const struct py_raw_frame 
 		if (!ret)
 			ret = profile_intern_stack(s->profile, id, frame, &id);
 		if (ret < 0)
-			return ret;
+			break;
 		(*nframes)++;
 	}
+	py_code_prefetch_drop(s->py->codes);
 	*stack = id;
-	return 0;
+	return ret < 0 && ret != -ENOENT ? ret : 0;
 }
 
 void pysample_walk_stopped(struct sampler *s, struct thread *t)
@@ -280,14 +282,13 @@ static int read_frames(struct sampler *s, struct thread *t, const struct py_thre
 	}
 	*frames = py->frames;
 	for (int i = 0; i < HOLDER_TRIES; i++) {
-		uint64_t before = 0, after = 0;
+		uint64_t before, after = 0;
 
 		if (i)
 			s->st.py_walks_retried++;
-		if (running)
-			py_frame_head(&py->target, pt->tstate, &before);
 		n = py_frames_read(&py->target, pt->tstate, &py->scratch, py->frames,
 				   PY_MAX_DEPTH, end);
+		before = py->scratch.head; /* read as the walk began */
 		/* Inside the walk: a thread that moved meanwhile is read again. */
 		if (s->opt.locals)
 			pysample_locals_read(s, py->frames, n);

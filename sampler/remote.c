@@ -23,6 +23,14 @@ ssize_t remote_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return n < 0 ? -errno : n;
 }
 
+/* Several ranges in one syscall; it stops at the first that faults. */
+ssize_t remote_readv(pid_t pid, const struct iovec *local, const struct iovec *remote, int n)
+{
+	ssize_t got = process_vm_readv(pid, local, 1, remote, (unsigned long)n, 0);
+
+	return got < 0 ? -errno : got;
+}
+
 int regs_get(pid_t tid, struct user_regs_struct *regs)
 {
 	struct iovec iov = { .iov_base = regs, .iov_len = sizeof(*regs) };

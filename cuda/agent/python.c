@@ -127,7 +127,7 @@ void agent_python_init(void)
 		.runtime = (uint64_t)(uintptr_t)runtime,
 		.code_type = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type"),
 		.none = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "_Py_NoneStruct"),
-		.mem = { read_self, &agent.maps },
+		.mem = { .read = read_self, .ctx = &agent.maps },
 	};
 	if (l->version >= 0x030d) {
 		uint8_t b[PY_DEBUG_OFFSETS_MAX];

@@ -12,6 +12,8 @@
 #define STRING_MAX 1024          /* characters read of a name or path */
 #define LINETABLE_MAX (1 << 20)
 #define CODE_HEADER_MAX 512
+/* Code objects checked in one read (IOV_MAX is 1024). */
+#define PREFETCH_MAX 256
 
 size_t py_utf8_put(char *out, uint32_t c)
 {
@@ -212,6 +214,13 @@ uint32_t py_code_line(const struct py_target *t, const struct py_code *c, uint64
 struct py_code_cache {
 	struct py_code **slots;
 	size_t cap, used;
+	/* The headers checked by the last py_code_prefetch: entries whose
+	 * checked equals epoch, while live. */
+	uint32_t epoch;
+	bool live;
+	uint8_t *headers;
+	struct iovec *remote;
+	struct py_code **queued;
 };
 
 int py_code_cache_new(struct py_code_cache **out)
@@ -247,6 +256,9 @@ void py_code_cache_free(struct py_code_cache *c)
 	for (size_t i = 0; i < c->cap; i++)
 		code_free(c->slots[i]);
 	free(c->slots);
+	free(c->headers);
+	free(c->remote);
+	free(c->queued);
 	free(c);
 }
 
@@ -379,13 +391,17 @@ int py_code_get(const struct py_target *t, struct py_code_cache *c, uint64_t add
 		return -ENOENT;
 	if (addr == t->none)
 		return -ENOENT;
+	i = slot_of(c->slots, c->cap, addr);
+	if (c->live && c->slots[i] && c->slots[i]->checked == c->epoch) {
+		*out = c->slots[i];
+		return 0;
+	}
 	ret = py_read(t, addr, h, hlen);
 	if (ret < 0)
 		return ret;
 	if (t->code_type && word(h, t->l.object_type) != t->code_type)
 		return t->l.version >= 0x030d ? -ENOENT : -EPROTO;
 	signature(t, h, sig);
-	i = slot_of(c->slots, c->cap, addr);
 	if (c->slots[i] && !memcmp(c->slots[i]->sig, sig, sizeof(sig))) {
 		*out = c->slots[i];
 		return 0;
@@ -403,4 +419,69 @@ int py_code_get(const struct py_target *t, struct py_code_cache *c, uint64_t add
 		cache_grow(c);
 	*out = k;
 	return 0;
+}
+
+/*
+ * A code object's address may hold another one since it was cached (code
+ * made by exec, a module reloaded), so its header is read again at every
+ * frame that names it: most of a walk's reads, one call each. Here the
+ * headers of a walk's cached code objects are read in one call where the
+ * target's memory takes several ranges at once; py_code_get then trusts
+ * those whose header is unchanged, until py_code_prefetch_drop.
+ */
+void py_code_prefetch(const struct py_target *t, struct py_code_cache *c,
+		      const struct py_raw_frame *f, int n)
+{
+	uint32_t hlen = header_len(&t->l);
+	struct iovec local;
+	ssize_t got;
+	int m = 0;
+
+	c->live = false;
+	if (!t->mem.readv || hlen > CODE_HEADER_MAX)
+		return;
+	if (!c->headers) {
+		c->headers = malloc((size_t)PREFETCH_MAX * CODE_HEADER_MAX);
+		c->remote = malloc(PREFETCH_MAX * sizeof(*c->remote));
+		c->queued = malloc(PREFETCH_MAX * sizeof(*c->queued));
+		if (!c->headers || !c->remote || !c->queued)
+			return; /* freed with the cache; read one by one */
+	}
+	/* A new epoch forgets the last walk's checks; at the wrap, for real. */
+	if (++c->epoch == 0) {
+		for (size_t i = 0; i < c->cap; i++)
+			if (c->slots[i])
+				c->slots[i]->checked = c->slots[i]->queued = 0;
+		c->epoch = 1;
+	}
+	for (int i = 0; i < n && m < PREFETCH_MAX; i++) {
+		struct py_code *k;
+
+		if (!f[i].code || (f[i].code & 7) || f[i].code == t->none)
+			continue;
+		k = c->slots[slot_of(c->slots, c->cap, f[i].code)];
+		if (!k || k->queued == c->epoch)
+			continue;
+		k->queued = c->epoch;
+		c->queued[m] = k;
+		c->remote[m++] = (struct iovec){ (void *)(uintptr_t)k->addr, hlen };
+	}
+	if (!m)
+		return;
+	local = (struct iovec){ c->headers, (size_t)m * hlen };
+	got = t->mem.readv(t->mem.ctx, &local, c->remote, m);
+	/* Whole headers only: the read stops at the first that faults. */
+	for (int i = 0; got > 0 && i < (int)((size_t)got / hlen); i++) {
+		uint64_t sig[3];
+
+		signature(t, c->headers + (size_t)i * hlen, sig);
+		if (!memcmp(c->queued[i]->sig, sig, sizeof(sig)))
+			c->queued[i]->checked = c->epoch;
+	}
+	c->live = true;
+}
+
+void py_code_prefetch_drop(struct py_code_cache *c)
+{
+	c->live = false;
 }

@@ -22,6 +22,8 @@
 #define MAX_THREADS 65536
 /* The part of the data-stack chunk read in one call. */
 #define CHUNK_MAX (256 * 1024)
+/* A thread state's fields are read in one call up to this offset. */
+#define TSTATE_READ_MAX 1024
 
 const struct py_layout *py_layout_find(unsigned major, unsigned minor)
 {
@@ -176,6 +178,48 @@ static uint64_t gil_holder(const struct py_target *t, uint64_t interp)
 	return holder;
 }
 
+/* The fields of a thread state that a listing and a walk use. */
+struct tstate_view {
+	uint64_t next, thread_id, native_thread_id, frame, chunk, top;
+};
+
+static uint32_t max_u32(uint32_t a, uint32_t b)
+{
+	return a > b ? a : b;
+}
+
+/* From one read of the state's first bytes: the fields lie within a few
+ * hundred bytes of its start, and a read each was most of a listing's
+ * cost. */
+static int tstate_view_read(const struct py_target *t, uint64_t ts, struct tstate_view *v)
+{
+	const struct py_layout *l = &t->l;
+	bool v311 = l->version >= 0x030b;
+	uint32_t end = max_u32(max_u32(l->tstate_next, l->tstate_thread_id), l->tstate_frame);
+	uint8_t b[TSTATE_READ_MAX];
+	int ret;
+
+	memset(v, 0, sizeof(*v));
+	if (v311)
+		end = max_u32(end, max_u32(l->tstate_native_thread_id,
+					    max_u32(l->tstate_datastack_chunk, l->tstate_datastack_top)));
+	end += 8;
+	if (end > sizeof(b))
+		return -EPROTO;
+	ret = py_read(t, ts, b, end);
+	if (ret < 0)
+		return ret;
+	v->next = u64_at(b, l->tstate_next);
+	v->thread_id = u64_at(b, l->tstate_thread_id);
+	v->frame = u64_at(b, l->tstate_frame);
+	if (v311) {
+		v->native_thread_id = u64_at(b, l->tstate_native_thread_id);
+		v->chunk = u64_at(b, l->tstate_datastack_chunk);
+		v->top = u64_at(b, l->tstate_datastack_top);
+	}
+	return 0;
+}
+
 int py_threads_read(const struct py_target *t, struct py_thread *out, int max)
 {
 	const struct py_layout *l = &t->l;
@@ -192,19 +236,20 @@ int py_threads_read(const struct py_target *t, struct py_thread *out, int max)
 			break;
 		for (int j = 0; ts && j < MAX_THREADS && n < max; j++) {
 			struct py_thread *th = &out[n];
+			struct tstate_view v;
 
 			memset(th, 0, sizeof(*th));
 			th->tstate = ts;
 			th->interp = interp;
 			th->gil = holder && holder == ts;
-			if (read_ptr(t, ts + l->tstate_thread_id, &th->thread_id) < 0)
+			if (tstate_view_read(t, ts, &v) < 0)
 				break;
-			if (l->version >= 0x030b &&
-			    read_ptr(t, ts + l->tstate_native_thread_id, &th->native_thread_id) < 0)
-				break;
+			th->thread_id = v.thread_id;
+			th->native_thread_id = v.native_thread_id;
 			n++;
-			if (read_ptr(t, ts + l->tstate_next, &ts) < 0 || ts == th->tstate)
+			if (v.next == th->tstate)
 				break;
+			ts = v.next;
 		}
 		if (read_ptr(t, interp + l->interp_next, &interp) < 0)
 			break;
@@ -278,18 +323,17 @@ struct chunk_window {
 	const uint8_t *data;
 };
 
-static void chunk_read(const struct py_target *t, uint64_t tstate,
+static void chunk_read(const struct py_target *t, const struct tstate_view *v,
 		       struct py_walk_scratch *s, struct chunk_window *w)
 {
 	const struct py_layout *l = &t->l;
-	uint64_t chunk, top;
+	uint64_t top = v->top;
 	ssize_t n;
 
 	memset(w, 0, sizeof(*w));
-	if (l->version < 0x030b || read_ptr(t, tstate + l->tstate_datastack_chunk, &chunk) < 0 ||
-	    read_ptr(t, tstate + l->tstate_datastack_top, &top) < 0 || !chunk)
+	if (l->version < 0x030b || !v->chunk)
 		return;
-	w->lo = chunk + l->chunk_data;
+	w->lo = v->chunk + l->chunk_data;
 	if (top <= w->lo)
 		return;
 	/* The innermost frames are at the top: keep those when it is large. */
@@ -328,22 +372,29 @@ static size_t frame_span(const struct py_layout *l)
 	return m + 8;
 }
 
-int py_frame_head(const struct py_target *t, uint64_t tstate, uint64_t *frame)
+/* The innermost frame, from the state's frame field: 3.11 and 3.12 hang
+ * it on a C-stack cframe. */
+static int head_of(const struct py_target *t, uint64_t field, uint64_t *frame)
 {
 	const struct py_layout *l = &t->l;
-	uint64_t cframe;
-	int ret;
 
-	if (l->version != 0x030b && l->version != 0x030c)
-		return read_ptr(t, tstate + l->tstate_frame, frame);
-	ret = read_ptr(t, tstate + l->tstate_frame, &cframe);
-	if (ret < 0)
-		return ret;
-	if (!cframe) {
+	if (l->version != 0x030b && l->version != 0x030c) {
+		*frame = field;
+		return 0;
+	}
+	if (!field) {
 		*frame = 0;
 		return 0;
 	}
-	return read_ptr(t, cframe + l->cframe_current_frame, frame);
+	return read_ptr(t, field + l->cframe_current_frame, frame);
+}
+
+int py_frame_head(const struct py_target *t, uint64_t tstate, uint64_t *frame)
+{
+	uint64_t field;
+	int ret = read_ptr(t, tstate + t->l.tstate_frame, &field);
+
+	return ret < 0 ? ret : head_of(t, field, frame);
 }
 
 int py_frames_read(const struct py_target *t, uint64_t tstate,
@@ -352,25 +403,29 @@ int py_frames_read(const struct py_target *t, uint64_t tstate,
 {
 	const struct py_layout *l = &t->l;
 	size_t span = frame_span(l);
+	struct tstate_view v;
 	struct chunk_window w;
 	uint8_t buf[512];
 	uint64_t frame;
 	int n = 0, visited = 0;
 
 	*end = PY_WALK_COMPLETE;
+	s->head = 0;
 	if (max > PY_MAX_DEPTH)
 		max = PY_MAX_DEPTH;
-	if (span > sizeof(buf) || py_frame_head(t, tstate, &frame) < 0) {
+	if (span > sizeof(buf) || tstate_view_read(t, tstate, &v) < 0 ||
+	    head_of(t, v.frame, &frame) < 0) {
 		*end = PY_WALK_ERROR;
 		return 0;
 	}
+	s->head = frame;
 	/* A new epoch empties the visited set without touching it (clearing
 	 * 128 KiB per walk was most of a walk's cost); at the wrap, for real. */
 	if (++s->epoch == 0) {
 		memset(s->seen_epoch, 0, s->seen_cap * sizeof(*s->seen_epoch));
 		s->epoch = 1;
 	}
-	chunk_read(t, tstate, s, &w);
+	chunk_read(t, &v, s, &w);
 	while (frame) {
 		struct py_raw_frame *f = &out[n];
 

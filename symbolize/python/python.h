@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 /*
  * Offsets of one CPython minor version (bytes). 0 is "absent" for fields
@@ -99,6 +100,9 @@ int py_layout_from_debug_offsets(const struct py_layout *base,
 /* Reads len bytes at addr; the number read or a negative errno. */
 struct py_memory {
 	ssize_t (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	/* Optional: n ranges into one buffer, in order, as process_vm_readv
+	 * (the bytes read; it stops at the first range that faults). */
+	ssize_t (*readv)(void *ctx, const struct iovec *local, const struct iovec *remote, int n);
 	void *ctx;
 };
 
@@ -155,6 +159,7 @@ struct py_walk_scratch {
 	uint32_t *seen_epoch; /* a slot is used only if its epoch is this walk's */
 	uint32_t epoch;
 	size_t seen_cap;   /* a power of two, > 2 * PY_MAX_DEPTH */
+	uint64_t head;     /* the innermost frame the last walk began at */
 };
 int py_walk_scratch_init(struct py_walk_scratch *s);
 void py_walk_scratch_free(struct py_walk_scratch *s);
@@ -200,6 +205,7 @@ struct py_code {
 	uint32_t id;           /* the caller's, e.g. an interned frame name */
 	uint32_t id2;
 	uint32_t id3;          /* the caller's too; UINT32_MAX until set */
+	uint32_t checked, queued; /* the cache's prefetch epochs */
 };
 
 /* c as UTF-8 (U+FFFD for what has none): 1 to 4 bytes. */
@@ -223,6 +229,11 @@ void py_code_cache_free(struct py_code_cache *c);
  * another object), another negative errno when it cannot be read. */
 int py_code_get(const struct py_target *t, struct py_code_cache *c,
 		uint64_t addr, struct py_code **out);
+/* The headers of a walk's known code objects checked in one read, for the
+ * py_code_get calls of its frames; until py_code_prefetch_drop. */
+void py_code_prefetch(const struct py_target *t, struct py_code_cache *c,
+		      const struct py_raw_frame *f, int n);
+void py_code_prefetch_drop(struct py_code_cache *c);
 
 /* ---- local variables (locals.c) ---- */
 

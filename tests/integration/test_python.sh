@@ -300,7 +300,10 @@ consistent() {
 	check $? "$label: record: every stack of a fast recursion could have happened" \
 		"${2:-?} of ${1:-?} impossible: $(python3 tests/integration/stack_check.py "$TMP/rs.folded" | sed -n 2p | cut -c1-400)" \
 		"${2:-?} of ${1:-?} impossible"
-	$pin1 "$py" $P/recursion_shapes.py 4 &
+	# Long enough to outlive both attaches on a loaded machine (killed
+	# after them): with 4 s the second one could meet its end, and a
+	# process that no longer runs tears no walk.
+	$pin1 "$py" $P/recursion_shapes.py 30 &
 	rpid=$!
 	reap_later $rpid
 	sleep 0.5

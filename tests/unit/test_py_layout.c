@@ -268,6 +268,63 @@ Test(py_layout, a_code_object_reused_for_another_is_read_again)
 	free(f.a.mem);
 }
 
+/* A walk's known code objects are checked in one read: none of their own
+ * after it, until the check is dropped; one whose header changed (its
+ * memory reused) is read again, never trusted. */
+Test(py_layout, code_headers_checked_in_one_read)
+{
+	struct fake f;
+	struct py_code_cache *cache;
+	struct py_raw_frame out[16];
+	struct py_walk_scratch s;
+	enum py_walk_end end;
+	struct py_code *c;
+	int n, reads;
+
+	fake_build(&f, 12);
+	f.t.mem.readv = arena_readv;
+	cr_assert_eq(py_walk_scratch_init(&s), 0);
+	cr_assert_eq(py_code_cache_new(&cache), 0);
+	n = py_frames_read(&f.t, f.tstate, &s, out, 16, &end);
+	cr_assert_eq(n, 3);
+	/* Not cached yet: nothing to check, each read as it is met. */
+	py_code_prefetch(&f.t, cache, out, n);
+	cr_assert_eq(f.a.readvs, 0);
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(py_code_get(&f.t, cache, out[i].code, &c), 0);
+	py_code_prefetch_drop(cache);
+	/* Cached: one read for the three, then none. */
+	py_code_prefetch(&f.t, cache, out, n);
+	cr_assert_eq(f.a.readvs, 1);
+	reads = f.a.reads;
+	for (int i = 0; i < n; i++) {
+		cr_assert_eq(py_code_get(&f.t, cache, out[i].code, &c), 0);
+		cr_assert_str_eq(c->name, i == 0 ? "loss" : i == 1 ? "step" : "main");
+	}
+	cr_assert_eq(f.a.reads, reads, "%d reads after the check", f.a.reads - reads);
+	py_code_prefetch_drop(cache);
+	/* Dropped: read again. */
+	cr_assert_eq(py_code_get(&f.t, cache, out[0].code, &c), 0);
+	cr_assert_gt(f.a.reads, reads);
+	/* Reused for another function: the check fails, the header is read. */
+	put64(f.codes[0], f.t.l.code_qualname, ascii_str(&f.a, &f.t.l, "other"));
+	py_code_prefetch(&f.t, cache, out, n);
+	cr_assert_eq(f.a.readvs, 2);
+	cr_assert_eq(py_code_get(&f.t, cache, out[0].code, &c), 0);
+	cr_assert_str_eq(c->name, "other");
+	cr_assert_eq(py_code_get(&f.t, cache, out[1].code, &c), 0);
+	cr_assert_str_eq(c->name, "step");
+	py_code_prefetch_drop(cache);
+	/* Not a code object any more: refused, checked or not. */
+	put64(f.codes[1], f.t.l.object_type, 0x5555);
+	py_code_prefetch(&f.t, cache, out, n);
+	cr_assert_lt(py_code_get(&f.t, cache, out[1].code, &c), 0);
+	py_code_prefetch_drop(cache);
+	py_code_cache_free(cache);
+	py_walk_scratch_free(&s);
+	free(f.a.mem);
+}
+
 Test(py_layout, a_cycle_ends_the_walk)
 {
 	struct fake f;
