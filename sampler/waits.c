@@ -23,11 +23,14 @@
  * at each tick), and otherwise made only for a SIGCHLD: every stop and
  * exit of a tracee sends one. But not for a SIGCHLD of a stop the tick
  * already reaped by its tid (its interrupt's trap), which would cost a walk
- * a tick for nothing. A SIGCHLD that came while one was queued is lost
- * (one of a kind is queued at a time), and on a 16-core machine some stops
- * came with no SIGCHLD that the loop read (why was not found): such a stop
- * waits for the tick's walk, at most a tick, as it did for the loop's
- * sleep before.
+ * a tick for nothing. A SIGCHLD that comes while one is queued is lost
+ * (one of a kind is queued at a time, with the first one's siginfo): when
+ * the queued one is of a stop reaped by its tid, it is passed over, and
+ * the lost one's stop with it. On a 16-core machine, where many
+ * interrupted threads send theirs at once, a version without the tick's
+ * walk left new threads' stops waiting 290 ms (the likely cause, not
+ * proven). The tick's walk bounds such a wait to a tick, as the loop's
+ * sleep did before.
  */
 static bool reaped_already(struct sampler *root, pid_t pid, int code)
 {

@@ -285,7 +285,7 @@ int py_walk_scratch_init(struct py_walk_scratch *s)
 	s->seen = calloc(s->seen_cap, sizeof(*s->seen));
 	s->seen_epoch = calloc(s->seen_cap, sizeof(*s->seen_epoch));
 	s->chunk_cap = CHUNK_MAX;
-	s->chunk = malloc(s->chunk_cap);
+	s->chunk = malloc(s->chunk_cap + 8); /* + a head read with it */
 	if (!s->seen || !s->seen_epoch || !s->chunk) {
 		py_walk_scratch_free(s);
 		return -ENOMEM;
@@ -323,27 +323,70 @@ struct chunk_window {
 	const uint8_t *data;
 };
 
+/* The range of the chunk to copy; false if none. */
+static bool chunk_range(const struct py_target *t, const struct tstate_view *v,
+			const struct py_walk_scratch *s, struct chunk_window *w)
+{
+	memset(w, 0, sizeof(*w));
+	if (t->l.version < 0x030b || !v->chunk)
+		return false;
+	w->lo = v->chunk + t->l.chunk_data;
+	if (v->top <= w->lo)
+		return false;
+	/* The innermost frames are at the top: keep those when it is large. */
+	if (v->top - w->lo > s->chunk_cap)
+		w->lo = v->top - s->chunk_cap;
+	return true;
+}
+
 static void chunk_read(const struct py_target *t, const struct tstate_view *v,
 		       struct py_walk_scratch *s, struct chunk_window *w)
 {
-	const struct py_layout *l = &t->l;
-	uint64_t top = v->top;
 	ssize_t n;
 
-	memset(w, 0, sizeof(*w));
-	if (l->version < 0x030b || !v->chunk)
+	if (!chunk_range(t, v, s, w))
 		return;
-	w->lo = v->chunk + l->chunk_data;
-	if (top <= w->lo)
-		return;
-	/* The innermost frames are at the top: keep those when it is large. */
-	if (top - w->lo > s->chunk_cap)
-		w->lo = top - s->chunk_cap;
-	n = t->mem.read(t->mem.ctx, w->lo, s->chunk, (size_t)(top - w->lo));
+	n = t->mem.read(t->mem.ctx, w->lo, s->chunk, (size_t)(v->top - w->lo));
 	if (n <= 0)
 		return;
 	w->hi = w->lo + (uint64_t)n;
 	w->data = s->chunk;
+}
+
+static int head_of(const struct py_target *t, uint64_t field, uint64_t *frame);
+
+/*
+ * The head and the chunk's copy. 3.11 and 3.12 hang the head on a cframe:
+ * with the chunk, that is two reads after the thread state's, and for the
+ * GIL holder all three are made while it is stopped. Where the memory
+ * takes several ranges at once, the head and the chunk come in one.
+ */
+static int head_and_chunk(const struct py_target *t, const struct tstate_view *v,
+			  struct py_walk_scratch *s, struct chunk_window *w, uint64_t *frame)
+{
+	const struct py_layout *l = &t->l;
+	struct iovec local, remote[2];
+	ssize_t n;
+
+	if ((l->version == 0x030b || l->version == 0x030c) && v->frame && t->mem.readv &&
+	    chunk_range(t, v, s, w)) {
+		remote[0] = (struct iovec){ (void *)(uintptr_t)(v->frame + l->cframe_current_frame), 8 };
+		remote[1] = (struct iovec){ (void *)(uintptr_t)w->lo, (size_t)(v->top - w->lo) };
+		local = (struct iovec){ s->chunk, 8 + remote[1].iov_len };
+		n = t->mem.readv(t->mem.ctx, &local, remote, 2);
+		if (n >= 8) {
+			memcpy(frame, s->chunk, 8);
+			if (n > 8) {
+				w->hi = w->lo + (uint64_t)(n - 8);
+				w->data = s->chunk + 8;
+			}
+			return 0;
+		}
+	}
+	if (head_of(t, v->frame, frame) < 0)
+		return -EFAULT;
+	chunk_read(t, v, s, w);
+	return 0;
 }
 
 /* The first len bytes of a frame: from the chunk copy, else read. */
@@ -414,7 +457,7 @@ int py_frames_read(const struct py_target *t, uint64_t tstate,
 	if (max > PY_MAX_DEPTH)
 		max = PY_MAX_DEPTH;
 	if (span > sizeof(buf) || tstate_view_read(t, tstate, &v) < 0 ||
-	    head_of(t, v.frame, &frame) < 0) {
+	    head_and_chunk(t, &v, s, &w, &frame) < 0) {
 		*end = PY_WALK_ERROR;
 		return 0;
 	}
@@ -425,7 +468,6 @@ int py_frames_read(const struct py_target *t, uint64_t tstate,
 		memset(s->seen_epoch, 0, s->seen_cap * sizeof(*s->seen_epoch));
 		s->epoch = 1;
 	}
-	chunk_read(t, &v, s, &w);
 	while (frame) {
 		struct py_raw_frame *f = &out[n];
 

@@ -325,6 +325,44 @@ Test(py_layout, code_headers_checked_in_one_read)
 	free(f.a.mem);
 }
 
+/* From 3.11 the frames come from one copy of the data-stack chunk, the
+ * thread state's fields from one read; on 3.11 and 3.12, where the head
+ * hangs on a cframe, the head comes with the chunk where the memory takes
+ * several ranges at once. The same frames every way. */
+Test(py_layout, the_head_and_the_data_stack_in_two_reads)
+{
+	for (unsigned minor = 11; minor <= 15; minor++) {
+		struct fake f;
+		struct py_raw_frame out[16];
+		struct py_walk_scratch s;
+		enum py_walk_end end;
+		int nframes = minor >= 12 ? 4 : 3; /* with the shim */
+
+		fake_build(&f, minor);
+		cr_assert_eq(py_walk_scratch_init(&s), 0);
+		/* The fake's frames lie one after another: a chunk of them. */
+		put64(f.tstate, f.t.l.tstate_datastack_chunk, f.frames[0] - f.t.l.chunk_data);
+		put64(f.tstate, f.t.l.tstate_datastack_top, f.frames[nframes - 1] + 256);
+		for (int vectored = 0; vectored < 2; vectored++) {
+			int n, calls, want = 2 + (minor <= 12 && !vectored);
+
+			f.t.mem.readv = vectored ? arena_readv : NULL;
+			f.a.reads = f.a.readvs = 0;
+			n = py_frames_read(&f.t, f.tstate, &s, out, 16, &end);
+			cr_assert_eq(end, PY_WALK_COMPLETE);
+			cr_assert_eq(n, 3, "3.%u: %d frames", minor, n);
+			for (int i = 0; i < 3; i++)
+				cr_assert_eq(out[i].code, f.codes[i]);
+			cr_assert_eq(s.head, f.frames[0]);
+			calls = f.a.reads + f.a.readvs;
+			cr_assert_eq(calls, want, "3.%u%s: %d reads, not %d", minor,
+				     vectored ? " vectored" : "", calls, want);
+		}
+		py_walk_scratch_free(&s);
+		free(f.a.mem);
+	}
+}
+
 Test(py_layout, a_cycle_ends_the_walk)
 {
 	struct fake f;
