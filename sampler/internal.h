@@ -152,6 +152,7 @@ struct pysample {
 	uint64_t tried[32];   /* inodes without a runtime, this image */
 	uint8_t tried_times[32]; /* ... and how often: given up on at two */
 	int ntried;
+	bool candidate_open;  /* the last search met a file not settled yet */
 	int misfits;          /* layout checks that failed so far */
 	uint64_t first_misfit_ns;
 	char refused[192];    /* why the interpreter was refused; "" if not */
