@@ -97,12 +97,11 @@ static int object_at(struct loader_walk *w, uint64_t end_ns)
 static int loader_of_span(struct loader_walk *w, const struct profile_span *span, int fallback)
 {
 	uint32_t site = phase_call_site(w->s->m, span->stack, PHASE_DATA);
-	const struct frame *f = site ? profile_frame(w->s->p, site) : NULL;
+	/* Frame 0 also stands for "no caller": a line only if a Python one. */
+	const struct frame *f = profile_frame(w->s->p, site);
 	int object = object_at(w, span->end_ns);
 
-	if (!f || f->kind != FRAME_PYTHON)
-		site = 0;
-	if (object < 0 && !site)
+	if (object < 0 && (!f || f->kind != FRAME_PYTHON))
 		return fallback >= 0 ? fallback : -ENOENT;
 	return loader_at(w->sp, site, object);
 }

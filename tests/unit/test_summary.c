@@ -121,10 +121,8 @@ Test(summary, a_stack_cut_short_is_not_another_loader)
 					  { "Tensor.backward", "/v/torch/_tensor.py", 520 } };
 	const struct test_frame opt[] = { { "main", "train.py", 13 },
 					  { "SGD.step", "/v/torch/optim/sgd.py", 80 } };
-	/* Frame 0 reads as "none" to the phases' call sites, as it is in a
-	 * recording, where the first frame is no Python caller's. */
-	const struct test_frame first[] = { { "_start", NULL, 0 } };
-	uint32_t s0 = stack_path(p, first, 1);
+	/* The loop's line is frame 0, as where a recording's first sample
+	 * was in it (attach to a loop at module level). */
 	uint32_t sd = stack_path(p, data, 2), sc = stack_path(p, cut, 2);
 	uint32_t sf = stack_path(p, fwd, 2), sb = stack_path(p, bwd, 2), so = stack_path(p, opt, 2);
 	struct phase_rules *rules;
@@ -135,7 +133,6 @@ Test(summary, a_stack_cut_short_is_not_another_loader)
 	FILE *f = open_memstream(&text, &len);
 
 	cr_assert_eq(profile_keep_timeline(p), 0);
-	add(p, 30, s0, 0, 1);
 	for (int step = 0; step < 30; step++) {
 		add(p, 30, sd, 0, 4);
 		if (step == 17)
