@@ -44,15 +44,22 @@ static void arm_timer(struct sampler *s, uint64_t deadline)
 }
 
 /*
- * Deadlines advance by the period plus or minus a quarter of it at random,
- * from the previous deadline rather than from now: the mean rate is exact
- * and the phase wanders, so a target that does something at the sampling
- * rate is not always caught at the same point of it.
+ * Each deadline is the previous one plus a gap drawn afresh, uniform from a
+ * fifth of the period to 1.8 periods: the mean rate is exact, and the
+ * spread (a period and more) leaves each tick's phase in anything the
+ * target does periodically nearly independent of the last one's. Gaps of
+ * the period plus or minus a quarter (before) only let the phase wander: a
+ * loop whose step had slowed near the period (a loaded machine) was caught
+ * at the same phase tick after tick, and its phases read as steps ten
+ * times longer. Drawn gaps, not one tick at a random point of each
+ * period's slot: a sample is weighted by the gap it ends, and a slot's
+ * gap depends on where its tick fell, which is the phase, so a target in
+ * step with the period would be weighed wrong.
  */
 static uint64_t next_deadline(struct sampler *s, uint64_t deadline, uint64_t now)
 {
-	uint64_t quarter = s->period_ns / 4;
-	uint64_t next = deadline + s->period_ns - quarter + next_random(s) % (2 * quarter + 1);
+	uint64_t fifth = s->period_ns / 5;
+	uint64_t next = deadline + fifth + next_random(s) % (8 * fifth + 1);
 
 	if (next <= now) {
 		uint64_t late = (now - next) / s->period_ns + 1;

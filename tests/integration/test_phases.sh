@@ -78,18 +78,24 @@ p50=$(echo "$line" | sed -n 's/.* p50 \([0-9.]*\) ms.*/\1/p')
 check $? "--time FUNC and FILE:LINE: each call counted, the median call within 5% of the loop's own" \
 	"loop: ${10} calls, p50 $want_bwd ms; $(grep 'calls of' "$TMP/pl.err")" "$calls calls, p50 $p50 ms against $want_bwd ms"
 
-# report --summary: the same lines from the recording, on stdout, alone.
-$TS record -q -r 1000 --phases "$TMP/rules" -o "$TMP/st.tsprof" -- $PY tests/python/phase_loop.py 1.5 \
-	>"$TMP/st.out" 2>/dev/null
+# report --summary: the same lines from the recording, on stdout, alone:
+# its steps line is the one record printed at its end. The count is within
+# two of the loop's (exactness is the check above): a tick late by more
+# than a backward (10 ms of CPU) on a loaded machine merges two steps.
+$TS record -r 1000 --phases "$TMP/rules" -o "$TMP/st.tsprof" -- $PY tests/python/phase_loop.py 1.5 \
+	>"$TMP/st.out" 2>"$TMP/st.err"
 $TS report "$TMP/st.tsprof" --phases "$TMP/rules" --summary >"$TMP/sum.out" 2>"$TMP/sum.err"
 rc=$?
 set -- $(cat "$TMP/st.out")
-[ $rc -eq 0 ] && grep -q "^trainsample:   steps: ${10} " "$TMP/sum.out" &&
+got=$(sed -n 's/^trainsample:   steps: \([0-9]*\) .*/\1/p' "$TMP/sum.out")
+[ $rc -eq 0 ] && [ -n "$got" ] && [ "$got" -le "${10}" ] && [ "$got" -ge $((${10} - 2)) ] &&
+	[ "$(grep '^trainsample:   steps: ' "$TMP/sum.out")" = "$(grep '^trainsample:   steps: ' "$TMP/st.err")" ] &&
 	grep -q "^trainsample:   phases, thread [0-9]* ([^)]*): data" "$TMP/sum.out" &&
 	[ "$(grep -c '^trainsample: PID ' "$TMP/sum.out")" -eq 1 ] &&
 	! grep -v '^trainsample: ' "$TMP/sum.out" | grep -q . && ! grep -q . "$TMP/sum.err"
-check $? "report --summary: the process, phase and step lines from a recording, on stdout" \
-	"exit $rc, the loop's ${10} steps; out: $(cat "$TMP/sum.out"); err: $(cat "$TMP/sum.err")"
+check $? "report --summary: the process, phase and step lines from a recording, on stdout, the steps line record's own" \
+	"exit $rc, the loop's ${10} steps; out: $(cat "$TMP/sum.out"); err: $(cat "$TMP/sum.err"); record's: $(grep '^trainsample:   steps: ' "$TMP/st.err")" \
+	"$got steps of ${10}"
 
 # summary.json and the DataLoader metrics: a loop over a train_loader
 # (2 units of CPU, then 2 asleep) and, every 8 steps, an evaluation over
@@ -330,6 +336,10 @@ check $? "Lightning's call structure: data, forward, backward, optimizer within 
 # most steps: steps are not counted rather than counted wrong. Not 10 or
 # 20 Hz: a period that is a multiple of the loop's 50 ms step keeps the
 # ticks in step with it, and backward can be missed for good.
+# A loaded machine slows the loop's step toward the 91 ms period; with
+# ticks a period plus or minus a quarter apart that caught the same phase
+# for tick after tick (CI counted 7 steps of 490 ms); the gaps are now
+# drawn from 0.2 to 1.8 periods (sampler/loop.c).
 $TS record -r 11 --phases "$TMP/rules" -o "$TMP/slow.folded" -- $PY tests/python/phase_loop.py 4 \
 	>/dev/null 2>"$TMP/slow.err"
 grep -q "^trainsample:   steps: not counted: backward is seen for [0-9.]* samples ([0-9.]* ms) at a time .* each must be seen for two samples" "$TMP/slow.err"
