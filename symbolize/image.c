@@ -48,6 +48,7 @@ struct sym_image {
 	struct image_load *loads;
 	size_t nloads;
 	struct sym_eh_table eh;
+	uint64_t entry; /* e_entry: where the process or ld.so starts; 0 for none */
 };
 
 static struct image_page *page_of(struct sym_image *img, uint64_t index)
@@ -168,6 +169,7 @@ static int parse(struct sym_image *img)
 	ret = read_loads(img, &eh, &hdr_vaddr, &hdr_size);
 	if (ret)
 		return ret;
+	img->entry = eh.e_entry;
 	if (hdr_size)
 		read_eh_table(img, hdr_vaddr, hdr_size);
 	return 0;
@@ -250,4 +252,20 @@ int sym_image_read(const struct sym_image *img, uint64_t vaddr, void *buf, size_
 const struct sym_eh_table *sym_image_eh_table(const struct sym_image *img)
 {
 	return img && img->eh.valid ? &img->eh : NULL;
+}
+
+/*
+ * ld.so's _start (no CFI, no symbol in Debian's glibc) calls _dl_start at
+ * its second instruction: a return address a few bytes past the entry is
+ * the process's first frame, where every start-up stack ends.
+ */
+#define ENTRY_CODE_BYTES 32
+
+bool sym_image_at_entry(const struct sym_image *img, uint64_t vaddr, uint64_t *offset)
+{
+	if (!img || !img->entry || vaddr < img->entry || vaddr - img->entry >= ENTRY_CODE_BYTES)
+		return false;
+	if (offset)
+		*offset = vaddr - img->entry;
+	return true;
 }

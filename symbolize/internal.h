@@ -71,6 +71,9 @@ void sym_image_free(struct sym_image *img);
 int sym_image_read(const struct sym_image *img, uint64_t vaddr, void *buf, size_t len);
 /* NULL when the file has no .eh_frame_hdr table libunwind can search. */
 const struct sym_eh_table *sym_image_eh_table(const struct sym_image *img);
+/* vaddr (a file address) is in the first bytes of the file's entry point's
+ * code (e_entry): the process's first frame; offset from the entry. */
+bool sym_image_at_entry(const struct sym_image *img, uint64_t vaddr, uint64_t *offset);
 
 /*
  * The image of the file mapped at addr and the bias of that mapping

@@ -259,6 +259,10 @@ static void resolve_in_file(struct sym_process *p,
 					    &out->offset);
 	if (!out->function)
 		out->offset = 0;
+	/* ld.so's own _start is in no symbol table it ships with: named by
+	 * its entry point, where the unwinder ends a start-up stack. */
+	if (!out->function && sym_image_at_entry(e->image, out->vaddr, &out->offset))
+		out->function = "_start";
 }
 
 /* ---- JIT code: /tmp/perf-PID.map (perf_map.c) ---- */

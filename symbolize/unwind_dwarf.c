@@ -280,6 +280,12 @@ static int after_clone(struct unwind_ctx *c, const struct sym_regs *r)
 	return r->r[SYM_REG_RAX] == 0 ? 1 : 2;
 }
 
+/* The process's first frame: ld.so's _start has no CFI (image.c). */
+static bool at_entry(struct unwind_ctx *c, uint64_t ip)
+{
+	return image_at(c, ip) == 0 && sym_image_at_entry(c->img, ip - c->bias, NULL);
+}
+
 /* The caller, unwound from its call instruction (ra - 1): the three
  * registers a return address, a stack pointer and a frame pointer give. */
 static void caller_regs(struct sym_regs *next, uint64_t ra, uint64_t sp, uint64_t bp)
@@ -366,6 +372,10 @@ int sym_unwind(struct sym_process *p, const struct sym_regs *regs,
 		clone_side = c.no_info && n == 1 ? after_clone(&c, regs) : 0;
 		if (clone_side == 1) {
 			ret = 0; /* a new thread: the outermost frame */
+			break;
+		}
+		if (c.no_info && at_entry(&c, prev)) {
+			ret = 0; /* the process's first frame */
 			break;
 		}
 		if (c.no_info) {

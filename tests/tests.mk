@@ -46,6 +46,10 @@ $(BUILD)/tests/libfake_aten.so: tests/fake_aten/fake_aten.cpp
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -shared -fPIC -o $@ $<
 
+$(BUILD)/tests/targets/many_libs: tests/targets/many_libs.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -Wl,--no-as-needed -lcriterion -lstdc++ -lelf -lz -lm
+
 $(BUILD)/tests/targets/omp_spin: tests/targets/omp_spin.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fopenmp -o $@ $<

@@ -127,6 +127,19 @@ line=$(grep -o 'leaf_a[^;]* (tests/nofp/nofp_shares.c:[0-9]*) ' "$TMP/lines.fold
 check $? "--native-lines gives the leaf's source line" \
 	"line ${line:-none}, function from $first" "$line, function from line $first"
 
+# A program's start-up, while ld.so maps and relocates a score of
+# libraries (LD_BIND_NOW and LD_DEBUG make it take about 0.3 s): the
+# stacks end at ld.so's entry point, named _start, and are whole. Debian's
+# ld.so has no CFI and no symbol there: they were "[truncated: no unwind
+# info];0x1ab77 (ld-linux-x86-64.so.2);_dl_start;...".
+LD_BIND_NOW=1 LD_DEBUG=all LD_DEBUG_OUTPUT="$TMP/ld.debug" $TS record -q -r 1000 -o "$TMP/ld.folded" -- "$T/many_libs"
+ld_all=$(awk '{ c = $NF } /;_dl_start;/ { n += c } END { print n + 0 }' "$TMP/ld.folded")
+ld_whole=$(awk '{ c = $NF } /^_start;_dl_start;/ { n += c } END { print n + 0 }' "$TMP/ld.folded")
+[ "$ld_all" -ge 20 ] && [ "$ld_whole" -eq "$ld_all" ]
+check $? "a program's start-up in ld.so: stacks rooted at ld.so's _start, none marked truncated" \
+	"$ld_whole of $ld_all under _dl_start rooted at _start; $(grep _dl_start "$TMP/ld.folded" | grep -v '^_start;' | head -2)" \
+	"$ld_whole of $ld_all samples"
+
 # Python with numpy (Debian's, none of it built with frame pointers): a
 # matrix product unwinds from the BLAS kernel through numpy and the
 # interpreter (the evaluator frames replaced by the Python frames) to
@@ -139,11 +152,17 @@ if [ -x "$PY" ] && "$PY" -c 'import numpy' 2>/dev/null; then
 	total=$(folded_total "$TMP/np.folded")
 	whole=$(awk '{ c = $NF } /^_start;__libc_start_main;.*;<module> \(<string>:1\);<listcomp> \(<string>:1\);.*;cblas_dgemm;dgemm_ / { n += c } END { print n + 0 }' "$TMP/np.folded")
 	share=$(percent "$whole" "$total")
-	trunc=$(percent "$(folded_with_prefix "$TMP/np.folded" '[truncated')" "$total")
-	echo "numpy: $total samples, $share% in dgemm_ unwound to _start, $trunc% truncated"
+	# Of the samples that ran: one blocked (ending in [idle...]) is unwound
+	# from its pc and sp alone, and ld.so's frames, in a page fault while
+	# numpy's modules load (cold or loaded machines: 39 of 1023 samples
+	# once), need other registers; it says so at its root.
+	trunc=$(awk '{ c = $NF } /^\[truncated/ && !/;\[idle[^;]* [0-9]+$/ { n += c } END { print n + 0 }' "$TMP/np.folded")
+	idle=$(awk '{ c = $NF } /^\[truncated/ && /;\[idle[^;]* [0-9]+$/ { n += c } END { print n + 0 }' "$TMP/np.folded")
+	trunc=$(percent "$trunc" "$total")
+	echo "numpy: $total samples, $share% in dgemm_ unwound to _start, $trunc% truncated while running, $idle blocked samples truncated"
 	at_least "$share" 30 && below "$trunc" 2
-	check $? "numpy's BLAS kernel unwinds through numpy and the interpreter to _start" \
-		"$share%, $trunc% truncated" "$share%"
+	check $? "numpy's BLAS kernel unwinds through numpy and the interpreter to _start, less than 2% of running samples truncated" \
+		"$share%, $trunc% truncated while running" "$share%, $trunc% truncated"
 else
 	skip "numpy's BLAS kernel unwinds through numpy and the interpreter to _start" "no $PY with numpy (python3-numpy)"
 fi
