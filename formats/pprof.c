@@ -116,7 +116,10 @@ static uint64_t location(struct pp *s, uint32_t frame)
 	if (s->loc_of[frame])
 		return s->loc_of[frame];
 	frame_label(s->p, frame, s->o, s->script_dir, label, sizeof(label));
-	loc = id_in(s, &s->locations, label, &added);
+	/* One location per rendering within one file: two modules' _start
+	 * are two functions, each with its own file and mapping. */
+	snprintf(key, sizeof(key), "%s\x1f%s", label, file);
+	loc = id_in(s, &s->locations, key, &added);
 	s->loc_of[frame] = loc;
 	if (!added)
 		return loc;

@@ -73,9 +73,16 @@ static int by_thread(const void *a, const void *b)
 	return (x->stack > y->stack) - (x->stack < y->stack);
 }
 
+/*
+ * Frames that render alike are one speedscope frame (lines merged with
+ * --function), but only within one file: two modules' _start (ld.so's
+ * and a stripped program's, named by its entry point) or two packages'
+ * utils.py:12 each keep their own "file".
+ */
 static int frame_index(struct sp *s, uint32_t frame, uint32_t *out)
 {
-	char label[LABEL_MAX];
+	char label[LABEL_MAX], key[2 * LABEL_MAX];
+	const struct frame *f;
 	bool added;
 	uint32_t id;
 	int ret;
@@ -85,7 +92,9 @@ static int frame_index(struct sp *s, uint32_t frame, uint32_t *out)
 		return 0;
 	}
 	frame_label(s->p, frame, s->o, s->script_dir, label, sizeof(label));
-	ret = label_set_intern(&s->frames, label, &id, &added);
+	f = profile_frame(s->p, frame);
+	snprintf(key, sizeof(key), "%s\x1f%s", label, f->module ? profile_string(s->p, f->module) : "");
+	ret = label_set_intern(&s->frames, key, &id, &added);
 	if (ret < 0)
 		return ret;
 	if (added) {

@@ -50,3 +50,27 @@ Test(speedscope, a_profile_per_thread_frames_shared)
 	free(text);
 	profile_free(p);
 }
+
+/* Two files' frames of one name are two frames, each with its own file:
+ * ld.so's _start and a stripped program's, named by their entry points,
+ * were one, and the program's root said ld.so. */
+Test(speedscope, frames_of_one_name_in_two_files_stay_apart)
+{
+	struct profile *p = profile_new();
+	uint32_t ld = frame(p, FRAME_NATIVE, "_start", "ld-linux-x86-64.so.2", 0);
+	uint32_t dl = frame(p, FRAME_NATIVE, "_dl_start", "ld-linux-x86-64.so.2", 0);
+	uint32_t py = frame(p, FRAME_NATIVE, "_start", "python3.14", 0);
+	uint32_t lc = frame(p, FRAME_NATIVE, "__libc_start_main", "libc.so.6", 0);
+	uint32_t s1[] = { ld, dl }, s2[] = { py, lc };
+	struct render_options o = { 0 };
+	char *text;
+
+	profile_set_thread(p, 100, 100, "python3.14");
+	samples(p, 100, stack(p, s1, 2), 1, 10000000, 0);
+	samples(p, 100, stack(p, s2, 2), 4, 10000000, 0);
+	text = speedscope(p, &o);
+	cr_assert(strstr(text, "{\"name\":\"_start\",\"file\":\"ld-linux-x86-64.so.2\"}"), "%s", text);
+	cr_assert(strstr(text, "{\"name\":\"_start\",\"file\":\"python3.14\"}"), "%s", text);
+	free(text);
+	profile_free(p);
+}
