@@ -43,7 +43,7 @@ void finding_evidence(struct finding *f, const char *fmt, ...)
 /* "function (file.py:LINE)", as the pictures name a frame. */
 void finding_line_text(const struct profile *p, uint32_t frame, char *buf, size_t len)
 {
-	const struct frame *f = frame ? profile_frame(p, frame) : NULL;
+	const struct frame *f = frame != FRAME_NONE ? profile_frame(p, frame) : NULL;
 	const char *file = f && f->module ? profile_string(p, f->module) : NULL;
 	const char *base = file ? strrchr(file, '/') : NULL;
 
@@ -106,7 +106,7 @@ static void cost_text(const struct summary_process *sp, uint64_t ns, uint64_t ba
 static void workers_evidence(const struct summary *s, struct finding *f)
 {
 	uint64_t busy = 0, all = 0, best_ns = 0;
-	uint32_t best = 0;
+	uint32_t best = FRAME_NONE;
 	size_t n = 0;
 	char text[200];
 
@@ -338,12 +338,12 @@ static void worker_restarts(const struct summary *s, const struct summary_proces
 /* The innermost Python frame of a stack, else its innermost frame. */
 uint32_t finding_python_leaf(const struct summary *s, uint32_t stack)
 {
-	uint32_t best = 0;
+	uint32_t best = FRAME_NONE;
 
 	for (uint32_t id = stack; id; id = profile_stack(s->p, id)->parent) {
 		uint32_t frame = profile_stack(s->p, id)->frame;
 
-		if (!best)
+		if (best == FRAME_NONE)
 			best = frame;
 		if (profile_frame(s->p, frame)->kind == FRAME_PYTHON)
 			return frame;

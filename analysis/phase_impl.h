@@ -52,6 +52,10 @@ enum phase phase_inside_eval(struct phase_map *m, uint32_t stack);
  * workers joined, up to seconds each), else neither. */
 enum epoch_edge { EPOCH_NONE, EPOCH_START, EPOCH_STOP };
 enum epoch_edge stack_epoch_edge(struct phase_map *m, uint32_t stack);
+/* "No frame": frame ids start at 0, which is a real frame (often the
+ * first sample's root, or an attach's loop line). */
+#define FRAME_NONE UINT32_MAX
+/* The frame whose line calls into the phase's code; FRAME_NONE if none. */
 uint32_t phase_call_site(struct phase_map *m, uint32_t stack, enum phase ph);
 
 /* source_lines.c: a Python frame's line of source; false if unreadable. */

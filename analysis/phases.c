@@ -239,11 +239,11 @@ uint32_t phase_call_site(struct phase_map *m, uint32_t stack, enum phase ph)
 		while (ph == PHASE_LOGGING && i > 0 && file &&
 		       profile_frame(m->p, m->path[i - 1])->module == file)
 			i--;
-		return i > 0 ? m->path[i - 1] : 0;
+		return i > 0 ? m->path[i - 1] : FRAME_NONE;
 	}
 	/* A sync known by its line: that line. */
 	waiting = ph == PHASE_SYNC ? blocked_python_frame(m, depth) : -1;
-	return waiting >= 0 && sync_line(m, m->path[waiting]) ? m->path[waiting] : 0;
+	return waiting >= 0 && sync_line(m, m->path[waiting]) ? m->path[waiting] : FRAME_NONE;
 }
 
 enum phase phase_of_row(struct phase_map *m, const struct profile_aggregate *row)

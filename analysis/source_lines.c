@@ -16,7 +16,7 @@
 
 bool source_line_of(const struct profile *p, uint32_t frame, char *buf, size_t len)
 {
-	const struct frame *f = frame ? profile_frame(p, frame) : NULL;
+	const struct frame *f = frame != FRAME_NONE ? profile_frame(p, frame) : NULL;
 	char *line = NULL;
 	size_t cap = 0;
 	bool found = false;

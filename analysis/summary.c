@@ -191,7 +191,7 @@ static int func_row(const struct profile_aggregate *row, void *ctx)
 	struct func_pass *fp = ctx;
 	const struct profile *p = fp->s->p;
 	bool native = false, compute = false, copy = false;
-	uint32_t fi, python = 0;
+	uint32_t fi, python = FRAME_NONE;
 	int depth;
 
 	if (row->pid != fp->sp->pid || row->flags & (SAMPLE_GPU | SAMPLE_IDLE) || !row->stack)
@@ -239,7 +239,8 @@ static int func_row(const struct profile_aggregate *row, void *ctx)
 		fp->sp->compute_ns += row->weight_ns;
 	if (copy) {
 		fp->sp->cpu_copy_ns += row->weight_ns;
-		if (python && summary_site_add(fp->sp, SITE_CPU_COPY, python, row->weight_ns) < 0)
+		if (python != FRAME_NONE &&
+		    summary_site_add(fp->sp, SITE_CPU_COPY, python, row->weight_ns) < 0)
 			return -ENOMEM;
 	}
 	return 0;

@@ -97,8 +97,7 @@ static int object_at(struct loader_walk *w, uint64_t end_ns)
 static int loader_of_span(struct loader_walk *w, const struct profile_span *span, int fallback)
 {
 	uint32_t site = phase_call_site(w->s->m, span->stack, PHASE_DATA);
-	/* Frame 0 also stands for "no caller": a line only if a Python one. */
-	const struct frame *f = profile_frame(w->s->p, site);
+	const struct frame *f = site != FRAME_NONE ? profile_frame(w->s->p, site) : NULL;
 	int object = object_at(w, span->end_ns);
 
 	if (object < 0 && (!f || f->kind != FRAME_PYTHON))
@@ -123,7 +122,7 @@ int summary_site_add(struct summary_process *sp, int ph, uint32_t frame, uint64_
 static void loop_function(struct loader_walk *w, uint32_t stack)
 {
 	uint32_t site = phase_call_site(w->s->m, stack, w->sp->steps.beat);
-	const struct frame *f = site ? profile_frame(w->s->p, site) : NULL;
+	const struct frame *f = site != FRAME_NONE ? profile_frame(w->s->p, site) : NULL;
 
 	if (f && f->kind == FRAME_PYTHON) {
 		w->loop_name = f->name;

@@ -154,3 +154,50 @@ Test(summary, a_stack_cut_short_is_not_another_loader)
 	free(text);
 	profile_free(p);
 }
+
+/*
+ * Frame ids start at 0, a real frame: a data-bound loop whose fetching
+ * line is frame 0 names that line in its finding. It read "at ?" while 0
+ * also stood for "no frame".
+ */
+Test(summary, a_call_site_that_is_frame_0_is_named)
+{
+	struct profile *p = profile_new();
+	const struct test_frame data[] = { { "main", "train.py", 10 },
+					   { "_BaseDataLoaderIter.__next__", DL, 700 } };
+	const struct test_frame fwd[] = { { "main", "train.py", 11 },
+					  { "Module._call_impl", "/v/torch/nn/modules/module.py", 1500 } };
+	const struct test_frame bwd[] = { { "main", "train.py", 12 },
+					  { "Tensor.backward", "/v/torch/_tensor.py", 520 } };
+	const struct test_frame opt[] = { { "main", "train.py", 13 },
+					  { "SGD.step", "/v/torch/optim/sgd.py", 80 } };
+	uint32_t sd = stack_path(p, data, 2), sf = stack_path(p, fwd, 2);
+	uint32_t sb = stack_path(p, bwd, 2), so = stack_path(p, opt, 2);
+	struct phase_rules *rules;
+	struct phase_map *map;
+	struct summary *s;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_eq(profile_frame(p, 0)->line, 10, "the loop's fetching line is frame 0");
+	cr_assert_eq(profile_keep_timeline(p), 0);
+	for (int step = 0; step < 30; step++) {
+		add(p, 30, sd, 0, 12);
+		add(p, 30, sf, 0, 3);
+		add(p, 30, sb, 0, 3);
+		add(p, 30, so, 0, 2);
+	}
+	cr_assert_eq(phase_rules_new(&rules), 0);
+	cr_assert_eq(phase_map_new(rules, p, &map), 0);
+	cr_assert_eq(summary_build(map, &s), 0);
+	cr_assert_eq(findings_write(s, 8, f), 0);
+	fclose(f);
+	cr_assert(strstr(text, "data-bound"), "%s", text);
+	cr_assert(strstr(text, "fetched from 0 at main (train.py:10)\n"), "%s", text);
+	summary_free(s);
+	phase_map_free(map);
+	phase_rules_free(rules);
+	free(text);
+	profile_free(p);
+}
