@@ -103,6 +103,38 @@ static uint32_t stack_path(struct profile *p, const struct test_frame *f, int n)
 
 #define DL "/v/torch/utils/data/dataloader.py"
 
+/* A loop's data fetch (its line, train.py:10), forward, backward, step. */
+static const struct test_frame loop_data[] = { { "main", "train.py", 10 },
+					       { "_BaseDataLoaderIter.__next__", DL, 700 } };
+static const struct test_frame loop_fwd[] = { { "main", "train.py", 11 },
+					      { "Module._call_impl", "/v/torch/nn/modules/module.py", 1500 } };
+static const struct test_frame loop_bwd[] = { { "main", "train.py", 12 },
+					      { "Tensor.backward", "/v/torch/_tensor.py", 520 } };
+static const struct test_frame loop_opt[] = { { "main", "train.py", 13 },
+					      { "SGD.step", "/v/torch/optim/sgd.py", 80 } };
+
+/* The end's summary lines, or its findings, of a profile by the built-in
+ * rules. */
+static char *summary_of(struct profile *p, bool findings)
+{
+	struct phase_rules *rules;
+	struct phase_map *map;
+	struct summary *s;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_eq(phase_rules_new(&rules), 0);
+	cr_assert_eq(phase_map_new(rules, p, &map), 0);
+	cr_assert_eq(summary_build(map, &s), 0);
+	cr_assert_eq(findings ? findings_write(s, 8, f) : summary_text_write(s, false, f), 0);
+	fclose(f);
+	summary_free(s);
+	phase_map_free(map);
+	phase_rules_free(rules);
+	return text;
+}
+
 /*
  * A loader is told by the loop's line that fetches from it. A sample whose
  * Python stack was cut short ("[error]" where the loop's frames should be)
@@ -111,26 +143,14 @@ static uint32_t stack_path(struct profile *p, const struct test_frame *f, int n)
 Test(summary, a_stack_cut_short_is_not_another_loader)
 {
 	struct profile *p = profile_new();
-	const struct test_frame data[] = { { "main", "train.py", 10 },
-					   { "_BaseDataLoaderIter.__next__", DL, 700 } };
 	const struct test_frame cut[] = { { "[error]", NULL, 0 },
 					  { "_BaseDataLoaderIter.__next__", DL, 700 } };
-	const struct test_frame fwd[] = { { "main", "train.py", 11 },
-					  { "Module._call_impl", "/v/torch/nn/modules/module.py", 1500 } };
-	const struct test_frame bwd[] = { { "main", "train.py", 12 },
-					  { "Tensor.backward", "/v/torch/_tensor.py", 520 } };
-	const struct test_frame opt[] = { { "main", "train.py", 13 },
-					  { "SGD.step", "/v/torch/optim/sgd.py", 80 } };
 	/* The loop's line is frame 0, as where a recording's first sample
 	 * was in it (attach to a loop at module level). */
-	uint32_t sd = stack_path(p, data, 2), sc = stack_path(p, cut, 2);
-	uint32_t sf = stack_path(p, fwd, 2), sb = stack_path(p, bwd, 2), so = stack_path(p, opt, 2);
-	struct phase_rules *rules;
-	struct phase_map *map;
-	struct summary *s;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	uint32_t sd = stack_path(p, loop_data, 2), sc = stack_path(p, cut, 2);
+	uint32_t sf = stack_path(p, loop_fwd, 2), sb = stack_path(p, loop_bwd, 2);
+	uint32_t so = stack_path(p, loop_opt, 2);
+	char *text;
 
 	cr_assert_eq(profile_keep_timeline(p), 0);
 	for (int step = 0; step < 30; step++) {
@@ -141,16 +161,9 @@ Test(summary, a_stack_cut_short_is_not_another_loader)
 		add(p, 30, sb, 0, 6);
 		add(p, 30, so, 0, 3);
 	}
-	cr_assert_eq(phase_rules_new(&rules), 0);
-	cr_assert_eq(phase_map_new(rules, p, &map), 0);
-	cr_assert_eq(summary_build(map, &s), 0);
-	cr_assert_eq(summary_text_write(s, false, f), 0);
-	fclose(f);
+	text = summary_of(p, false);
 	cr_assert(strstr(text, "trainsample:   DataLoaders: 0: training 0.0 ms a step waiting for data\n"),
 		  "%s", text);
-	summary_free(s);
-	phase_map_free(map);
-	phase_rules_free(rules);
 	free(text);
 	profile_free(p);
 }
@@ -163,22 +176,9 @@ Test(summary, a_stack_cut_short_is_not_another_loader)
 Test(summary, a_call_site_that_is_frame_0_is_named)
 {
 	struct profile *p = profile_new();
-	const struct test_frame data[] = { { "main", "train.py", 10 },
-					   { "_BaseDataLoaderIter.__next__", DL, 700 } };
-	const struct test_frame fwd[] = { { "main", "train.py", 11 },
-					  { "Module._call_impl", "/v/torch/nn/modules/module.py", 1500 } };
-	const struct test_frame bwd[] = { { "main", "train.py", 12 },
-					  { "Tensor.backward", "/v/torch/_tensor.py", 520 } };
-	const struct test_frame opt[] = { { "main", "train.py", 13 },
-					  { "SGD.step", "/v/torch/optim/sgd.py", 80 } };
-	uint32_t sd = stack_path(p, data, 2), sf = stack_path(p, fwd, 2);
-	uint32_t sb = stack_path(p, bwd, 2), so = stack_path(p, opt, 2);
-	struct phase_rules *rules;
-	struct phase_map *map;
-	struct summary *s;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	uint32_t sd = stack_path(p, loop_data, 2), sf = stack_path(p, loop_fwd, 2);
+	uint32_t sb = stack_path(p, loop_bwd, 2), so = stack_path(p, loop_opt, 2);
+	char *text;
 
 	cr_assert_eq(profile_frame(p, 0)->line, 10, "the loop's fetching line is frame 0");
 	cr_assert_eq(profile_keep_timeline(p), 0);
@@ -188,16 +188,9 @@ Test(summary, a_call_site_that_is_frame_0_is_named)
 		add(p, 30, sb, 0, 3);
 		add(p, 30, so, 0, 2);
 	}
-	cr_assert_eq(phase_rules_new(&rules), 0);
-	cr_assert_eq(phase_map_new(rules, p, &map), 0);
-	cr_assert_eq(summary_build(map, &s), 0);
-	cr_assert_eq(findings_write(s, 8, f), 0);
-	fclose(f);
+	text = summary_of(p, true);
 	cr_assert(strstr(text, "data-bound"), "%s", text);
 	cr_assert(strstr(text, "fetched from 0 at main (train.py:10)\n"), "%s", text);
-	summary_free(s);
-	phase_map_free(map);
-	phase_rules_free(rules);
 	free(text);
 	profile_free(p);
 }
