@@ -504,7 +504,9 @@ EOT
 	loaders = {l["name"]: l for l in loop["loaders"]}
 	print(sorted(loaders), {k.split("/", 2)[2]: v for k, v in loop["metrics"].items() if "data" in k}, flush=True)
 	assert sorted(loaders) == ["train_loader", "val_loader"], loaders
-	assert loaders["val_loader"]["val_batches"] == truth["val_batches"], loaders
+	# A fetch sampled not at all (a few ms when the workers are ahead; a
+	# loaded machine's late tick) is a batch lost: two at most, none invented.
+	assert truth["val_batches"] - 2 <= loaders["val_loader"]["val_batches"] <= truth["val_batches"], loaders
 	# Each step counted is train_loader's (a step whose short backward
 	# fell between two samples of a loaded machine merges with the next:
 	# the loop's own count is the measure here, not the truth).
