@@ -24,7 +24,7 @@ for load in quiet contended; do
 		build/trainsample record -r $rate -d "$secs" --native --stats -o "$out/r.tsprof" -- \
 			"$PY" bench/churn.py $((secs + 5)) >/dev/null 2>"$out/err"
 		awk -v run="$load -r $rate" '
-			/^  ticks/ { sub(/\)/, "", $4); missed = $4 "/" $2 }
+			/^  ticks/ { gsub(/[);]/, "", $4); missed = $4 "/" $2; walks = $5 }
 			/target pause/ { p50 = $4 $5; p99 = $7 $8; max = $10 $11 }
 			END { gsub(/,/, "", p50); gsub(/,/, "", p99)
 			      printf "%-22s %10s %10s %10s %14s\n", run, p50, p99, max, missed }

@@ -33,7 +33,7 @@ bool record_target_shares_terminal(pid_t pid)
 void record_stats_print(const struct sampler_stats *st)
 {
 	double secs = (double)st->elapsed_ns / 1e9;
-	char python[256], kinds[160], storm[128] = "", settled[64] = "", quiet[96] = "";
+	char python[256], kinds[160], storm[128] = "", settled[64] = "", quiet[160] = "";
 
 	if (st->python[0])
 		snprintf(python, sizeof(python), "%s", st->python);
@@ -47,7 +47,8 @@ void record_stats_print(const struct sampler_stats *st)
 			 100.0 * (double)st->cpu_settled_ns / (double)st->settled_ns);
 	if (st->quiet_ticks)
 		snprintf(quiet, sizeof(quiet), "; those blocked for long re-read at %" PRIu64
-			 " of %" PRIu64 " ticks", st->quiet_asks, st->quiet_ticks);
+			 " of %" PRIu64 " ticks (the process CPU clock read %" PRIu64 " times)",
+			 st->quiet_asks, st->quiet_ticks, st->quiet_clock_reads);
 	if (st->storm_ns)
 		snprintf(storm, sizeof(storm),
 			 "; a thread storm from %.2f s: %" PRIu64 " threads found at ticks",
@@ -56,7 +57,7 @@ void record_stats_print(const struct sampler_stats *st)
 	fprintf(stderr,
 		"trainsample: stats\n"
 		"  duration         %.2f s\n"
-		"  ticks            %" PRIu64 " (missed %" PRIu64 ")\n"
+		"  ticks            %" PRIu64 " (missed %" PRIu64 "); %" PRIu64 " waitpid(-1) walks of every traced thread\n"
 		"  samples          %" PRIu64 " (idle %" PRIu64 ", truncated %" PRIu64 ", dropped %" PRIu64 ")\n"
 		"  processes        %" PRIu64 " sampled, %" PRIu64 " child processes not\n"
 		"  threads          %" PRIu64 " seen, %u live at the end%s%s\n"
@@ -70,7 +71,7 @@ void record_stats_print(const struct sampler_stats *st)
 		"  python           %s\n"
 		"  python walks     %" PRIu64 " of the GIL holder while stopped; %" PRIu64 " redone and %"
 		PRIu64  " given up as torn (the thread moved while read)\n",
-		secs, st->ticks, st->missed_ticks, st->samples, st->idle_samples, st->truncated,
+		secs, st->ticks, st->missed_ticks, st->stop_walks, st->samples, st->idle_samples, st->truncated,
 		st->dropped, st->processes, st->processes_left,
 		st->threads_seen, st->threads_live, quiet, storm, st->errors, kinds[0] ? " (" : "", kinds,
 		kinds[0] ? ")" : "",

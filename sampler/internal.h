@@ -254,11 +254,15 @@ struct sampler {
 	bool nice_raised;
 	int sigfd;
 	int timerfd;
-	/* waits.c: waitpid(-1) is asked only when a walk is due (once a tick)
-	 * or a SIGCHLD came that is not for a stop already reaped by tid */
+	/* waits.c: waitpid(-1) is asked only when a walk is due (a tick, if
+	 * the last walk is old enough for its cost) or a SIGCHLD came that is
+	 * not for a stop already reaped by tid */
 	bool stops_walk_due;
 	bool stops_signalled;
-	pid_t stops_reaped[4];    /* reaped by tid this tick, SIGCHLD not yet read */
+	uint64_t stops_walk_ns;      /* the last empty walk's end and its cost */
+	uint64_t stops_walk_cost_ns;
+	uint64_t stops_came_ns;      /* the last stop not of our interrupts */
+	pid_t stops_reaped[16];   /* reaped by tid this tick, SIGCHLD not yet read */
 	unsigned stops_nreaped;
 	/* quiet.c: threads blocked for long, asked only when one may have run */
 	clockid_t cpu_clock;  /* the process's CPU clock */
@@ -267,6 +271,7 @@ struct sampler {
 	bool quiet_rest_known;
 	int64_t quiet_rest_ns; /* the clock less the threads' known times, at its lowest */
 	uint64_t quiet_clock_at; /* the tick that last read the clock */
+	uint64_t quiet_clock_cost_ns; /* and how long that read took */
 	bool stop_requested;
 	int stop_signo;
 	bool stop_from_user;  /* sent by kill(), not by the terminal */
@@ -288,7 +293,10 @@ struct sampler {
 	uint64_t tick_now, tick_weight; /* the current tick's time and weight */
 	uint64_t cpu_wait_seen_at;      /* the last tick a thread waited for a CPU */
 	int pending_traps;    /* interrupts of this pass not yet trapped */
-	pid_t last_interrupted; /* the thread of the pass's last interrupt */
+	/* tick.c: the threads this pass interrupted, while they are few
+	 * (TRAP_TIDS_MAX + 1: too many to ask one by one) */
+	pid_t trap_tids[8];
+	unsigned ntrap_tids;
 	bool trap_on_our_cpu; /* an interrupted thread shares our CPU */
 	int our_cpu;          /* where this tick runs */
 	struct thread **blocked; /* blocked threads of this tick */
@@ -363,6 +371,10 @@ bool traced_by_us(pid_t tid);
 void stops_reaped_by_tid(struct sampler *s, pid_t tid);
 /* waits.c: the next stops_wait walks every traced thread whatever came. */
 void stops_walk_due(struct sampler *s);
+/* The same at a tick, once the last walk is far enough back for its cost
+ * or while stops other than our interrupts' come (stops_came). */
+void stops_walk_at_tick(struct sampler *s, uint64_t now);
+void stops_came(struct sampler *s);
 /* The process's name (comm); "" when gone. */
 void proc_comm(pid_t pid, char *buf, size_t len);
 
@@ -425,6 +437,18 @@ void pysample_finish(struct sampler *s);
 static inline struct sampler *sampler_root(struct sampler *s)
 {
 	return s->root ? s->root : s;
+}
+/*
+ * How far apart to make a periodic chore that cost cost_ns last time so it
+ * takes a quarter percent of a core at most: a chore whose cost grows with
+ * the target's threads or maps (a walk of every traced thread, the process
+ * CPU clock, the maps) must not grow trainsample's share with them.
+ */
+static inline uint64_t spaced_for_cost(uint64_t cost_ns, uint64_t least_ns, uint64_t most_ns)
+{
+	uint64_t every = cost_ns * 400;
+
+	return every < least_ns ? least_ns : every > most_ns ? most_ns : every;
 }
 /* The sampler whose process tid belongs to, for a stop of tid; a new
  * process under a followed one gets a sampler of its own here. */

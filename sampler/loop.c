@@ -19,6 +19,7 @@
 
 #define PERIODIC_NS 100000000ull
 #define SYMBOLS_REFRESH_NS 100000000ull
+#define SYMBOLS_REFRESH_MOST_NS 2000000000ull
 /* Unwinding stops this long before a tick, to be back in poll for it. */
 #define QUEUE_MARGIN_NS 100000ull
 
@@ -116,7 +117,7 @@ static void stop_self(struct sampler *s)
  */
 static void tick_all(struct sampler *s, uint64_t now)
 {
-	stops_walk_due(s);
+	stops_walk_at_tick(s, now);
 	tick_sample(s, now);
 	for (size_t i = 0; i < s->nprocs; i++)
 		if (!s->procs[i]->exited && s->procs[i]->sym)
@@ -216,9 +217,10 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 			if (now - last_refresh >= refresh_every) {
 				refresh_symbols(s);
 				last_refresh = monotonic_ns();
-				/* At most 2% of a core on it, however large the maps. */
-				if (refresh_every < (last_refresh - now) * 50)
-					refresh_every = (last_refresh - now) * 50;
+				/* However large the maps (a stack each for
+				 * hundreds of threads). */
+				refresh_every = spaced_for_cost(last_refresh - now, SYMBOLS_REFRESH_NS,
+								SYMBOLS_REFRESH_MOST_NS);
 			}
 		}
 		timeout = wait_ms_until(now, next_periodic);

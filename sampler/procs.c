@@ -404,6 +404,7 @@ void stats_fold(struct sampler *into, const struct sampler *from)
 	a->storm_seized += b->storm_seized;
 	a->quiet_ticks += b->quiet_ticks;
 	a->quiet_asks += b->quiet_asks;
+	a->quiet_clock_reads += b->quiet_clock_reads;
 	a->stops += b->stops;
 	if (b->pause_max_ns > a->pause_max_ns)
 		a->pause_max_ns = b->pause_max_ns;

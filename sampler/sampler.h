@@ -95,6 +95,9 @@ struct sampler_stats {
 	uint64_t quiet_ticks;      /* ticks with threads blocked for long ... */
 	uint64_t quiet_asks;       /* ... and those of them where the process's
 				    * CPU clock said one may have run: all read */
+	uint64_t quiet_clock_reads; /* reads of that clock */
+	uint64_t stop_walks;       /* waitpid(-1) calls that found no stop:
+				    * each walks every traced thread */
 	uint64_t stops;            /* threads interrupted to copy */
 	uint64_t pause_p50_ns;     /* time a thread stayed stopped per copy */
 	uint64_t pause_p99_ns;

@@ -421,6 +421,7 @@ static void handle_own(struct sampler *s, pid_t tid, int status)
 	int sig, event;
 
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		stops_came(s);
 		stops_log(s, "exit tid %d status 0x%x", (int)tid, status);
 		handle_exit(s, tid, status);
 		return;
@@ -430,6 +431,8 @@ static void handle_own(struct sampler *s, pid_t tid, int status)
 	sig = WSTOPSIG(status);
 	event = (unsigned)status >> 16;
 	t = thread_find(s, tid);
+	if (!t || !t->interrupt_sent || event != PTRACE_EVENT_STOP)
+		stops_came(s);
 	stops_log(s, "stop tid %d sig %d event %d%s%s%s", (int)tid, sig, event, t ? "" : " (new)",
 		  t && t->interrupt_sent ? " interrupted" : "", t && t->detaching ? " detaching" : "");
 	if (!t) {

@@ -5,6 +5,7 @@
  * without stopping them; unwind and symbolize after everyone runs again.
  */
 #include <errno.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #define TRAP_WAIT_MS 20
 #define TRAP_GIVE_UP_NS 1000000000ull
 #define TRAP_SPIN_NS 100000ull
+#define TRAP_TIDS_MAX (sizeof(((struct sampler *)0)->trap_tids) / sizeof(pid_t))
 
 /*
  * The bytes from sp to the end of the thread's stack mapping, capped: the
@@ -96,7 +98,10 @@ void tick_interrupt(struct sampler *s, struct thread *t, bool py_walk)
 	}
 	t->interrupt_sent = true;
 	t->counted = true;
-	s->last_interrupted = t->tid;
+	if (s->ntrap_tids < TRAP_TIDS_MAX)
+		s->trap_tids[s->ntrap_tids++] = t->tid;
+	else
+		s->ntrap_tids = TRAP_TIDS_MAX + 1;
 	t->want_copy = true;
 	t->want_py_walk = py_walk;
 	s->pending_traps++;
@@ -131,6 +136,44 @@ static void forget_dead_traps(struct sampler *s, bool give_up)
 }
 
 /*
+ * Reaps the traps of the threads this pass interrupted, each asked by its
+ * tid: waitpid(-1) walks every traced thread of the process, which with
+ * hundreds blocked costs more than the stops themselves (and each trap's
+ * SIGCHLD would ask for another walk). A thread whose stop was not the
+ * trap (a signal came first) stays asked. Too many interrupted: one walk.
+ */
+static void reap_traps_by_tid(struct sampler *s)
+{
+	if (s->ntrap_tids > TRAP_TIDS_MAX) {
+		stops_wait(s, 0);
+		return;
+	}
+	for (unsigned i = 0; i < s->ntrap_tids;) {
+		pid_t tid = s->trap_tids[i];
+		struct thread *t;
+		int status;
+		pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
+
+		if (r == 0 || (r < 0 && errno == EINTR)) {
+			i++;
+			continue;
+		}
+		if (r > 0) {
+			stops_reaped_by_tid(s, r);
+			stops_handle(s, r, status);
+			t = thread_find(s, tid);
+			if (t && !t->gone && t->counted) {
+				i++;
+				continue;
+			}
+		}
+		/* Trapped, gone, or not ours to ask (ECHILD): the slow path
+		 * sees to what is left. */
+		s->trap_tids[i] = s->trap_tids[--s->ntrap_tids];
+	}
+}
+
+/*
  * An interrupted thread traps within microseconds, but waking a sleeping
  * tracer can take tens (more on a VM): poll without sleeping for a short
  * while first, so the target is not kept stopped while we wake up. Not
@@ -141,26 +184,40 @@ static void spin_for_traps(struct sampler *s, uint64_t since)
 {
 	if (s->trap_on_our_cpu)
 		return;
-	while (s->pending_traps > 0 && !s->exited &&
-	       monotonic_ns() - since < TRAP_SPIN_NS) {
-		int status;
-		pid_t r;
+	while (s->pending_traps > 0 && s->ntrap_tids > 0 && !s->exited &&
+	       monotonic_ns() - since < TRAP_SPIN_NS)
+		reap_traps_by_tid(s);
+}
 
-		if (s->pending_traps > 1) {
-			stops_wait(s, 0);
-			continue;
-		}
-		/* One thread to wait for (a Python holder, a lone busy
-		 * thread): asked by its tid, which does not walk every
-		 * traced thread of a process with hundreds as -1 does. */
-		r = waitpid(s->last_interrupted, &status, __WALL | WNOHANG);
-		if (r > 0) {
-			stops_reaped_by_tid(s, r);
-			stops_handle(s, r, status);
-		}
-		else if (r < 0 && errno != EINTR)
-			break;
+/*
+ * Past the spin: sleeps until a SIGCHLD (or timeout_ms), then asks the
+ * interrupted threads by tid before reading the signals, so the traps'
+ * own SIGCHLDs ask for no walk; any other stop's does. Returns false when
+ * nothing came.
+ */
+static bool wait_for_traps(struct sampler *s, int timeout_ms)
+{
+	struct sampler *root = sampler_root(s);
+	struct pollfd pfd = { .fd = root->sigfd, .events = POLLIN };
+
+	int pending = s->pending_traps;
+
+	if (!s->ntrap_tids || s->ntrap_tids > TRAP_TIDS_MAX || root->sigfd < 0 || root->stops_signalled)
+		return stops_wait(s, timeout_ms) > 0;
+	/* Asked before and after the sleep: a SIGCHLD read earlier (two
+	 * that came together are one) may have been this trap's. */
+	reap_traps_by_tid(s);
+	if (s->pending_traps < pending)
+		return true;
+	if (poll(&pfd, 1, timeout_ms) <= 0) {
+		reap_traps_by_tid(s);
+		return s->pending_traps < pending;
 	}
+	reap_traps_by_tid(s);
+	signals_drain(root);
+	if (root->stops_signalled)
+		stops_wait(s, 0);
+	return true;
 }
 
 void tick_collect_traps(struct sampler *s)
@@ -169,7 +226,7 @@ void tick_collect_traps(struct sampler *s)
 
 	spin_for_traps(s, since);
 	while (s->pending_traps > 0 && !s->exited && !sampler_root(s)->stop_requested) {
-		bool quiet = stops_wait(s, TRAP_WAIT_MS) == 0;
+		bool quiet = !wait_for_traps(s, TRAP_WAIT_MS);
 		bool late = monotonic_ns() - since > TRAP_GIVE_UP_NS;
 
 		if (quiet || late)
@@ -179,6 +236,7 @@ void tick_collect_traps(struct sampler *s)
 	for (size_t i = 0; i < s->nthreads; i++)
 		s->threads[i]->counted = s->threads[i]->want_copy = s->threads[i]->want_py_walk = false;
 	s->pending_traps = 0;
+	s->ntrap_tids = 0;
 }
 
 /*

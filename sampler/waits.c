@@ -18,20 +18,27 @@
 
 /*
  * waitpid(-1) walks every traced thread of every process (the kernel's
- * wait_consider_task for each): with 500 threads, about 90 us a walk, and
- * the loop made three a tick. A walk is due once a tick (set by the loop
- * at each tick), and otherwise made only for a SIGCHLD: every stop and
- * exit of a tracee sends one. But not for a SIGCHLD of a stop the tick
- * already reaped by its tid (its interrupt's trap), which would cost a walk
- * a tick for nothing. A SIGCHLD that comes while one is queued is lost
- * (one of a kind is queued at a time, with the first one's siginfo): when
- * the queued one is of a stop reaped by its tid, it is passed over, and
- * the lost one's stop with it. On a 16-core machine, where many
- * interrupted threads send theirs at once, a version without the tick's
- * walk left new threads' stops waiting 290 ms (the likely cause, not
- * proven). The tick's walk bounds such a wait to a tick, as the loop's
- * sleep did before.
+ * wait_consider_task for each): with 500 threads, about 90 us a walk on a
+ * VM. A walk is made for a SIGCHLD: every stop and exit of a tracee sends
+ * one. But not for a SIGCHLD of a stop the tick already reaped by its tid
+ * (its interrupt's trap), which would cost a walk a tick for nothing. A
+ * SIGCHLD that comes while one is queued is lost (one of a kind is queued
+ * at a time, with the first one's siginfo): when the queued one is of a
+ * stop reaped by its tid, it is passed over, and the lost one's stop with
+ * it. On a 16-core machine, where many interrupted threads send theirs at
+ * once, a version without periodic walks left new threads' stops waiting
+ * 290 ms (the likely cause, not proven). So a tick also walks: at every
+ * tick while other stops come (threads starting or ending, signals; not
+ * our interrupts' traps) within STOPS_BUSY_NS, otherwise once the last
+ * walk is far enough back for its cost (spaced_for_cost: every tick for a
+ * few threads, every 36 ms for 500 at 90 us, never more than
+ * STOPS_WALK_MOST_NS apart). That bounds the wait of a stop whose SIGCHLD
+ * was lost; a walk at every tick was a tenth of a core at 1 kHz with 500
+ * threads that never stop.
  */
+#define STOPS_WALK_MOST_NS 50000000ull
+#define STOPS_BUSY_NS 200000000ull
+
 static bool reaped_already(struct sampler *root, pid_t pid, int code)
 {
 	/* A ptrace stop: an event's (CLD_TRAPPED) or an interrupt's
@@ -64,9 +71,27 @@ void stops_walk_due(struct sampler *s)
 	root->stops_nreaped = 0; /* what is left had its SIGCHLD lost */
 }
 
+void stops_came(struct sampler *s)
+{
+	sampler_root(s)->stops_came_ns = monotonic_ns();
+}
+
+void stops_walk_at_tick(struct sampler *s, uint64_t now)
+{
+	struct sampler *root = sampler_root(s);
+
+	/* A tid left from the last tick had its SIGCHLD folded into another
+	 * one's: kept, it would pass over that thread's next stop. */
+	root->stops_nreaped = 0;
+	if (now - root->stops_came_ns < STOPS_BUSY_NS ||
+	    now - root->stops_walk_ns >= spaced_for_cost(root->stops_walk_cost_ns, 0, STOPS_WALK_MOST_NS))
+		stops_walk_due(root);
+}
+
 static pid_t stops_reap_one(struct sampler *root, int *status)
 {
 	struct pollfd pfd = { .fd = root->sigfd, .events = POLLIN };
+	uint64_t start;
 	pid_t tid;
 
 	if (!root->stops_walk_due && !root->stops_signalled && root->sigfd >= 0) {
@@ -75,10 +100,14 @@ static pid_t stops_reap_one(struct sampler *root, int *status)
 		if (!root->stops_signalled)
 			return 0;
 	}
+	start = monotonic_ns();
 	tid = waitpid(-1, status, __WALL | WNOHANG);
 	if (tid == 0) {
 		/* Every stop so far is reaped: what comes next signals. */
 		root->stops_walk_due = root->stops_signalled = false;
+		root->stops_walk_ns = monotonic_ns();
+		root->stops_walk_cost_ns = root->stops_walk_ns - start;
+		root->st.stop_walks++;
 	}
 	return tid;
 }

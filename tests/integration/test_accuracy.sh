@@ -76,6 +76,35 @@ set -- $reread
 check $? "threads blocked for long are read again at the ticks after one ran (8 or more), not at every tick (a quarter at most)" \
 	"$(grep threads "$TMP/lw8.err")"
 
+# What a tick costs beyond the threads that run: with 500 threads blocked
+# for good, the chores whose cost grows with the threads (waitpid(-1)
+# walking every traced thread, the process CPU clock summing them) are
+# spaced by their cost (sampler/waits.c, quiet.c), not made at every tick.
+# Attached at 1 kHz for 3 s to a process whose threads all exist already
+# (no thread starts or ends meanwhile): before, a walk at every tick and
+# the clock at every tenth; now a fraction of that, however fast the
+# machine (spaced to a quarter percent of a core, at least every 10 ms
+# for the clock). The late waker must still be seen.
+"$T/late_waker" 500 2.5 1 >"$TMP/lw500.out" &
+pid=$!
+sleep 0.5
+$TS attach "$pid" -q --stats -r 1000 -d 3 -o "$TMP/lw500.folded" 2>"$TMP/lw500.err"
+wait $pid
+ticks=$(sed -n 's/^  ticks *\([0-9]*\).*/\1/p' "$TMP/lw500.err")
+walks=$(sed -n 's/^  ticks.* \([0-9]*\) waitpid(-1) walks.*/\1/p' "$TMP/lw500.err")
+clocks=$(sed -n 's/.*the process CPU clock read \([0-9]*\) times.*/\1/p' "$TMP/lw500.err")
+w=$(folded_with "$TMP/lw500.folded" woken_spin)
+echo "500 blocked threads at 1 kHz: ${ticks:-?} ticks, ${walks:-?} walks, clock read ${clocks:-?} times; woken_spin $w samples"
+[ -n "$ticks" ] && [ -n "$walks" ] && [ $((walks * 2)) -le "$ticks" ]
+check $? "500 blocked threads: waitpid(-1) walks every traced thread at half the ticks or fewer" \
+	"$(grep -E 'ticks|threads' "$TMP/lw500.err")"
+[ -n "$clocks" ] && [ "$clocks" -ge 10 ] && [ $((clocks * 10)) -le "$ticks" ]
+check $? "500 blocked threads: the process CPU clock is read at a tenth of the ticks or fewer, but read" \
+	"$(grep -E 'ticks|threads' "$TMP/lw500.err")"
+[ "$w" -ge 300 ]
+check $? "500 blocked threads: the thread that wakes for its last second is sampled (300 samples of about 1000 or more)" \
+	"woken_spin $w samples"
+
 # Periodic work in step with the rate: a 10 ms loop of CLOCK_MONOTONIC
 # whose first 2 ms are in lockstep_short, sampled at 100 Hz for 6 s. Each
 # tick's phase must be nearly independent of the last one's: of the
