@@ -272,6 +272,8 @@ struct sampler {
 	int64_t quiet_rest_ns; /* the clock less the threads' known times, at its lowest */
 	uint64_t quiet_clock_at; /* the tick that last read the clock */
 	uint64_t quiet_clock_cost_ns; /* and how long that read took */
+	uint64_t quiet_count;  /* threads quiet at the last read of the clock */
+	uint64_t schedstat_cost_ns; /* a schedstat read, smoothed (threads.c) */
 	bool stop_requested;
 	int stop_signo;
 	bool stop_from_user;  /* sent by kill(), not by the terminal */

@@ -24,7 +24,8 @@
  * Both counters move only at a scheduler tick or switch, so a quiet thread
  * woken less than a scheduler tick ago (4 ms at HZ=250) is seen a tick
  * later, and one woken but still waiting for a CPU has not run at all: each
- * quiet thread still gets its turn every QUIET_TURN_NS, spread by tid.
+ * quiet thread still gets its turn every QUIET_TURN_NS (further apart for
+ * hundreds: quiet_turn_ns), spread by tid.
  * Without the clock, that turn comes every QUIET_TURN_BLIND_NS instead.
  *
  * The clock walks every thread of the process in the kernel: about 80 us
@@ -41,6 +42,7 @@
 
 #define QUIET_FOR_NS 200000000ull
 #define QUIET_TURN_NS 1000000000ull
+#define QUIET_TURN_MOST_NS 4000000000ull
 #define QUIET_TURN_BLIND_NS 100000000ull
 #define QUIET_CLOCK_EVERY_NS 10000000ull
 #define QUIET_CLOCK_MOST_NS 50000000ull
@@ -50,10 +52,19 @@ static bool quiet_long(const struct sampler *s, const struct thread *t)
 	return t->seen_blocked && t->quiet_since_ns && s->tick_now - t->quiet_since_ns >= QUIET_FOR_NS;
 }
 
+/* Each quiet thread's turn: every second, or further apart when there are
+ * so many that their reads would cost more than spaced_for_cost allows
+ * (2 s for 500 at 10 us a read). */
+static uint64_t quiet_turn_ns(const struct sampler *s)
+{
+	if (!s->cpu_clock_ok)
+		return QUIET_TURN_BLIND_NS;
+	return spaced_for_cost(s->quiet_count * s->schedstat_cost_ns, QUIET_TURN_NS, QUIET_TURN_MOST_NS);
+}
+
 bool quiet_unasked(const struct sampler *s, const struct thread *t)
 {
-	uint64_t turn = s->cpu_clock_ok ? QUIET_TURN_NS : QUIET_TURN_BLIND_NS;
-	uint64_t every = s->period_ns ? turn / s->period_ns : 1;
+	uint64_t every = s->period_ns ? quiet_turn_ns(s) / s->period_ns : 1;
 
 	return !s->quiet_ask_all && every > 1 && quiet_long(s, t) &&
 	       (s->tick + (uint64_t)t->tid) % every != 0;
@@ -114,6 +125,7 @@ void quiet_tick_begin(struct sampler *s)
 	}
 	for (size_t i = 0; i < s->nthreads; i++)
 		quiet += polled(s->threads[i]) && quiet_long(s, s->threads[i]);
+	s->quiet_count = quiet;
 	if (!quiet) {
 		s->quiet_rest_known = false;
 		return;

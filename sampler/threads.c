@@ -286,14 +286,18 @@ static void cpu_wait_update(struct sampler *s, struct thread *t, uint64_t delay)
 static int read_schedstat(struct sampler *s, struct thread *t, uint64_t *runtime,
 			  uint64_t *switches)
 {
+	uint64_t delay, start = monotonic_ns();
 	char buf[96], *end;
-	uint64_t delay;
+	ssize_t n;
 
 	if (t->schedstat_fd < 0)
 		t->schedstat_fd = open_task_file(s->pid, t->tid, "schedstat");
 	t->schedstat_tick = s->tick;
 	t->schedstat_known = false;
-	if (read_task_file(s, t->tid, &t->schedstat_fd, "schedstat", buf, sizeof(buf)) <= 0)
+	n = read_task_file(s, t->tid, &t->schedstat_fd, "schedstat", buf, sizeof(buf));
+	/* What a read costs, smoothed: quiet threads' turns are paced by it. */
+	s->schedstat_cost_ns = (7 * s->schedstat_cost_ns + (monotonic_ns() - start)) / 8;
+	if (n <= 0)
 		return -EIO;
 	*runtime = strtoull(buf, &end, 10);
 	delay = strtoull(end, &end, 10);
