@@ -119,11 +119,24 @@ static bool another_runnable(struct sampler *s, pid_t tid)
 	return false;
 }
 
+/* A thread other than tid in the table: without one, no thread can have
+ * been woken for a process-wide signal but the one about to be resumed. */
+static bool another_thread(const struct sampler *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->nthreads; i++)
+		if (s->threads[i]->tid != tid && !s->threads[i]->gone)
+			return true;
+	return false;
+}
+
 void shared_signals_leave_to_woken(struct sampler *s, pid_t tid)
 {
 	uint64_t start, now;
 	int sig;
 
+	/* One thread: its pause is spared the queue's peek. */
+	if (!another_thread(s, tid))
+		return;
 	start = monotonic_ns();
 	if (start < s->signal_hold_off_until_ns)
 		return;

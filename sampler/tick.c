@@ -199,7 +199,6 @@ static bool wait_for_traps(struct sampler *s, int timeout_ms)
 {
 	struct sampler *root = sampler_root(s);
 	struct pollfd pfd = { .fd = root->sigfd, .events = POLLIN };
-
 	int pending = s->pending_traps;
 
 	if (!s->ntrap_tids || s->ntrap_tids > TRAP_TIDS_MAX || root->sigfd < 0 || root->stops_signalled)
