@@ -52,7 +52,17 @@ check $? "the end of record: the process's threads, top functions and the main l
 	"$(head -5 "$TMP/pl.end")"
 
 # Steps: counted exactly, the median step within 5% of the loop's own (at
-# 1 kHz: a step's ends are known to a period, 2% of a 50 ms step).
+# 1 kHz: a step's ends are known to a period, 2% of a 50 ms step). One
+# exception, which the output shows: a backward (10 ms of CPU) with no
+# sample in it at all, when trainsample or its VM stalled longer than that,
+# merges two steps into one twice as long (a fresh clone's run here: 52 of
+# 53, max 114 ms for a p50 of 55). So one short is allowed only with a
+# step of 1.8 medians or more; anything else (a step split, another lost)
+# fails.
+# merged_ok WANT GOT P50 MAX: exact, or one short with a merged pair shown.
+merged_ok() {
+	[ "$2" = "$1" ] || { [ "$2" = $(($1 - 1)) ] && at_least "$(awk -v p="$3" -v m="$4" 'BEGIN { print m / p }')" 1.8; }
+}
 L=$(grep -n 'spin(4 \* UNIT)' tests/python/phase_loop.py | cut -d: -f1)
 $TS record -r 1000 --phases "$TMP/rules" --time model_backward --time "phase_loop.py:$L" \
 	-o "$TMP/st.folded" -- $PY tests/python/phase_loop.py 3 >"$TMP/pl.out" 2>"$TMP/pl.err"
@@ -61,9 +71,11 @@ want_steps=${10} want_p50=${12}
 line=$(grep "^trainsample:   steps: " "$TMP/pl.err")
 got_steps=$(echo "$line" | sed -n 's/^trainsample:   steps: \([0-9]*\) .*/\1/p')
 got_p50=$(echo "$line" | sed -n 's/.*step p50 \([0-9.]*\) ms.*/\1/p')
-[ "$got_steps" = "$want_steps" ] && within "$got_p50" "$(awk -v n="$want_p50" 'BEGIN { print n / 1e6 }')" \
+got_max=$(echo "$line" | sed -n 's/.*, max \([0-9.]*\) ms.*/\1/p')
+merged_ok "$want_steps" "$got_steps" "$got_p50" "${got_max:-0}" &&
+	within "$got_p50" "$(awk -v n="$want_p50" 'BEGIN { print n / 1e6 }')" \
 	"$(awk -v n="$want_p50" 'BEGIN { print n / 1e6 * 0.05 }')"
-check $? "steps counted exactly, the median step within 5%" \
+check $? "steps counted exactly (or two merged where a whole backward went unsampled, shown), the median step within 5%" \
 	"loop: $want_steps steps, p50 $want_p50 ns; trainsample: $line" "$got_steps steps, p50 $got_p50 ms against $(awk -v n="$want_p50" 'BEGIN { print n / 1e6 }') ms"
 
 # --time: a call per backward, the median within 5% (and a period) of the
@@ -73,9 +85,15 @@ want_bwd=$(awk -v n="${14}" 'BEGIN { print n / 1e6 }')
 line=$(grep "^trainsample: calls of model_backward: " "$TMP/pl.err")
 calls=$(echo "$line" | sed -n 's/.*model_backward: \([0-9]*\),.*/\1/p')
 p50=$(echo "$line" | sed -n 's/.* p50 \([0-9.]*\) ms.*/\1/p')
-[ "$calls" = "${10}" ] && within "$p50" "$want_bwd" "$(awk -v w="$want_bwd" 'BEGIN { print w * 0.05 + 1 }')" &&
-	grep -q "^trainsample: calls of phase_loop.py:$L: ${10}, p50 .*(each end known to 1.0 ms, the sampling period)" "$TMP/pl.err"
-check $? "--time FUNC and FILE:LINE: each call counted, the median call within 5% of the loop's own" \
+cmax=$(echo "$line" | sed -n 's/.*, max \([0-9.]*\) ms.*/\1/p')
+line_calls=$(sed -n "s/^trainsample: calls of phase_loop.py:$L: \([0-9]*\), p50 .*(each end known to 1.0 ms, the sampling period).*/\1/p" "$TMP/pl.err")
+# Exact as the steps are, with the same one exception, which the steps
+# line must then show too.
+{ [ "$calls" = "${10}" ] && [ "$line_calls" = "${10}" ] ||
+	{ [ "$got_steps" = $((${10} - 1)) ] && merged_ok "${10}" "$calls" "$p50" "${cmax:-0}" &&
+	  [ -n "$line_calls" ] && [ "$line_calls" -ge $((${10} - 1)) ] && [ "$line_calls" -le "${10}" ]; }; } &&
+	within "$p50" "$want_bwd" "$(awk -v w="$want_bwd" 'BEGIN { print w * 0.05 + 1 }')"
+check $? "--time FUNC and FILE:LINE: each call counted (two merged only with the steps'), the median call within 5% of the loop's own" \
 	"loop: ${10} calls, p50 $want_bwd ms; $(grep 'calls of' "$TMP/pl.err")" "$calls calls, p50 $p50 ms against $want_bwd ms"
 
 # report --summary: the same lines from the recording, on stdout, alone:
