@@ -13,7 +13,7 @@ have_strace=$(command -v strace)
 under_record() {
 	label=$1 py=$2
 	rm -f "$TMP/threads.out"
-	"$py" $P/threads.py 5 >"$TMP/threads.out" &
+	"$py" $P/threads.py 3.5 >"$TMP/threads.out" &
 	pid=$!
 	reap_later $pid
 	wait_file "$TMP/threads.out"
