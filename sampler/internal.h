@@ -88,6 +88,15 @@ struct blocked_state {
 };
 
 /* A thread's registers and stack, copied at a tick, waiting to be unwound. */
+/*
+ * The x86-64 ABI's red zone: the 128 bytes under sp that a function may
+ * use without moving sp, and that nothing asynchronous overwrites. A
+ * thread stopped in an epilogue, just after its pops, still has there the
+ * registers it popped, where the CFI says they were saved: copied with the
+ * stack, they unwind its caller (they were read past the copy before).
+ */
+#define STACK_RED_ZONE 128
+
 struct stack_sample {
 	pid_t tid;
 	uint64_t time_ns;     /* the tick's time and weight */
@@ -96,8 +105,9 @@ struct stack_sample {
 	bool blocked;         /* read without stopping: only state.pc/sp known */
 	struct blocked_state state;
 	struct user_regs_struct regs;
-	uint8_t *data;        /* from sp upwards */
-	size_t len;
+	uint8_t *data;        /* from sp - below upwards */
+	size_t len;           /* below included */
+	size_t below;         /* of the red zone under sp (STACK_RED_ZONE at most) */
 	bool capped;          /* the stack goes on beyond len */
 	/* --native: the thread's Python frames, read at the same moment */
 	bool has_py;

@@ -61,10 +61,10 @@ bool queue_prepare(struct sampler *s, size_t n)
 
 		if (c->data)
 			continue;
-		c->data = malloc(s->opt.stack_bytes);
+		c->data = malloc(s->opt.stack_bytes + STACK_RED_ZONE);
 		if (!c->data)
 			return false;
-		memset(c->data, 0, s->opt.stack_bytes);
+		memset(c->data, 0, s->opt.stack_bytes + STACK_RED_ZONE);
 	}
 	return true;
 }
@@ -79,7 +79,7 @@ struct stack_sample *queue_reserve(struct sampler *s)
 	if (q->count == q->limit)
 		return NULL;
 	c = &q->slots[(q->head + q->count) % q->limit];
-	if (!c->data && !(c->data = malloc(s->opt.stack_bytes)))
+	if (!c->data && !(c->data = malloc(s->opt.stack_bytes + STACK_RED_ZONE)))
 		return NULL;
 	return c;
 }

@@ -323,7 +323,7 @@ static int unwind_copy(struct sampler *s, struct thread *t, const struct sym_reg
 		       bool *python)
 {
 	struct sym_stack_copy copy = {
-		.base = regs->r[SYM_REG_RSP],
+		.base = regs->r[SYM_REG_RSP] - c->below,
 		.data = c->data,
 		.capped = c->capped,
 	};

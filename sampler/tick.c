@@ -44,11 +44,33 @@ static size_t stack_copy_len(struct sampler *s, struct thread *t, uint64_t sp)
 	return t->stack_hi - sp < cap ? (size_t)(t->stack_hi - sp) : cap;
 }
 
+/*
+ * The stack from sp (and the red zone under it, where it lies in the
+ * stack's mapping) into c: data, len, below and capped. Returns what
+ * remote_read did.
+ */
+static ssize_t stack_copy_read(struct sampler *s, struct thread *t, uint64_t sp,
+			       struct stack_sample *c)
+{
+	size_t len = stack_copy_len(s, t, sp);
+	size_t below = 0;
+	ssize_t n;
+
+	if (sp >= t->stack_lo && sp < t->stack_hi)
+		below = sp - t->stack_lo < STACK_RED_ZONE ? (size_t)(sp - t->stack_lo) : STACK_RED_ZONE;
+	n = remote_read(t->tid, sp - below, c->data, below + len);
+	c->below = n >= (ssize_t)below ? below : 0;
+	c->len = n > 0 && (size_t)n >= below ? (size_t)n : 0;
+	/* The whole cap was read and the mapping goes on: frames beyond it
+	 * are cut off, which the stack will say. */
+	c->capped = len == s->opt.stack_bytes && c->len == below + len && sp + len != t->stack_hi;
+	return n;
+}
+
 /* Called by the stop handler while t sits in our interrupt trap. */
 void tick_copy_stopped(struct sampler *s, struct thread *t)
 {
 	struct stack_sample *c = queue_reserve(s);
-	size_t len;
 	ssize_t n;
 	int ret;
 
@@ -65,8 +87,7 @@ void tick_copy_stopped(struct sampler *s, struct thread *t)
 	syscall_undo_eintr(s, t->tid, &c->regs, false);
 	pysample_copy_frames(s, t->tid, c);
 	/* By tid: the process id fails once its main thread is a zombie. */
-	len = stack_copy_len(s, t, c->regs.rsp);
-	n = remote_read(t->tid, c->regs.rsp, c->data, len);
+	n = stack_copy_read(s, t, c->regs.rsp, c);
 	if (n < 0 && n != -ESRCH)
 		stats_error(s, SAMPLER_ERR_READ);
 	c->tid = t->tid;
@@ -74,10 +95,6 @@ void tick_copy_stopped(struct sampler *s, struct thread *t)
 	c->weight_ns = s->tick_weight;
 	c->exec_seq = s->exec_seq;
 	c->blocked = false;
-	c->len = n > 0 ? (size_t)n : 0;
-	/* The whole cap was read and the mapping goes on: frames beyond it
-	 * are cut off, which the stack will say. */
-	c->capped = len == s->opt.stack_bytes && c->len == len && c->regs.rsp + len != t->stack_hi;
 	queue_commit(s);
 }
 
@@ -250,8 +267,6 @@ bool tick_sample_blocked(struct sampler *s, struct thread *t)
 {
 	struct blocked_state b, again;
 	struct stack_sample *c;
-	size_t len;
-	ssize_t n;
 	int ret;
 
 	/* Not switched in since its stack was last found unchanged: that
@@ -285,8 +300,7 @@ bool tick_sample_blocked(struct sampler *s, struct thread *t)
 		s->st.dropped++;
 		return true;
 	}
-	len = stack_copy_len(s, t, b.sp);
-	n = remote_read(t->tid, b.sp, c->data, len);
+	stack_copy_read(s, t, b.sp, c);
 	pysample_copy_frames(s, t->tid, c);
 	ret = thread_blocked_state(s, t, &again);
 	if (ret == -EAGAIN || (ret == 0 && (again.nr != b.nr || again.sp != b.sp || again.pc != b.pc))) {
@@ -301,8 +315,6 @@ bool tick_sample_blocked(struct sampler *s, struct thread *t)
 	c->exec_seq = s->exec_seq;
 	c->blocked = true;
 	c->state = b;
-	c->len = n > 0 ? (size_t)n : 0;
-	c->capped = len == s->opt.stack_bytes && c->len == len && b.sp + len != t->stack_hi;
 	queue_commit(s);
 	return true;
 }

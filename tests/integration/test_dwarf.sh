@@ -176,6 +176,17 @@ for rbp in 0 0x1234; do
 	check $? "code without CFI (rbp=$rbp): the stack ends there, marked" "$(head -3 "$TMP/nocfi.folded")"
 done
 
+# A leaf stopped in its epilogue after popping rbp, which its CFI still
+# says lies at cfa-16 (under sp now), below a caller whose CFA is rbp+16:
+# the red zone copied with the stack gives rbp, and the stack is whole
+# (it ended in "[truncated: no unwind info]" every time before).
+$TS record -q -r 1000 -o "$TMP/epi.folded" -- "$N/epilogue" 1
+in_leaf=$(folded_with "$TMP/epi.folded" popped_leaf)
+whole=$(awk '/^_start;__libc_start_main;__libc_start_call_main;main;framed_caller;popped_leaf / { n += $NF } END { print n + 0 }' "$TMP/epi.folded")
+[ "$in_leaf" -gt 300 ] && at_least "$(percent "$whole" "$in_leaf")" 99
+check $? "a leaf in its epilogue, rbp popped: the caller found through the red zone, to _start" \
+	"$whole of $in_leaf whole: $(grep popped_leaf "$TMP/epi.folded" | grep -v '^_start' | head -2)" "$whole of $in_leaf"
+
 # CFI that loops forever: unwinding gives up; trainsample and the target
 # carry on (the target starts a thread afterwards).
 timeout 30 $TS record -q -r 500 -o "$TMP/loop.folded" -- "$N/cfi_loop" >"$TMP/loop.out"
