@@ -85,6 +85,9 @@ struct step_stats {
 	 * counts): every beat run's, and all from the first step's start to
 	 * the last's. */
 	uint64_t beat_samples, span_samples;
+	/* Steps 1.5 times the median or longer that hold a tick late by a
+	 * beat or more: each may be two, its beat unseen. */
+	uint64_t maybe_merged;
 };
 
 /*

@@ -9,7 +9,10 @@
  * where its beat's run of samples does; with gradient accumulation each
  * micro-batch's backward is a step. A beat that lasts less than two
  * sampling periods is missed at some steps, which then merge: such steps
- * are not counted (step_stats.beat_ns says how long the beat was).
+ * are not counted (step_stats.beat_ns says how long the beat was). A tick
+ * late by more than a beat (trainsample or the machine stalled) can hide
+ * one beat and merge two steps: a step that long, holding such a gap, is
+ * counted as one that may hold two (step_stats.maybe_merged).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -66,6 +69,45 @@ static uint64_t percentile(const uint64_t *sorted, size_t n, double q)
 	size_t i = (size_t)(q * (double)(n - 1) + 0.5);
 
 	return n ? sorted[i < n ? i : n - 1] : 0;
+}
+
+/*
+ * Steps (between starts k and k + 1) at least 1.5 times the median that
+ * hold a sample whose weight, the time since the tick before it, is a
+ * beat or more: a late tick, which a whole beat may have run before
+ * unseen. A span gives the sum of its samples' weights: the largest is at
+ * least that less the others' most (ticks are drawn 0.2 to 1.8 periods
+ * apart; the period is the recording's).
+ */
+static uint64_t count_maybe_merged(const struct step_walk *w, const struct step_stats *st)
+{
+	const char *meta = profile_meta(w->m->p, "period_ns");
+	uint64_t period = meta ? strtoull(meta, NULL, 10) : 0, n = 0;
+	size_t k = 0;
+	bool flagged = false;
+
+	if (!period || st->beat_ns <= period)
+		return 0;
+	for (size_t i = 0; i < w->nspans; i++) {
+		uint64_t start = w->spans[i].start, len = w->spans[i].end - w->spans[i].start, others;
+
+		if (start < w->starts[0] || w->spans[i].ph == st->beat)
+			continue;
+		while (k + 1 < w->nstarts && start >= w->starts[k + 1]) {
+			k++;
+			flagged = false;
+		}
+		if (k + 1 >= w->nstarts)
+			break;
+		if (flagged || 2 * (w->starts[k + 1] - w->starts[k]) < 3 * st->p50_ns)
+			continue;
+		others = (w->spans[i].count - 1) * period * 9 / 5;
+		if (len > others && len - others >= st->beat_ns) {
+			flagged = true;
+			n++;
+		}
+	}
+	return n;
 }
 
 /* keep: the steps' starts are handed to the caller, with the thread's
@@ -143,6 +185,7 @@ static int find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_sta
 	out->p50_ns = percentile(lengths, out->timed, 0.50);
 	out->p90_ns = percentile(lengths, out->timed, 0.90);
 	out->max_ns = lengths[out->timed - 1];
+	out->maybe_merged = count_maybe_merged(&w, out);
 done:
 	if (keep && ret == 0) {
 		*keep = w.starts;

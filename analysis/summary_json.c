@@ -99,8 +99,8 @@ static void put_steps(const struct summary *s, const struct summary_process *sp,
 		(double)st->timed * 1e9 / (double)(st->span_ns ? st->span_ns : 1), phase_name(st->beat),
 		(double)st->p50_ns / 1e6, (double)st->p90_ns / 1e6, (double)st->max_ns / 1e6);
 	put_phases(out, st->phase_ns, 0, 1e6 * (double)st->timed, false);
-	fprintf(out, ", \"startup_s\": %.3f, \"epochs\": %" PRIu64 "}", (double)sp->startup_ns / 1e9,
-		sp->epochs);
+	fprintf(out, ", \"startup_s\": %.3f, \"epochs\": %" PRIu64 ", \"maybe_merged\": %" PRIu64 "}",
+		(double)sp->startup_ns / 1e9, sp->epochs, st->maybe_merged);
 	(void)s;
 }
 

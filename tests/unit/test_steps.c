@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/* Steps from a thread's timeline (analysis/steps.c): counted by their
+ * backward, and a step that a late tick may have merged with the next
+ * one told apart from a step that was merely slow. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "analysis/analysis.h"
+#include "model_helpers.h"
+
+#define SP "/usr/lib/python3/dist-packages/"
+#define MS 1000000ull
+
+struct loop {
+	struct profile *p;
+	uint32_t fwd, bwd, opt;
+	uint64_t now; /* the last tick's time */
+	uint64_t jitter; /* 0, or the state of ticks drawn 0.2 to 1.8 ms apart */
+};
+
+static uint32_t phase_stack(struct profile *p, const char *func, const char *file)
+{
+	uint32_t f[2] = { frame(p, FRAME_PYTHON, "train", "/home/u/train.py", 10),
+			  frame(p, FRAME_PYTHON, func, file, 20) };
+
+	return stack(p, f, 2);
+}
+
+static void loop_init(struct loop *l)
+{
+	l->p = profile_new();
+	cr_assert(l->p);
+	cr_assert_eq(profile_keep_timeline(l->p), 0);
+	/* 1 kHz */
+	cr_assert_eq(profile_set_meta(l->p, "period_ns", "1000000"), 0);
+	l->fwd = phase_stack(l->p, "Module._call_impl", SP "torch/nn/modules/module.py");
+	l->bwd = phase_stack(l->p, "Tensor.backward", SP "torch/_tensor.py");
+	l->opt = phase_stack(l->p, "SGD.step", SP "torch/optim/sgd.py");
+	l->now = 1000 * MS;
+	l->jitter = 0;
+}
+
+/* n ticks of stack st, the first of them after `late` ms more than a tick. */
+static void ticks(struct loop *l, uint32_t st, int n, uint64_t late_ms)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t weight = MS + (i ? 0 : late_ms * MS);
+
+		if (l->jitter) {
+			l->jitter = l->jitter * 6364136223846793005ull + 1442695040888963407ull;
+			weight += (l->jitter >> 33) % (8 * MS / 5) - 4 * MS / 5;
+		}
+		struct sample s = { .pid = 100, .tid = 101, .stack = st, .flags = 0 };
+
+		l->now += weight;
+		s.time_ns = l->now;
+		s.weight_ns = weight;
+		cr_assert_eq(profile_add_sample(l->p, &s), 0);
+	}
+}
+
+/* A step: forward 5 ms, backward 10, optimizer 3. */
+static void step(struct loop *l)
+{
+	ticks(l, l->fwd, 5, 0);
+	ticks(l, l->bwd, 10, 0);
+	ticks(l, l->opt, 3, 0);
+}
+
+static struct step_stats steps_of(struct loop *l)
+{
+	struct phase_rules *r;
+	struct phase_map *m;
+	struct step_stats st;
+
+	cr_assert_eq(phase_rules_new(&r), 0);
+	cr_assert_eq(phase_map_new(r, l->p, &m), 0);
+	cr_assert_eq(steps_find(m, 100, 101, &st), 0);
+	phase_map_free(m);
+	phase_rules_free(r);
+	profile_free(l->p);
+	return st;
+}
+
+Test(steps, counted_by_backward_none_merged)
+{
+	struct loop l;
+	struct step_stats st;
+
+	loop_init(&l);
+	for (int i = 0; i < 20; i++)
+		step(&l);
+	st = steps_of(&l);
+	cr_expect_eq(st.steps, 20);
+	cr_expect_eq(st.beat, PHASE_BACKWARD);
+	cr_expect_eq(st.p50_ns, 18 * MS);
+	cr_expect_eq(st.maybe_merged, 0);
+}
+
+/* Trainsample stalled for 30 ms during step 10's backward... which it then
+ * never saw: steps 10 and 11 look like one, and it is said. */
+Test(steps, a_tick_late_by_more_than_a_backward_may_have_merged_two)
+{
+	struct loop l;
+	struct step_stats st;
+
+	loop_init(&l);
+	for (int i = 0; i < 20; i++) {
+		if (i != 10) {
+			step(&l);
+			continue;
+		}
+		ticks(&l, l.fwd, 5, 0);
+		ticks(&l, l.opt, 3, 14); /* the backward's 10 ms, and the optimizer's start, unseen */
+	}
+	st = steps_of(&l);
+	cr_expect_eq(st.steps, 19);
+	cr_expect_eq(st.maybe_merged, 1, "%llu", (unsigned long long)st.maybe_merged);
+}
+
+/* A step twice as long, every tick on time: slow, not merged. And a
+ * tick late by less than a backward, in a normal step: nothing. */
+Test(steps, a_slow_step_or_a_short_delay_is_not_a_merge)
+{
+	struct loop l;
+	struct step_stats st;
+
+	loop_init(&l);
+	for (int i = 0; i < 20; i++) {
+		if (i == 5) {
+			ticks(&l, l.fwd, 23, 0);
+			ticks(&l, l.bwd, 10, 0);
+			ticks(&l, l.opt, 3, 0);
+		} else if (i == 12) {
+			ticks(&l, l.fwd, 5, 0);
+			ticks(&l, l.bwd, 10, 0);
+			ticks(&l, l.opt, 3, 4);
+		} else {
+			step(&l);
+		}
+	}
+	st = steps_of(&l);
+	cr_expect_eq(st.steps, 20);
+	cr_expect_eq(st.maybe_merged, 0, "%llu", (unsigned long long)st.maybe_merged);
+}
+
+/* The sampler's own jitter (ticks 0.2 to 1.8 periods apart) over 200
+ * steps, three of them slow: nothing flagged; one tick 15 ms late where a
+ * backward was: that one. */
+Test(steps, jittered_ticks_flag_only_the_late_one)
+{
+	for (int late = 0; late < 2; late++) {
+		struct loop l;
+		struct step_stats st;
+
+		loop_init(&l);
+		l.jitter = 12345;
+		for (int i = 0; i < 200; i++) {
+			if (i % 60 == 30) {
+				ticks(&l, l.fwd, 25, 0);
+				ticks(&l, l.bwd, 10, 0);
+				ticks(&l, l.opt, 3, 0);
+			} else if (late && i == 100) {
+				ticks(&l, l.fwd, 5, 0);
+				ticks(&l, l.opt, 3, 15);
+			} else {
+				step(&l);
+			}
+		}
+		st = steps_of(&l);
+		cr_expect_eq(st.steps, 200 - late);
+		cr_expect_eq(st.maybe_merged, (uint64_t)late, "late %d: %llu", late,
+			     (unsigned long long)st.maybe_merged);
+	}
+}
