@@ -106,11 +106,12 @@ int gpu_agent_open(pid_t pid, unsigned uid, char *socket_path, size_t len, char 
 	return fd;
 }
 
-/* What the agent said, as printable text: never a control sequence. */
+/* What the agent said, as printable ASCII (all it ever writes): never a
+ * control sequence, C1 ones (0x9b, an 8-bit CSI, raw or in UTF-8) too. */
 static void printable(char *s)
 {
 	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
 			*s = '?';
 }
 

@@ -377,13 +377,14 @@ int outputs_finish(struct output *out, int ret, char *err, size_t errlen)
 		ret = -errno;
 		snprintf(err, errlen, "%s", strerror(errno));
 	}
-	if (out->file != stdout && fclose(out->file) != 0 && !ret)
-		ret = -errno;
-	out->file = NULL;
+	/* Published while open: an anonymous staged file goes with its fd. */
 	if (!ret && out->staged)
 		ret = file_stage_publish(out->staged, out->path, err, errlen);
 	else if (out->staged)
 		file_stage_discard(out->staged);
+	if (out->file != stdout && fclose(out->file) != 0 && !ret)
+		ret = -errno;
+	out->file = NULL;
 	if (ret < 0)
 		cli_error("writing %s: %s", out->path, err[0] ? err : strerror(-ret));
 	return ret;

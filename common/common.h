@@ -68,9 +68,12 @@ int array_reserve(void **items, size_t *cap, size_t need, size_t size, size_t le
 /*
  * An output file made beside `path` as `.NAME.XXXXXX` (staged[] holds its
  * name; len at least PATH_MAX) and renamed onto `path` when complete, so
- * no reader sees half of it and no link at `path` is followed, except one
- * of this user's or root's (/dev/stdout). A device or pipe is written in
- * place (staged[0] stays 0). Returns the fd, or -errno with err set.
+ * no reader sees half of it and a link at `path` is replaced, never
+ * followed (another user's is refused). Where the file system allows it
+ * has no name until published (staged is then /proc/self/fd/N: publish
+ * before closing the fd). A device or pipe, and the process's own
+ * descriptors (/dev/stdout, /dev/fd/N), are written in place (staged[0]
+ * stays 0). Returns the fd, or -errno with err set.
  */
 int file_stage_open(const char *path, char *staged, size_t len, char *err, size_t errlen);
 /* Renames the finished file into place (nothing when written in place);

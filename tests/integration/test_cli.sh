@@ -240,8 +240,10 @@ check $? "one file named as two outputs is refused before the command runs" "exi
 
 # Outputs are written beside their name and renamed into place: no reader
 # sees half a file, a link another user planted at the name is refused
-# (its target untouched), a dangling link creates nothing, nothing is left
-# behind. (The targets here are files of this test, never system files.)
+# (its target untouched), one's own link or a dangling one is replaced
+# (never followed: its target is neither written nor created), nothing is
+# left behind, even by kill -9. (The targets here are files of this test,
+# never system files.)
 mkdir -p "$TMP/links" && chmod 1777 "$TMP/links"
 echo precious >"$TMP/precious"
 ln -s "$TMP/precious" "$TMP/links/planted.svg"
@@ -255,8 +257,15 @@ check $? "an output at another user's link is refused, its target untouched" "ex
 ln -s "$TMP/links/nowhere.svg" "$TMP/links/dangling.svg"
 $TS record -q -o "$TMP/links/dangling.svg" -- /bin/true 2>"$TMP/err"
 rc=$?
-[ $rc != 0 ] && [ ! -e "$TMP/links/nowhere.svg" ] && grep -q "link to nothing" "$TMP/err"
-check $? "a dangling link at an output's name creates nothing" "exit $rc $(cat "$TMP/err")"
+[ $rc = 0 ] && [ ! -e "$TMP/links/nowhere.svg" ] && [ -f "$TMP/links/dangling.svg" ] &&
+	[ ! -L "$TMP/links/dangling.svg" ]
+check $? "a dangling link at an output's name is replaced, its target not created" "exit $rc $(cat "$TMP/err")"
+echo mine >"$TMP/mine"
+ln -s "$TMP/mine" "$TMP/ownlink.folded"
+$TS record -q -o "$TMP/ownlink.folded" -- /bin/true 2>"$TMP/err"
+rc=$?
+[ $rc = 0 ] && [ "$(cat "$TMP/mine")" = mine ] && [ -f "$TMP/ownlink.folded" ] && [ ! -L "$TMP/ownlink.folded" ]
+check $? "an output at one's own link replaces the link, its target untouched" "exit $rc $(cat "$TMP/err"); $(ls -l "$TMP/ownlink.folded")"
 $TS record -q -d 2 -o "$TMP/links/late.svg" -o "$TMP/links/late.tsprof" -- "$T/cpu_shares" 4 \
 	>/dev/null 2>"$TMP/err" &
 rpid=$!
@@ -264,14 +273,30 @@ sleep 1
 mid=$(ls -A "$TMP/links" | tr '\n' ' ')
 wait $rpid
 end=$(ls -A "$TMP/links" | tr '\n' ' ')
-# The .tsprof, a journal that outlives a kill -9, is in place from the start.
-case "$mid" in *"late.svg "*) false ;; *".late.svg."*"late.tsprof "*) true ;; *) false ;; esac &&
+# The .tsprof, a journal that outlives a kill -9, is in place from the
+# start; the picture has no name until it is whole (an anonymous file, or
+# .late.svg.XXXXXX where the file system has none).
+case "$mid" in *"late.svg "*) false ;; *"late.tsprof "*) true ;; *) false ;; esac &&
 	[ "$end" = "dangling.svg late.svg late.tsprof planted.svg " ] && $TS report -q "$TMP/links/late.tsprof" -o "$TMP/late.folded"
 check $? "rendered outputs appear whole at the end, written beside their names meanwhile" \
 	"during: $mid; after: $end"
 $TS record -q -o "$TMP/links/never.svg" -o "$TMP/links/never.tsprof" -- /nonexistent/cmd 2>/dev/null
 [ "$(ls -A "$TMP/links" | tr '\n' ' ')" = "dangling.svg late.svg late.tsprof planted.svg " ]
 check $? "a run that never starts leaves no file, staged or not" "$(ls -A "$TMP/links")"
+mkdir "$TMP/killed"
+$TS record -q -o "$TMP/killed/k.svg" -o "$TMP/killed/k.speedscope.json" -o "$TMP/killed/k.tsprof" \
+	-- "$T/cpu_shares" 3 >/dev/null 2>&1 &
+rpid=$!
+sleep 1
+kill -9 $rpid
+wait $rpid 2>/dev/null
+left=$(ls -A "$TMP/killed" | tr '\n' ' ')
+[ "$left" = "k.tsprof " ] && $TS report -q "$TMP/killed/k.tsprof" -o "$TMP/killed.folded" 2>/dev/null
+check $? "kill -9 of record leaves its .tsprof (readable) and nothing else" "left: $left"
+$TS report -q "$TMP/links/late.tsprof" -f folded -o /dev/stdout | grep -q . &&
+	echo first >"$TMP/appended" && $TS report -q "$TMP/links/late.tsprof" -f folded -o /dev/stdout >>"$TMP/appended" &&
+	[ "$(head -1 "$TMP/appended")" = first ] && [ "$(wc -l <"$TMP/appended")" -gt 1 ]
+check $? "-o /dev/stdout writes to the pipe or the appended file as -o - does" "$(head -3 "$TMP/appended")"
 $TS record -q -f folded -o /dev/null -- /bin/true && $TS report -q "$TMP/links/late.tsprof" -f folded -o - >/dev/null &&
 	[ -c /dev/null ]
 check $? "devices and stdout are written in place (-o /dev/null, -o -)"

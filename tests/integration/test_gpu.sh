@@ -654,7 +654,7 @@ s.bind(path)
 s.listen(1)
 open(sys.argv[2], "w").close()
 c, _ = s.accept()
-c.sendall(b"error: \x1b[2J\x1b[31mred")
+c.sendall(b"error: \x1b[2J\x1b[31mred\x9b2J\xc2\x9b0m")
 for _ in range(20):
     time.sleep(2)
     c.sendall(b".")
@@ -681,8 +681,10 @@ EOT
 	t1=$(date +%s)
 	kill $tpid 2>/dev/null
 	wait $tpid 2>/dev/null
+	# C1 controls (0x9b, an 8-bit CSI, raw and in UTF-8) as well as ESC.
 	[ $((t1 - t0)) -le 12 ] && ! grep -q "$(printf '\033')" "$TMP/n4.err" &&
-		grep -q "did not start: error: ?\[2J?\[31mred" "$TMP/n4.err"
+		! LC_ALL=C grep -q "$(printf '\233')" "$TMP/n4.err" &&
+		grep -q "did not start: error: ?\[2J?\[31mred?2J??0m" "$TMP/n4.err"
 	check $? "gpu: an agent that trickles is given up within one deadline, its escapes not printed" \
 		"$((t1 - t0)) s: $(cat -v "$TMP/n4.err")"
 	# A socket of a process that is gone is removed by the next attach.
