@@ -384,7 +384,7 @@ static void findings_find(const struct summary *s, struct finding_list *l)
 		phase_cost(s, sp, l, PHASE_LOGGING, 0.05, "logging", "logging takes",
 			   "log every N steps; format messages lazily; move metrics off the step's path");
 	}
-	qsort(l->v, l->n, sizeof(l->v[0]), by_cost);
+	array_sort(l->v, l->n, sizeof(l->v[0]), by_cost);
 }
 
 static const char *severity(double cost)

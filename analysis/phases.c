@@ -270,5 +270,5 @@ static int cmp_u64(const void *a, const void *b)
 
 void u64_sort(uint64_t *v, size_t n)
 {
-	qsort(v, n, sizeof(*v), cmp_u64);
+	array_sort(v, n, sizeof(*v), cmp_u64);
 }

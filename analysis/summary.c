@@ -392,7 +392,7 @@ int summary_build(struct phase_map *m, struct summary **out)
 	if (!ret && profile_keeps_timeline(s->p))
 		ret = profile_for_each_span(s->p, span_bounds, s);
 	if (!ret)
-		qsort(s->procs, s->nprocs, sizeof(*s->procs), by_samples);
+		array_sort(s->procs, s->nprocs, sizeof(*s->procs), by_samples);
 	for (size_t i = 0; !ret && i < s->nprocs; i++)
 		ret = process_find(s, &s->procs[i]);
 	if (!ret)

@@ -86,7 +86,7 @@ static void write_threads(const struct summary *s, const struct summary_process 
 	if (!v)
 		return;
 	memcpy(v, sp->threads, sp->nthreads * sizeof(*v));
-	qsort(v, sp->nthreads, sizeof(*v), by_busy);
+	array_sort(v, sp->nthreads, sizeof(*v), by_busy);
 	fprintf(out, "trainsample:   threads:");
 	for (size_t i = 0; i < sp->nthreads; i++) {
 		uint64_t all = v[i].busy_ns + v[i].idle_ns;
@@ -293,7 +293,7 @@ int summary_text_write(const struct summary *s, bool gpu, FILE *out)
 		else
 			rest += s->procs[i].samples;
 	}
-	qsort(shown, n, sizeof(*shown), by_pid);
+	array_sort(shown, n, sizeof(*shown), by_pid);
 	for (size_t i = 0; i < n; i++)
 		write_process(s, shown[i], shown[i] == &s->procs[0] || shown[i]->samples * 4 >= s->samples,
 			      out);

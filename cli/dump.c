@@ -400,8 +400,7 @@ int cmd_dump(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	if (rows.n)
-		qsort(rows.r, rows.n, sizeof(*rows.r), by_tid);
+	array_sort(rows.r, rows.n, sizeof(*rows.r), by_tid);
 	if (o.json)
 		print_json(p, &rows, tgid, &st, &frames, o.locals ? s : NULL);
 	else

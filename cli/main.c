@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* trainsample: subcommand dispatch, usage, and the one place that exits. */
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,22 +199,22 @@ void usage(FILE *f)
 	      f);
 }
 
-int main(int argc, char **argv)
+/*
+ * What a command printed on stdout (a summary, a table, a dump) is
+ * flushed here, where a full disk or a closed file is still told: a
+ * command that lost its output does not end with 0 and nothing said.
+ */
+static int stdout_checked(int rc)
 {
-	const char *cmd = argc > 1 ? argv[1] : NULL;
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	cli_error("writing the standard output: %s", errno ? strerror(errno) : "write error");
+	return rc ? rc : 1;
+}
 
-	if (!cmd) {
-		usage(stderr);
-		return 2;
-	}
-	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-		usage(stdout);
-		return 0;
-	}
-	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-		printf("trainsample %s\n", TRAINSAMPLE_VERSION);
-		return 0;
-	}
+static int run_command(const char *cmd, int argc, char **argv)
+{
 	if (!strcmp(cmd, "record"))
 		return cmd_record(argc - 1, argv + 1, false);
 	if (!strcmp(cmd, "attach"))
@@ -230,4 +231,23 @@ int main(int argc, char **argv)
 		return cmd_dump(argc - 1, argv + 1);
 	cli_error("unknown command '%s' (try: trainsample --help)", cmd);
 	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+		printf("trainsample %s\n", TRAINSAMPLE_VERSION);
+		return stdout_checked(0);
+	}
+	return stdout_checked(run_command(cmd, argc, argv));
 }

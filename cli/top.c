@@ -310,7 +310,7 @@ static void draw_threads(const struct top_view *v, struct top_thread *t, size_t 
 			if (t[k].pid == t[i].pid)
 				t[i].process_busy += t[k].busy;
 	}
-	qsort(t, n, sizeof(*t), by_busy);
+	array_sort(t, n, sizeof(*t), by_busy);
 	for (size_t i = 0; i < n && *lines > 0; i++, (*lines)--) {
 		uint64_t all = t[i].busy + t[i].idle;
 		const char *pl = process_label_of(v->p, t[i].pid);
@@ -383,7 +383,7 @@ static int draw(struct top_view *v, uint64_t now)
 	ret = profile_for_each_aggregate(v->p, collect, v);
 	if (ret < 0)
 		return ret;
-	qsort(v->cur, v->ncur, sizeof(*v->cur), by_key);
+	array_sort(v->cur, v->ncur, sizeof(*v->cur), by_key);
 	if (v->nfuncs)
 		memset(v->funcs, 0, v->nfuncs * sizeof(*v->funcs));
 	if (v->nfuncs)

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
@@ -64,6 +65,15 @@ int array_reserve(void **items, size_t *cap, size_t need, size_t size, size_t le
 		       ((size_t)(cap) - old_) * sizeof(*(items)));	\
 	zret_;								\
 })
+
+/* qsort, but of nothing too: qsort(NULL, 0, ...) is undefined (UBSan
+ * stops there), and an empty array is often NULL. */
+static inline void array_sort(void *v, size_t n, size_t size,
+			      int (*cmp)(const void *, const void *))
+{
+	if (n)
+		qsort(v, n, size, cmp);
+}
 
 /*
  * An output file made beside `path` as `.NAME.XXXXXX` (staged[] holds its

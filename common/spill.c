@@ -256,7 +256,7 @@ static int write_runs(struct merge *m, uint64_t total, uint64_t per_run, uint32_
 		ret = get_records(s, from, n, block);
 		if (ret < 0)
 			break;
-		qsort(block, (size_t)n, s->size, m->cmp);
+		array_sort(block, (size_t)n, s->size, m->cmp);
 		ret = write_all(m->fd, block, (size_t)n * s->size, (off_t)(from * s->size));
 		m->c[r] = (struct run_cursor){ .next = from, .end = from + n };
 	}

@@ -102,7 +102,7 @@ void gpu_stats_settle(struct gpu_merge *g, bool final)
 
 		if (!d->npending)
 			continue;
-		qsort(d->pending, d->npending, sizeof(*d->pending), by_start);
+		array_sort(d->pending, d->npending, sizeof(*d->pending), by_start);
 		for (uint32_t k = 0; k < d->npending; k++) {
 			struct gpu_interval v = d->pending[k];
 
@@ -169,7 +169,7 @@ void gpu_merge_summary(struct gpu_merge *g, FILE *out, uint64_t wall_ns)
 			wall > 0 ? 100.0 * (double)d->busy_ns / (double)wall_ns : 0, wall,
 			(double)d->busy_ns / 1e9);
 	}
-	qsort(g->kernels, g->nkernels, sizeof(*g->kernels), by_total);
+	array_sort(g->kernels, g->nkernels, sizeof(*g->kernels), by_total);
 	/* kernel_of points into the order just changed: rebuilt on demand. */
 	memset(g->kernel_of, 0, g->capkernel_of * sizeof(*g->kernel_of));
 	for (uint32_t i = 0; i < g->nkernels; i++)

@@ -242,8 +242,7 @@ int folded_write(const struct profile *p, FILE *out,
 		return errbuf_set(err, errlen, ret, "folded: %s",
 				  strerror(-ret));
 	}
-	if (b.count)
-		qsort(b.lines, b.count, sizeof(*b.lines), compare_lines);
+	array_sort(b.lines, b.count, sizeof(*b.lines), compare_lines);
 	ret = print_lines(&b, out, period);
 	builder_free(&b);
 	if (ret)

@@ -27,7 +27,7 @@ struct buf {
 
 static void put(struct buf *o, const void *p, size_t n)
 {
-	if (o->failed)
+	if (o->failed || !n) /* memcpy from NULL, even of 0 bytes, is undefined */
 		return;
 	if (ARRAY_RESERVE(o->b, o->cap, o->len + n, 4096) < 0) {
 		o->failed = true;

@@ -361,8 +361,7 @@ int speedscope_write(const struct profile *p, FILE *out, const struct render_opt
 	ret = profile_for_each_aggregate(p, collect, &s);
 	if (ret < 0)
 		goto out;
-	if (s.nrows) /* no rows: no array at all, which qsort must not see */
-		qsort(s.rows, s.nrows, sizeof(*s.rows), by_thread);
+	array_sort(s.rows, s.nrows, sizeof(*s.rows), by_thread);
 	/* Profiles first, into a temporary file (a GPU job's streams grow
 	 * with its length): the frames they name are found on the way. */
 	fd = temp_file_open();

@@ -55,7 +55,7 @@ int thread_shares_find(const struct profile *p, struct thread_shares *out)
 		thread_shares_free(out);
 		return ret;
 	}
-	qsort(out->v, out->n, sizeof(*out->v), by_thread);
+	array_sort(out->v, out->n, sizeof(*out->v), by_thread);
 	return 0;
 }
 

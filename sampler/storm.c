@@ -141,7 +141,7 @@ static size_t known_tids(struct sampler *s)
 	for (size_t i = 0; i < s->nthreads; i++)
 		if (!s->threads[i]->gone)
 			s->storm_tids[n++] = s->threads[i]->tid;
-	qsort(s->storm_tids, n, sizeof(*s->storm_tids), compare_tids);
+	array_sort(s->storm_tids, n, sizeof(*s->storm_tids), compare_tids);
 	return n;
 }
 

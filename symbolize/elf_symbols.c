@@ -262,7 +262,7 @@ int elf_symbols_read(Elf *const *elfs, size_t elf_count, struct sym_module *m, b
 	if (!ret && raw && elf_count)
 		ret = add_cold_parts(elfs[0], &raw, &n);
 	if (!ret && raw) {
-		qsort(raw, n, sizeof(*raw), compare_raw);
+		array_sort(raw, n, sizeof(*raw), compare_raw);
 		ret = keep_one_per_address(m, raw, n);
 	}
 	free(raw);

@@ -171,7 +171,7 @@ static void read_ranges(struct sym_lines *l)
 			if (end > start)
 				ret = add_range(l, &cap, start, end, &cudie);
 	}
-	qsort(l->ranges, l->range_count, sizeof(*l->ranges), compare_range);
+	array_sort(l->ranges, l->range_count, sizeof(*l->ranges), compare_range);
 }
 
 static bool find_cu(struct sym_lines *l, uint64_t vaddr, Dwarf_Die *cu)

@@ -207,7 +207,7 @@ static int parse_owned(char *text, size_t len, struct sym_maps **out)
 			m->count++;
 		pos = (size_t)(end - text) + 1;
 	}
-	qsort(m->mappings, m->count, sizeof(*m->mappings), compare_start);
+	array_sort(m->mappings, m->count, sizeof(*m->mappings), compare_start);
 	*out = m;
 	return 0;
 }

@@ -431,7 +431,7 @@ static int add_segments(struct sym_perf_map *pm, size_t first_new)
 		memcpy(w.out, w.items, n * sizeof(*w.out));
 		w.out_len = n;
 	} else {
-		qsort(w.items, n, sizeof(*w.items), compare_start);
+		array_sort(w.items, n, sizeof(*w.items), compare_start);
 		sweep(&w, n);
 	}
 	free(w.items);

@@ -305,6 +305,14 @@ timeout 20 $TS report "$TMP/fifo.tsprof" -o "$TMP/f.svg" 2>"$TMP/err"
 rc=$?
 [ $rc != 0 ] && [ $rc != 124 ] && grep -q "not a regular file" "$TMP/err" && [ ! -e "$TMP/f.svg" ]
 check $? "report of a FIFO says it is not a recording, at once" "exit $rc $(cat "$TMP/err")"
+$TS report "$TMP/links/late.tsprof" --summary >/dev/full 2>"$TMP/err"
+rc=$?
+$TS diff "$TMP/links/late.tsprof" "$TMP/links/late.tsprof" -q >/dev/full 2>"$TMP/err2"
+rc2=$?
+[ $rc = 1 ] && grep -q "writing the standard output: No space left on device" "$TMP/err" &&
+	[ $rc2 != 0 ] && grep -q "writing the standard output" "$TMP/err2"
+check $? "a summary or a table that cannot be written to stdout fails, and says why" \
+	"report exit $rc: $(cat "$TMP/err"); diff exit $rc2: $(cat "$TMP/err2")"
 
 # {pid}, {rank} and {host} in output names (one command line for every
 # rank of a launch): a command's PID filled in once it started, RANK from

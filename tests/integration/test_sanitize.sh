@@ -71,6 +71,12 @@ run "record a thread storm" $TSAN_BIN record -q -r 1000 -o "$TMP/storm.folded" -
 run "report a recording to every format, filtered" $TSAN_BIN report -q "$o.tsprof" -t --from 0.1 \
 	-o "$TMP/r.svg" -o "$TMP/r.folded" -o "$TMP/r.speedscope.json" -o "$TMP/r.trace.json" -o "$TMP/r.pb.gz"
 run "diff two recordings" $TSAN_BIN diff "$o.tsprof" "$o.tsprof" -o "$TMP/d.svg"
+# Nothing sampled: empty arrays (NULL) sorted and copied.
+run "record a command that ends at once, to every format" $TSAN_BIN record -q -o "$TMP/e.tsprof" \
+	-o "$TMP/e.svg" -o "$TMP/e.folded" -o "$TMP/e.speedscope.json" -o "$TMP/e.trace.json" \
+	-o "$TMP/e.pb.gz" -o "$TMP/e.summary.json" -- /bin/true
+run "report a recording without samples, to every format" $TSAN_BIN report -q "$TMP/e.tsprof" \
+	-o "$TMP/e2.svg" -o "$TMP/e2.pb.gz" -o "$TMP/e2.speedscope.json" -o "$TMP/e2.trace.json"
 
 if [ -x "$PY" ]; then
 	run "record Python threads" $TSAN_BIN record -q -t -r 1000 -o "$TMP/py.tsprof" -o "$TMP/py.svg" \
