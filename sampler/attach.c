@@ -40,6 +40,25 @@ static int yama_scope(void)
 	return v;
 }
 
+/* A kernel thread (PF_KTHREAD in its stat flags, field 9) runs no
+ * program: there is nothing to trace, whoever asks. */
+static bool is_kernel_thread(pid_t pid)
+{
+	char path[64], line[512];
+	unsigned long flags = 0;
+	const char *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+	       (flags & 0x00200000ul);
+}
+
 /* One line for the user: what is wrong and what to do about it. */
 static int explain(pid_t pid, int error, bool tracer_blocks, char *err, size_t errlen)
 {
@@ -48,6 +67,11 @@ static int explain(pid_t pid, int error, bool tracer_blocks, char *err, size_t e
 	int scope;
 
 	proc_comm(pid, comm, sizeof(comm));
+	if (comm[0] && is_kernel_thread(pid)) {
+		snprintf(err, errlen, "PID %d (%s) is a kernel thread: it runs no program, and has no "
+			 "stack of its own to sample (perf samples the kernel)", (int)pid, comm);
+		return -EPERM;
+	}
 	if (error == ESRCH || (error == EPERM && !comm[0])) {
 		snprintf(err, errlen, "no process with PID %d (it may have exited)", (int)pid);
 		return -ESRCH;
@@ -85,6 +109,13 @@ static int explain(pid_t pid, int error, bool tracer_blocks, char *err, size_t e
 			 scope,
 			 scope >= 3 ? "forbids ptrace until reboot" : "only lets a process trace its own children",
 			 scope >= 3 ? "" : ", use `trainsample record -- CMD`, or set it to 0 with `sudo sysctl kernel.yama.ptrace_scope=0`");
+		return -EPERM;
+	}
+	if (geteuid() == 0) {
+		snprintf(err, errlen,
+			 "permission denied: PID %d (%s) cannot be traced even by root here (a container "
+			 "without CAP_SYS_PTRACE, or a security module such as AppArmor or SELinux, forbids it)",
+			 (int)pid, comm);
 		return -EPERM;
 	}
 	snprintf(err, errlen,

@@ -15,6 +15,16 @@ nopid=$((max - 1))
 while [ -e /proc/$nopid ]; do nopid=$((nopid - 1)); done
 one_line_error "attach to a PID that does not exist" "no process with PID $nopid" $TS attach $nopid -o "$TMP/x.folded"
 one_line_error "record --pid of a PID that does not exist" "no process with PID" $TS record --pid $nopid -o "$TMP/x.folded"
+# kthreadd, PID 2 wherever the PID namespace is the machine's.
+if [ "$(cat /proc/2/comm 2>/dev/null)" = kthreadd ]; then
+	one_line_error "attach to a kernel thread says what it is" "PID 2 \\(kthreadd\\) is a kernel thread" \
+		$TS attach 2 -o "$TMP/x.folded"
+	one_line_error "dump of a kernel thread says what it is" "PID 2 \\(kthreadd\\) is a kernel thread" \
+		$TS dump --pid 2
+else
+	skip "attach to a kernel thread says what it is" "PID 2 is not kthreadd here (a PID namespace)"
+	skip "dump of a kernel thread says what it is" "PID 2 is not kthreadd here (a PID namespace)"
+fi
 one_line_error "a command that does not exist" "cannot run" $TS record -o "$TMP/x.folded" -- no-such-command-xyz
 
 "$T/heartbeat" "$TMP/hb" >/dev/null &
