@@ -25,6 +25,16 @@ static int recording_read_merge(const struct cli_options *o, const char *path, u
 		cli_error("%s", err[0] ? err : strerror(-ret));
 		return ret;
 	}
+	/* Damaged, or cut (a kill -9), before its first sample: an empty
+	 * picture would pass for a result. */
+	if (info.damaged && !info.samples && !from && to == UINT64_MAX) {
+		cli_error("%s: %s; no sample could be read before it", path, info.note);
+		return -EIO;
+	}
+	if (!info.complete && !info.samples && !from && to == UINT64_MAX) {
+		cli_error("%s: the recording ends before its first sample (was trainsample killed?)", path);
+		return -EIO;
+	}
 	if (info.damaged)
 		cli_warn("%s: %s; writing what was read", path, info.note);
 	else if (!info.complete)

@@ -125,6 +125,14 @@ n_flip=$(folded_total "$TMP/flip.folded")
 [ $rc -eq 0 ] && grep -q "warning" "$TMP/err" && [ "$n_flip" -lt "$n_all" ]
 check $? "report stops at a corrupt chunk with a warning" \
 	"exit $rc, $n_flip of $n_all: $(cat "$TMP/err")" "$n_flip of $n_all samples"
+# Damaged in its first chunk: nothing to render is an error, not an empty file.
+cp "$TMP/long.tsprof" "$TMP/flip0.tsprof"
+printf '\377' | dd of="$TMP/flip0.tsprof" bs=1 seek=40 conv=notrunc 2>/dev/null
+$TS report "$TMP/flip0.tsprof" -o "$TMP/flip0.folded" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && [ ! -e "$TMP/flip0.folded" ] && [ "$(grep -c . "$TMP/err")" = 1 ] &&
+	grep -q "no sample could be read" "$TMP/err"
+check $? "a recording damaged before its first sample: one line, exit 1, no file" "exit $rc: $(cat "$TMP/err")"
 
 head -c 4000 /dev/urandom >"$TMP/junk.tsprof"
 $TS report "$TMP/junk.tsprof" -o "$TMP/junk.folded" 2>"$TMP/err"
@@ -285,9 +293,9 @@ $TS record -q -o "$TMP/links/never.svg" -o "$TMP/links/never.tsprof" -- /nonexis
 check $? "a run that never starts leaves no file, staged or not" "$(ls -A "$TMP/links")"
 mkdir "$TMP/killed"
 $TS record -q -o "$TMP/killed/k.svg" -o "$TMP/killed/k.speedscope.json" -o "$TMP/killed/k.tsprof" \
-	-- "$T/cpu_shares" 3 >/dev/null 2>&1 &
+	-- "$T/cpu_shares" 4 >/dev/null 2>&1 &
 rpid=$!
-sleep 1
+sleep 2 # the .tsprof's first second written
 kill -9 $rpid
 wait $rpid 2>/dev/null
 left=$(ls -A "$TMP/killed" | tr '\n' ' ')
