@@ -333,10 +333,17 @@ static int prepare(struct run *r, bool attach, struct sampler_options *so,
 	    (output_names_expand(o, o->command ? 0 : o->pid) < 0 || outputs_resolve(o, name, true) < 0))
 		return 2;
 	r->profile = profile_new();
-	if (o->command)
+	if (o->command) {
 		what = join_args(o->command);
-	else if (asprintf(&what, "pid %d (%s)", (int)o->pid, name) < 0)
-		what = NULL;
+	} else {
+		/* Attached: the process's own command line, as the end's
+		 * "PID N (...)" line and summary.json say it. */
+		char cmdline[512];
+
+		if (proc_command_line(o->pid, cmdline, sizeof(cmdline)) < 0 || !cmdline[0])
+			snprintf(cmdline, sizeof(cmdline), "%s", name);
+		what = strdup(cmdline);
+	}
 	/* The timeline always: the steps at the end are found in it (memory
 	 * stays bounded: closed spans go to a temporary file). */
 	if (!r->profile || !what || outputs_keep_timeline(o, r->profile) < 0 ||

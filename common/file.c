@@ -80,9 +80,11 @@ int file_stage_open(const char *path, char *staged, size_t len, char *err, size_
 	if (ret < 0)
 		return ret;
 	snprintf(real, sizeof(real), "%s", path);
+	/* Told now, not after the run that was to fill it. */
+	if (lstat(real, &st) == 0 && S_ISDIR(st.st_mode))
+		return errbuf_set(err, errlen, -EISDIR, "cannot write %s: it is a directory", path);
 	/* A device or a pipe (/dev/null, a FIFO) is written as it is. */
-	if (lstat(real, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
-	    !S_ISLNK(st.st_mode)) {
+	if (lstat(real, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
 		fd = open(real, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 		return fd < 0 ? errbuf_set(err, errlen, -errno, "cannot write %s: %s", path,
 					   strerror(errno)) : fd;
