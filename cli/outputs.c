@@ -281,8 +281,10 @@ int outputs_check_kept(const struct cli_options *o, const struct profile *p, con
 	phases_close(&cp);
 	if (kept)
 		return 0;
-	cli_error("%s: no sample is left after the filters (%llu before them); nothing written",
-		  path, (unsigned long long)profile_sample_count(p));
+	/* --from/--to cut while reading: what they kept is what is counted. */
+	cli_error("%s: no sample is left after the filters (%llu %s); nothing written",
+		  path, (unsigned long long)profile_sample_count(p),
+		  o->from_s > 0 || o->to_s >= 0 ? "in the --from/--to window" : "before them");
 	return -ENOENT;
 }
 

@@ -34,6 +34,7 @@ void record_stats_print(const struct sampler_stats *st)
 {
 	double secs = (double)st->elapsed_ns / 1e9;
 	char python[256], kinds[160], storm[128] = "", settled[64] = "", quiet[160] = "";
+	char share[64], cold[48];
 
 	if (st->python[0])
 		snprintf(python, sizeof(python), "%s", st->python);
@@ -49,6 +50,17 @@ void record_stats_print(const struct sampler_stats *st)
 		snprintf(quiet, sizeof(quiet), "; those blocked for long re-read at %" PRIu64
 			 " of %" PRIu64 " ticks (the process CPU clock read %" PRIu64 " times)",
 			 st->quiet_asks, st->quiet_ticks, st->quiet_clock_reads);
+	/* Start-up (symbols read, the interpreter found) over a run of a
+	 * few milliseconds is no share of anything. */
+	if (secs >= 0.5)
+		snprintf(share, sizeof(share), "%.1f%% of one core", 100.0 * (double)st->cpu_ns / 1e9 / secs);
+	else
+		snprintf(share, sizeof(share), "a run of %.2f s: too short for a share", secs);
+	/* The root process's first unwind; its children's are not timed. */
+	if (st->unwind_first_ns)
+		snprintf(cold, sizeof(cold), "%.1f us", (double)st->unwind_first_ns / 1e3);
+	else
+		snprintf(cold, sizeof(cold), st->unwinds ? "none in the first process" : "none");
 	if (st->storm_ns)
 		snprintf(storm, sizeof(storm),
 			 "; a thread storm from %.2f s: %" PRIu64 " threads found at ticks",
@@ -63,11 +75,11 @@ void record_stats_print(const struct sampler_stats *st)
 		"  threads          %" PRIu64 " seen, %u live at the end%s%s\n"
 		"  errors           %" PRIu64 "%s%s%s\n"
 		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
-		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %.1f us (%" PRIu64 " stacks)\n"
+		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %s (%" PRIu64 " stacks)\n"
 		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on, %" PRIu64 " resumes held for them\n"
 		"  target cpu       %.3f s on a CPU, %.3f s waiting for one (its threads' schedstat); "
 		"%.1f threads runnable at a tick\n"
-		"  trainsample cpu  %.3f s (%.1f%% of one core%s)\n"
+		"  trainsample cpu  %.3f s (%s%s)\n"
 		"  python           %s\n"
 		"  python walks     %" PRIu64 " of the GIL holder while stopped; %" PRIu64 " redone and %"
 		PRIu64  " given up as torn (the thread moved while read)\n",
@@ -77,13 +89,12 @@ void record_stats_print(const struct sampler_stats *st)
 		kinds[0] ? ")" : "",
 		(double)st->pause_p50_ns / 1e3, (double)st->pause_p99_ns / 1e3,
 		(double)st->pause_max_ns / 1e3, st->stops, (double)st->unwind_p50_ns / 1e3,
-		(double)st->unwind_p99_ns / 1e3, (double)st->unwind_first_ns / 1e3, st->unwinds,
+		(double)st->unwind_p99_ns / 1e3, cold, st->unwinds,
 		st->syscalls_restarted,
 		st->signals_forwarded, st->signal_holds, (double)st->target_cpu_ns / 1e9,
 		(double)st->target_wait_ns / 1e9,
 		st->runnable_ticks ? (double)st->runnable_sum / (double)st->runnable_ticks : 0.0,
-		(double)st->cpu_ns / 1e9,
-		secs > 0 ? 100.0 * (double)st->cpu_ns / 1e9 / secs : 0.0, settled,
+		(double)st->cpu_ns / 1e9, share, settled,
 		python,
 		st->py_holder_walks, st->py_walks_retried, st->py_walks_torn);
 }
