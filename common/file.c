@@ -63,7 +63,6 @@ static int own_descriptor(const char *path)
 
 int file_stage_open(const char *path, char *staged, size_t len, char *err, size_t errlen)
 {
-	char real[PATH_MAX];
 	const char *slash, *base;
 	struct stat st;
 	mode_t mask;
@@ -79,27 +78,26 @@ int file_stage_open(const char *path, char *staged, size_t len, char *err, size_
 	ret = check_link(path, err, errlen);
 	if (ret < 0)
 		return ret;
-	snprintf(real, sizeof(real), "%s", path);
 	/* Told now, not after the run that was to fill it. */
-	if (lstat(real, &st) == 0 && S_ISDIR(st.st_mode))
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return errbuf_set(err, errlen, -EISDIR, "cannot write %s: it is a directory", path);
 	/* A device or a pipe (/dev/null, a FIFO) is written as it is. */
-	if (lstat(real, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-		fd = open(real, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 		return fd < 0 ? errbuf_set(err, errlen, -errno, "cannot write %s: %s", path,
 					   strerror(errno)) : fd;
 	}
-	slash = strrchr(real, '/');
-	base = slash ? slash + 1 : real;
-	if ((size_t)snprintf(staged, len, "%.*s", slash ? (int)(base - real) : 1,
-			     slash ? real : ".") < len) {
+	slash = strrchr(path, '/');
+	base = slash ? slash + 1 : path;
+	if ((size_t)snprintf(staged, len, "%.*s", slash ? (int)(base - path) : 1,
+			     slash ? path : ".") < len) {
 		fd = open(staged, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
 		if (fd >= 0) {
 			snprintf(staged, len, ANONYMOUS_PREFIX "%d", fd);
 			return fd;
 		}
 	}
-	if ((size_t)snprintf(staged, len, "%.*s.%s.XXXXXX", slash ? (int)(base - real) : 0, real,
+	if ((size_t)snprintf(staged, len, "%.*s.%s.XXXXXX", slash ? (int)(base - path) : 0, path,
 			     base) >= len) {
 		staged[0] = 0;
 		return errbuf_set(err, errlen, -ENAMETOOLONG, "cannot write %s: name too long", path);
