@@ -238,6 +238,9 @@ void detach_threads(struct sampler *s)
 	uint64_t deadline = monotonic_ns() + 2000000000ull;
 
 	s->detaching_all = true;
+	/* No tick follows to clear what was reaped by tid: its tids would
+	 * pass over these stops' SIGCHLDs. */
+	stops_walk_due(s);
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct thread *t = s->threads[i];
 
@@ -256,6 +259,9 @@ void detach_threads(struct sampler *s)
 		if (stops_wait(s, 50) == 0)
 			sweep_dead(s);
 	}
+	if (live_threads(s))
+		sampler_notice(s, "%zu threads of PID %d did not stop to be let go within 2 s; "
+			       "the kernel lets them go as trainsample exits", live_threads(s), (int)s->pid);
 	threads_sweep(s);
 	s->detaching_all = false;
 }

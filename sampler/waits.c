@@ -193,7 +193,15 @@ int stops_wait(struct sampler *s, int timeout_ms)
 				return 0;
 			wait_ms = (int)((deadline - now + 999999) / 1000000);
 		}
-		if (poll(&pfd, 1, wait_ms) > 0)
+		if (poll(&pfd, 1, wait_ms) > 0) {
 			signals_drain(s);
+		} else if (timeout_ms > 0) {
+			/* A wait that heard nothing walks once before it ends:
+			 * a SIGCHLD folded into one already read (two traps of a
+			 * detach) would otherwise leave a thread in its stop
+			 * until the waiter gives up. */
+			stops_walk_due(root);
+			timeout_ms = 0;
+		}
 	}
 }

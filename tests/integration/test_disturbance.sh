@@ -150,6 +150,25 @@ took=$(( $(date +%s) - start ))
 check $? "a target that exits mid-run: outputs written, exit 0" "exit $rc after ${took}s: $(cat "$TMP/err")"
 wait $pid
 
+# Attach and detach again and again to a Python program whose GIL holder
+# is stopped at each tick: every thread stops to be let go (a detach that
+# lost one trap's SIGCHLD, folded into another's, held the holder stopped
+# for 2 s in about one run of ten, then left it to the kernel).
+/usr/bin/python3 tests/python/threads.py 60 >/dev/null &
+pid=$!
+reap_later $pid
+sleep 0.5
+bad=0
+for i in $(seq 20); do
+	$TS attach $pid -r 500 -d 0.2 -o "$TMP/cyc.folded" 2>"$TMP/cyc.err"
+	grep -q "did not stop to be let go" "$TMP/cyc.err" && bad=$((bad + 1))
+done
+[ "$bad" = 0 ] && not_stopped $pid && [ "$(tracer_of $pid)" = 0 ]
+check $? "20 attach and detach cycles of a Python program: every thread let go at once" \
+	"$bad runs left threads to the kernel: $(grep 'let go' "$TMP/cyc.err")"
+kill $pid 2>/dev/null
+wait $pid 2>/dev/null
+
 # SIGKILL of trainsample leaves the attached target running, untraced.
 "$T/heartbeat" "$TMP/hb1" >/dev/null &
 pid=$!
