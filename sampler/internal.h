@@ -57,6 +57,7 @@ struct thread {
 	 * thread does not run (its CPU time unchanged) */
 	bool py_idle_valid;
 	uint64_t py_idle_runtime;
+	uint64_t py_active_ns; /* last seen running, or its CPU time moved */
 	uint32_t py_idle_stack, py_idle_flags;
 	bool py_named;        /* named by Python's threading: not by the OS */
 	/* Blocked-thread checks (thread_poll_state): schedstat before stat */
@@ -150,6 +151,14 @@ struct loader_site {
 };
 #define LOADER_SITES 16
 
+/* Threads walked during the GIL holder's stop besides it, and the frames
+ * they may use in all: each costs the holder's pause two reads or so. */
+#define PY_PREWALK_THREADS 8
+#define PY_PREWALK_FRAMES 4096
+/* ... those that ran this recently: threads that take turns with the GIL
+ * (every 5 ms by default) are, a sleeping daemon thread is not. */
+#define PY_PREWALK_ACTIVE_NS 50000000ull
+
 struct pysample {
 	enum python_state state;
 	bool ever_ready;
@@ -176,6 +185,19 @@ struct pysample {
 	int nheld;
 	enum py_walk_end held_end;
 	pid_t held_tid;       /* 0: none this tick */
+	/* Other threads that ran at their last look, walked during the
+	 * holder's stop too (none can take the GIL meanwhile): their entries
+	 * in threads[] chosen before it, then each one's frames in
+	 * pre_frames. Emptied each tick. */
+	int pre_idx[PY_PREWALK_THREADS];
+	int npre_idx;
+	struct {
+		pid_t tid;
+		int n, at;
+		enum py_walk_end end;
+	} pre[PY_PREWALK_THREADS];
+	int npre;
+	struct py_raw_frame *pre_frames; /* PY_PREWALK_FRAMES */
 	pid_t *tids;          /* per entry of threads: its OS tid, 0 unknown */
 	int nthreads;         /* entries of the last read */
 	bool script_dir_set;

@@ -61,8 +61,9 @@ int pysample_new_for(struct sampler *s, pid_t pid)
 	py->threads = calloc(PY_MAX_THREADS, sizeof(*py->threads));
 	py->frames = calloc(PY_MAX_DEPTH, sizeof(*py->frames));
 	py->held = calloc(PY_MAX_DEPTH, sizeof(*py->held));
+	py->pre_frames = calloc(PY_PREWALK_FRAMES, sizeof(*py->pre_frames));
 	py->tids = calloc(PY_MAX_THREADS, sizeof(*py->tids));
-	ret = py->threads && py->frames && py->held && py->tids ?
+	ret = py->threads && py->frames && py->held && py->pre_frames && py->tids ?
 	      py_code_cache_new(&py->codes) : -ENOMEM;
 	if (!ret)
 		ret = py_walk_scratch_init(&py->scratch);
@@ -86,6 +87,7 @@ void pysample_free(struct pysample *py)
 	free(py->threads);
 	free(py->frames);
 	free(py->held);
+	free(py->pre_frames);
 	free(py->tids);
 	pysample_locals_free(py);
 	free(py->loaders);

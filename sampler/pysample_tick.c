@@ -247,6 +247,36 @@ static int python_stack(struct sampler *s, pid_t tid, const struct py_raw_frame 
 	return ret < 0 && ret != -ENOENT ? ret : 0;
 }
 
+/*
+ * The other threads chosen (choose_prewalks), walked while the holder is
+ * stopped: none of them can take the GIL it holds, so each stack is one
+ * that was. Read after the holder runs again, a thread that took the GIL
+ * meanwhile and returned to the same frame addresses would pass the
+ * head's re-read torn (0.1-1% of a 3-thread recursion's stacks).
+ */
+static void prewalk_others(struct sampler *s)
+{
+	struct pysample *py = s->py;
+	int at = 0;
+
+	for (int k = 0; k < py->npre_idx; k++) {
+		const struct py_thread *pt = &py->threads[py->pre_idx[k]];
+		enum py_walk_end end;
+		int n = py_frames_read(&py->target, pt->tstate, &py->scratch, py->pre_frames + at,
+				       PY_PREWALK_FRAMES - at, &end);
+
+		/* Deeper than the room left: walked again as it runs. */
+		if (n < 0 || n >= PY_PREWALK_FRAMES - at)
+			continue;
+		py->pre[py->npre].tid = py->tids[py->pre_idx[k]];
+		py->pre[py->npre].n = n;
+		py->pre[py->npre].at = at;
+		py->pre[py->npre].end = end;
+		py->npre++;
+		at += n;
+	}
+}
+
 void pysample_walk_stopped(struct sampler *s, struct thread *t)
 {
 	struct pysample *py = s->py;
@@ -258,6 +288,8 @@ void pysample_walk_stopped(struct sampler *s, struct thread *t)
 				   PY_MAX_DEPTH, &py->held_end);
 	if (s->opt.locals)
 		pysample_locals_read(s, py->held, py->nheld);
+	else
+		prewalk_others(s);
 	py->held_tid = t->tid;
 	s->st.py_holder_walks++;
 }
@@ -280,6 +312,12 @@ static int read_frames(struct sampler *s, struct thread *t, const struct py_thre
 		*end = py->held_end;
 		return py->nheld;
 	}
+	for (int k = 0; k < py->npre; k++)
+		if (py->pre[k].tid == t->tid) {
+			*frames = py->pre_frames + py->pre[k].at;
+			*end = py->pre[k].end;
+			return py->pre[k].n;
+		}
 	*frames = py->frames;
 	for (int i = 0; i < HOLDER_TRIES; i++) {
 		uint64_t before, after = 0;
@@ -318,11 +356,15 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 	if (!running && !s->opt.idle && !s->opt.idle_python)
 		return;
 	t->py_idle_valid = t->py_idle_valid && !running;
+	if (running)
+		t->py_active_ns = s->tick_now;
 	if (!running) {
 		/* A thread that has not run since cannot have changed its
 		 * frames or syscall: its last sample stands, nothing is read. */
 		uint64_t runtime = thread_runtime(s, t);
 
+		if (!runtime || runtime != t->py_idle_runtime)
+			t->py_active_ns = s->tick_now;
 		if (t->py_idle_valid && runtime && runtime == t->py_idle_runtime) {
 			stacks_add_sample(s, t->tid, t->py_idle_stack, t->py_idle_flags, s->tick_now,
 					  s->tick_weight);
@@ -437,6 +479,28 @@ void pysample_names_refresh(struct sampler *s, int n)
  * stop (pysample_walk_stopped). While it is stopped no other thread can
  * take the GIL it holds, so nothing that the walk reads changes under it.
  */
+/*
+ * The threads other than the holder (entry h) to walk during its stop:
+ * those that ran lately, which may take the GIL as soon as it goes (a
+ * thread waiting for it sleeps, so its state says nothing). One that has
+ * not run for a while is read after the stop, as it sleeps on: its walk
+ * would lengthen the holder's pause for a stack that does not move.
+ */
+static void choose_prewalks(struct sampler *s, int n, int h)
+{
+	struct pysample *py = s->py;
+
+	for (int i = 0; i < n && py->npre_idx < PY_PREWALK_THREADS; i++) {
+		struct thread *t;
+
+		if (i == h || !py->tids[i])
+			continue;
+		t = thread_find(s, py->tids[i]);
+		if (t && !t->gone && s->tick_now - t->py_active_ns < PY_PREWALK_ACTIVE_NS)
+			py->pre_idx[py->npre_idx++] = i;
+	}
+}
+
 static void walk_holder_stopped(struct sampler *s, int n)
 {
 	struct pysample *py = s->py;
@@ -450,6 +514,7 @@ static void walk_holder_stopped(struct sampler *s, int n)
 		if (!t || t->gone || t->listening || t->interrupt_sent || t->detaching ||
 		    thread_state(s, t) != 'R')
 			return;
+		choose_prewalks(s, n, i);
 		/* Memory-only: seized for this walk alone; another tracer
 		 * leaves it running, its walk checked as it runs. */
 		if (t->untraced && unseized_seize_for_walk(s, t) < 0)
@@ -473,6 +538,7 @@ void pysample_tick(struct sampler *s)
 	pysample_map_tids(s, n);
 	py->nthreads = n;
 	py->held_tid = 0;
+	py->npre_idx = py->npre = 0;
 	if (!s->opt.nonblocking)
 		walk_holder_stopped(s, n);
 	pysample_names_refresh(s, n);

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Which stacks of tests/python/recursion_shapes.py could have happened.
+"""Which stacks of tests/python/recursion_shapes.py (or of
+recursion_threads.py, the same in three threads) could have happened.
 
 argv: a folded file (default labels, with lines). Prints
 "SAMPLES IMPOSSIBLE MARKED" and then up to five impossible stacks. A
@@ -9,12 +10,16 @@ each at the call of the next (line 19, or 18 above leaf), leaf only under
 exactly 4, 8 or 13 rec frames. Stacks starting with a marker ([error...],
 [truncated...]) are counted apart: they say they are not whole. Stacks
 with no frame of the script are the interpreter's start-up and end
-(imports run from C have no Python caller): not judged.
+(imports run from C have no Python caller): not judged. In
+recursion_threads.py main is called at line 32, and by each other thread
+under threading.py's frames; <module> elsewhere (starting and joining the
+threads) is not judged further.
 """
 import re
 import sys
 
-FRAME = re.compile(r'^(\S+) \(recursion_shapes\.py:(\d+)\)$')
+FRAME = re.compile(r'^(\S+) \(recursion_(shapes|threads)\.py:(\d+)\)$')
+THREADING = re.compile(r'^\S+ \(threading\.py:\d+\)$')
 LEAF_UNDER = {4, 8, 13}
 
 
@@ -22,19 +27,29 @@ def possible(frames):
     if not any(FRAME.match(f) for f in frames):
         return True
     py = []
+    main_call = 29
+    thread = False
     for f in frames:
         m = FRAME.match(f)
         if m:
-            py.append((m.group(1), int(m.group(2))))
+            py.append((m.group(1), int(m.group(3))))
+            if m.group(2) == 'threads':
+                main_call = 32
+        elif not py and THREADING.match(f):
+            thread = True  # another thread's start, down to its target
         elif f.startswith('[idle') and f is frames[-1]:
             continue
         elif py and py[0][0] == '<module>' and py[0][1] < 29:
             return True  # importing, starting up: the frames are the library's
+        elif py and py[0][0] == '<module>' and main_call == 32 and len(py) == 1 and py[0][1] != 32:
+            return True  # starting or joining the threads
         else:
             return False
+    if thread:
+        py = [('<module>', main_call)] + py
     if not py or py[0][0] != '<module>':
         return False
-    if py[0][1] != 29:
+    if py[0][1] != main_call:
         return len(py) == 1
     rest = py[1:]
     if not rest:

@@ -300,6 +300,16 @@ consistent() {
 	check $? "$label: record: every stack of a fast recursion could have happened" \
 		"${2:-?} of ${1:-?} impossible: $(python3 tests/integration/stack_check.py "$TMP/rs.folded" | sed -n 2p | cut -c1-400)" \
 		"${2:-?} of ${1:-?} impossible"
+	# Three threads taking turns with the GIL: those that ran lately are
+	# walked during the holder's stop (0.4-1.1% torn when they were read
+	# after it; what is left comes of ticks at a handoff, when no thread
+	# holds the GIL to be stopped).
+	$pin0 $TS record -q -r 1000 --no-subprocesses -o "$TMP/rt.folded" -- $pin1 "$py" $P/recursion_threads.py 1.5
+	set -- $(python3 tests/integration/stack_check.py "$TMP/rt.folded" | head -1)
+	[ "${1:-0}" -gt 1500 ] && [ "$2" -le $(($1 / 400)) ]
+	check $? "$label: record of three threads: every stack of a fast recursion could have happened (0.25% at most)" \
+		"${2:-?} of ${1:-?} impossible: $(python3 tests/integration/stack_check.py "$TMP/rt.folded" | sed -n 2p | cut -c1-400)" \
+		"${2:-?} of ${1:-?} impossible"
 	# Long enough to outlive both attaches on a loaded machine (killed
 	# after them): with 4 s the second one could meet its end, and a
 	# process that no longer runs tears no walk.
@@ -374,7 +384,7 @@ while read -r label py; do
 	# ONLY="pyenv-3.12 ..." runs those alone (when working on one version).
 	case " ${ONLY:-$label} " in *" $label "*) ;; *) continue ;; esac
 	if [ -z "$py" ]; then
-		for t in "shares" "launches" "threads" "late thread" "shapes" "consistent stacks" "--native" "--native-all" "dump" "a libpython caught half-loaded"; do
+		for t in "shares" "launches" "threads" "late thread" "shapes" "consistent stacks" "consistent stacks of three threads" "--native" "--native-all" "dump" "a libpython caught half-loaded"; do
 			skip "$label: $t" "$(python_missing_why "$label")"
 		done
 		continue
