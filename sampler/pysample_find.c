@@ -160,6 +160,25 @@ static void refuse(struct sampler *s, const char *why)
 	sampler_notice(s, "%s: native stacks only", why);
 }
 
+/* An interpreter older than _PyRuntime (3.6 and before) is refused by the
+ * version its file is named with, not passed over in silence. */
+static int refuse_older(struct sampler *s, const struct sym_mapping *m)
+{
+	unsigned major = 0, minor = 0, lo, hi;
+	bool threaded = false;
+	uint64_t at;
+	char why[PATH_MAX + 160];
+
+	if (!version_from_name(m->path, &major, &minor, &threaded) || major != 3 || minor >= 7 ||
+	    sym_process_symbol(s->sym, m, "Py_Initialize", &at) < 0)
+		return 0;
+	py_layout_range(&lo, &hi);
+	snprintf(why, sizeof(why), "Python %u.%u (%s) in process %d is not supported (3.%u to 3.%u are)",
+		 major, minor, base_name(m->path), (int)s->pid, lo & 0xff, hi & 0xff);
+	refuse(s, why);
+	return -ENOTSUP;
+}
+
 /* Sets the layout of the interpreter whose runtime is at rt. */
 static int choose_layout(struct sampler *s, const struct sym_mapping *m, uint64_t rt)
 {
@@ -251,6 +270,8 @@ static int find_runtime(struct sampler *s)
 		if (m->pgoff || !is_candidate(m->path, exe) || tried_before(py, m->inode))
 			continue;
 		if (sym_process_symbol(s->sym, m, "_PyRuntime", &rt) < 0) {
+			if (refuse_older(s, m) < 0)
+				return -ENOTSUP;
 			tried_again(py, m->inode);
 			py->candidate_open |= !tried_before(py, m->inode);
 			continue;

@@ -452,20 +452,23 @@ grep -q "^trainsample: no Python interpreter in process [0-9]*: native stacks on
 	[ "$(folded_total "$TMP/c.folded")" -gt 0 ]
 check $? "a native program: profiled natively, one line says there is no Python" "$(cat "$TMP/c.err")"
 
-# Versions before 3.8 are refused in one line and profiled natively.
+# Versions before 3.8 are refused in one line and profiled natively: 3.7
+# by its runtime's version, 3.6 (no _PyRuntime) by its file's name.
 root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
-old=$(ls -d "$root"/versions/3.7.*/bin/python3.7 2>/dev/null | tail -1)
-if [ -n "$old" ]; then
+for m in 7 6; do
+	old=$(ls -d "$root"/versions/3.$m.*/bin/python3.$m 2>/dev/null | tail -1)
+	if [ -z "$old" ]; then
+		skip "Python 3.$m is refused in one line and profiled natively" "no pyenv 3.$m here"
+		skip "under -q, --stats says why Python 3.$m was refused" "no pyenv 3.$m here"
+		continue
+	fi
 	# Half a second of work: short.py's 50 ms got no tick once under load.
 	$TS record -o "$TMP/old.folded" -- "$old" $P/shares.py 0.5 "$TMP/old.truth" 2>"$TMP/old.err"
 	native=$(folded_with_prefix "$TMP/old.folded" "_PyEval_EvalFrameDefault")
-	grep -q "Python 3.7 (.*) in process [0-9]* is not supported (3.8 to 3.15 are): native stacks only" "$TMP/old.err" &&
+	grep -q "Python 3.$m (.*) in process [0-9]* is not supported (3.8 to 3.15 are): native stacks only" "$TMP/old.err" &&
 		[ "$native" -gt 0 ]
-	check $? "Python 3.7 is refused in one line and profiled natively" "$(cat "$TMP/old.err")"
+	check $? "Python 3.$m is refused in one line and profiled natively" "$(cat "$TMP/old.err")"
 	$TS record -q --stats -o "$TMP/old.folded" -- "$old" $P/short.py 2>"$TMP/old.err"
-	grep -q "^  python  *none (native stacks): Python 3.7 (.*) in process [0-9]* is not supported" "$TMP/old.err"
-	check $? "under -q, --stats says why Python 3.7 was refused" "$(grep python "$TMP/old.err")"
-else
-	skip "Python 3.7 is refused in one line and profiled natively" "no pyenv 3.7 here"
-	skip "under -q, --stats says why Python 3.7 was refused" "no pyenv 3.7 here"
-fi
+	grep -q "^  python  *none (native stacks): Python 3.$m (.*) in process [0-9]* is not supported" "$TMP/old.err"
+	check $? "under -q, --stats says why Python 3.$m was refused" "$(grep python "$TMP/old.err")"
+done
