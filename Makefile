@@ -71,14 +71,17 @@ deps:
 
 # The sid root is tried, not required: without it (no network, no root)
 # the tests of Python 3.14 and 3.15 skip and say why. It is fetched while
-# the build runs on every CPU (the two took a minute each, one after the
-# other, of a fresh clone's 20); what it printed follows the build's.
+# the build runs on every CPU, and so is the container tests' bullseye root
+# (each took most of a minute of a fresh clone's 20, one after the other);
+# what they printed follows the build's.
 JOBS := $(shell nproc 2>/dev/null || echo 1)
 test: deps
 	@mkdir -p $(BUILD); \
 	$(MAKE) --no-print-directory sid-root >$(BUILD)/sid-root.out 2>&1 & sid=$$!; \
+	sh scripts/ns-root.sh $(BUILD)/ns-root >$(BUILD)/ns-root.out 2>&1 & ns=$$!; \
 	$(MAKE) --no-print-directory -j$(JOBS) check-build; built=$$?; \
-	wait $$sid; cat $(BUILD)/sid-root.out; [ $$built = 0 ] || exit $$built; \
+	wait $$sid $$ns; cat $(BUILD)/sid-root.out $(BUILD)/ns-root.out; \
+	[ $$built = 0 ] || exit $$built; \
 	$(MAKE) --no-print-directory check
 
 # Python 3.14 and 3.15 come from Debian sid, debootstrapped into build/

@@ -89,11 +89,13 @@ static uint64_t count_maybe_merged(const struct step_walk *w, const struct step_
 	if (!period || st->beat_ns <= period)
 		return 0;
 	for (size_t i = 0; i < w->nspans; i++) {
-		uint64_t start = w->spans[i].start, len = w->spans[i].end - w->spans[i].start, others;
+		/* A span is placed by its end: a late sample's weight reaches
+		 * back over the gap, into the step before. */
+		uint64_t end = w->spans[i].end, len = w->spans[i].end - w->spans[i].start, others;
 
-		if (start < w->starts[0] || w->spans[i].ph == st->beat)
+		if (end < w->starts[0] || w->spans[i].ph == st->beat)
 			continue;
-		while (k + 1 < w->nstarts && start >= w->starts[k + 1]) {
+		while (k + 1 < w->nstarts && end >= w->starts[k + 1]) {
 			k++;
 			flagged = false;
 		}

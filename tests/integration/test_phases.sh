@@ -78,6 +78,28 @@ merged_ok "$want_steps" "$got_steps" "$got_p50" "${got_max:-0}" &&
 check $? "steps counted exactly (or two merged where a whole backward went unsampled, shown), the median step within 5%" \
 	"loop: $want_steps steps, p50 $want_p50 ns; trainsample: $line" "$got_steps steps, p50 $got_p50 ms against $(awk -v n="$want_p50" 'BEGIN { print n / 1e6 }') ms"
 
+# trainsample held up (SIGSTOP) for 35 ms ten times: a stall that spans a
+# whole backward merges two steps, and each such step is said, so the
+# steps counted and those said to be two add up to the loop's own.
+$TS record -r 1000 --phases "$TMP/rules" -o "$TMP/stall.folded" -- $PY tests/python/phase_loop.py 3 \
+	>"$TMP/stall.out" 2>"$TMP/stall.err" &
+rec=$!
+sleep 0.5
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	kill -STOP $rec 2>/dev/null
+	sleep 0.035
+	kill -CONT $rec 2>/dev/null
+	sleep 0.15
+done
+wait $rec
+set -- $(cat "$TMP/stall.out")
+line=$(grep "^trainsample:   steps: " "$TMP/stall.err")
+got=$(echo "$line" | sed -n 's/^trainsample:   steps: \([0-9]*\) .*/\1/p')
+two=$(echo "$line" | sed -n 's/.*; \([0-9]*\) steps* may be two: a tick came later than a backward lasts$/\1/p')
+[ -n "$got" ] && [ "${two:-0}" -ge 1 ] && [ $((got + ${two:-0})) = "${10}" ]
+check $? "steps merged by a stall of trainsample are said: counted plus said to be two make the loop's own" \
+	"loop: ${10} steps; $line" "${got:-?} steps + ${two:-0} said to be two, of ${10}"
+
 # --time: a call per backward, the median within 5% (and a period) of the
 # loop's own; a FILE:LINE form (load_batch's line) as many.
 set -- $(cat "$TMP/pl.out")
@@ -85,16 +107,16 @@ want_bwd=$(awk -v n="${14}" 'BEGIN { print n / 1e6 }')
 line=$(grep "^trainsample: calls of model_backward: " "$TMP/pl.err")
 calls=$(echo "$line" | sed -n 's/.*model_backward: \([0-9]*\),.*/\1/p')
 p50=$(echo "$line" | sed -n 's/.* p50 \([0-9.]*\) ms.*/\1/p')
-cmax=$(echo "$line" | sed -n 's/.*, max \([0-9.]*\) ms.*/\1/p')
 line_calls=$(sed -n "s/^trainsample: calls of phase_loop.py:$L: \([0-9]*\), p50 .*(each end known to 1.0 ms, the sampling period).*/\1/p" "$TMP/pl.err")
 # Exact as the steps are, with the same one exception, which the steps
-# line must then show too.
+# line must then show too: the backward that went unsampled is one call
+# fewer (calls never merge: other phases lie between them).
 { [ "$calls" = "${10}" ] && [ "$line_calls" = "${10}" ] ||
-	{ [ "$got_steps" = $((${10} - 1)) ] && merged_ok "${10}" "$calls" "$p50" "${cmax:-0}" &&
+	{ [ "$got_steps" = $((${10} - 1)) ] && [ "$calls" -ge $((${10} - 1)) ] && [ "$calls" -le "${10}" ] &&
 	  [ -n "$line_calls" ] && [ "$line_calls" -ge $((${10} - 1)) ] && [ "$line_calls" -le "${10}" ]; }; } &&
 	within "$p50" "$want_bwd" "$(awk -v w="$want_bwd" 'BEGIN { print w * 0.05 + 1 }')"
-check $? "--time FUNC and FILE:LINE: each call counted (two merged only with the steps'), the median call within 5% of the loop's own" \
-	"loop: ${10} calls, p50 $want_bwd ms; $(grep 'calls of' "$TMP/pl.err")" "$calls calls, p50 $p50 ms against $want_bwd ms"
+check $? "--time FUNC and FILE:LINE: each call counted (one fewer only with the steps' merged pair), the median call within 5% of the loop's own" \
+	"loop: ${10} calls, p50 $want_bwd ms; $(grep 'calls of' "$TMP/pl.err"); $(grep '^trainsample:   steps: ' "$TMP/pl.err")" "$calls calls, p50 $p50 ms against $want_bwd ms"
 
 # report --summary: the same lines from the recording, on stdout, alone:
 # its steps line is the one record printed at its end. The count is within
