@@ -78,16 +78,21 @@ merged_ok "$want_steps" "$got_steps" "$got_p50" "${got_max:-0}" &&
 check $? "steps counted exactly (or two merged where a whole backward went unsampled, shown), the median step within 5%" \
 	"loop: $want_steps steps, p50 $want_p50 ns; trainsample: $line" "$got_steps steps, p50 $got_p50 ms against $(awk -v n="$want_p50" 'BEGIN { print n / 1e6 }') ms"
 
-# trainsample held up (SIGSTOP) for 35 ms ten times: a stall that spans a
-# whole backward merges two steps, and each such step is said, so the
-# steps counted and those said to be two add up to the loop's own.
+# trainsample held up (SIGSTOP) for 45 ms 15 times: a stall that spans a
+# whole backward merges two steps, and such a step is said, so the steps
+# counted and those said to be two add up to the loop's own: exactly on a
+# quiet machine; within two under heavy load, where the machine's own
+# stalls merge steps too and a slow step holding a late tick may be said
+# to be two when it was one ("may be" is a heuristic: a step 1.5 times the
+# median holding a tick later than a whole backward). Without the saying,
+# the stalls leave the count five to eight short.
 $TS record -r 1000 --phases "$TMP/rules" -o "$TMP/stall.folded" -- $PY tests/python/phase_loop.py 3 \
 	>"$TMP/stall.out" 2>"$TMP/stall.err" &
 rec=$!
 sleep 0.5
-for _ in 1 2 3 4 5 6 7 8 9 10; do
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
 	kill -STOP $rec 2>/dev/null
-	sleep 0.035
+	sleep 0.045
 	kill -CONT $rec 2>/dev/null
 	sleep 0.15
 done
@@ -96,8 +101,9 @@ set -- $(cat "$TMP/stall.out")
 line=$(grep "^trainsample:   steps: " "$TMP/stall.err")
 got=$(echo "$line" | sed -n 's/^trainsample:   steps: \([0-9]*\) .*/\1/p')
 two=$(echo "$line" | sed -n 's/.*; \([0-9]*\) steps* may be two: a tick came later than a backward lasts$/\1/p')
-[ -n "$got" ] && [ "${two:-0}" -ge 1 ] && [ $((got + ${two:-0})) = "${10}" ]
-check $? "steps merged by a stall of trainsample are said: counted plus said to be two make the loop's own" \
+[ -n "$got" ] && [ "${two:-0}" -ge 1 ] && [ $((got + ${two:-0})) -le $((${10} + 2)) ] &&
+	[ $((got + ${two:-0})) -ge $((${10} - 2)) ]
+check $? "steps merged by a stall of trainsample are said: counted plus said to be two make the loop's own (within two under load)" \
 	"loop: ${10} steps; $line" "${got:-?} steps + ${two:-0} said to be two, of ${10}"
 
 # --time: a call per backward, the median within 5% (and a period) of the
