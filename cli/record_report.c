@@ -34,7 +34,7 @@ void record_stats_print(const struct sampler_stats *st)
 {
 	double secs = (double)st->elapsed_ns / 1e9;
 	char python[256], kinds[160], storm[128] = "", settled[64] = "", quiet[160] = "";
-	char share[64], cold[48];
+	char share[64], cold[48], exits[64] = "";
 
 	if (st->python[0])
 		snprintf(python, sizeof(python), "%s", st->python);
@@ -61,6 +61,11 @@ void record_stats_print(const struct sampler_stats *st)
 		snprintf(cold, sizeof(cold), "%.1f us", (double)st->unwind_first_ns / 1e3);
 	else
 		snprintf(cold, sizeof(cold), st->unwinds ? "none in the first process" : "none");
+	/* A thread that enters the kernel by itself before our interrupt
+	 * reaches it traps on the way out: samples lean onto that code. */
+	if (st->stops_at_kernel_exit)
+		snprintf(exits, sizeof(exits), "; %.1f%% of them at a syscall's or fault's end",
+			 st->stops ? 100.0 * (double)st->stops_at_kernel_exit / (double)st->stops : 0.0);
 	if (st->storm_ns)
 		snprintf(storm, sizeof(storm),
 			 "; a thread storm from %.2f s: %" PRIu64 " threads found at ticks",
@@ -74,7 +79,7 @@ void record_stats_print(const struct sampler_stats *st)
 		"  processes        %" PRIu64 " sampled, %" PRIu64 " child processes not\n"
 		"  threads          %" PRIu64 " seen, %u live at the end%s%s\n"
 		"  errors           %" PRIu64 "%s%s%s\n"
-		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops)\n"
+		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops%s)\n"
 		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %s (%" PRIu64 " stacks)\n"
 		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on, %" PRIu64 " resumes held for them\n"
 		"  target cpu       %.3f s on a CPU, %.3f s waiting for one (its threads' schedstat); "
@@ -88,7 +93,7 @@ void record_stats_print(const struct sampler_stats *st)
 		st->threads_seen, st->threads_live, quiet, storm, st->errors, kinds[0] ? " (" : "", kinds,
 		kinds[0] ? ")" : "",
 		(double)st->pause_p50_ns / 1e3, (double)st->pause_p99_ns / 1e3,
-		(double)st->pause_max_ns / 1e3, st->stops, (double)st->unwind_p50_ns / 1e3,
+		(double)st->pause_max_ns / 1e3, st->stops, exits, (double)st->unwind_p50_ns / 1e3,
 		(double)st->unwind_p99_ns / 1e3, cold, st->unwinds,
 		st->syscalls_restarted,
 		st->signals_forwarded, st->signal_holds, (double)st->target_cpu_ns / 1e9,

@@ -618,6 +618,10 @@ int stacks_frame_for_addr(struct sampler *s, uint64_t addr, uint32_t *frame);
 int stacks_marker(struct sampler *s, const char *name, uint32_t parent, uint32_t *stack);
 void stats_unwind_time(struct sampler *s, uint64_t ns);
 void stats_pause(struct sampler *s, uint64_t ns);
+/* Counts a stop whose registers say the thread trapped on its way out of
+ * a syscall or fault it entered itself (orig_rax >= 0), not where our
+ * interrupt reached it: such samples lean onto that code. */
+void stats_trap_entry(struct sampler *s, const struct user_regs_struct *regs);
 /* One more error of that kind in the stats. */
 void stats_error(struct sampler *s, enum sampler_error_kind kind);
 

@@ -406,6 +406,7 @@ void stats_fold(struct sampler *into, const struct sampler *from)
 	a->quiet_asks += b->quiet_asks;
 	a->quiet_clock_reads += b->quiet_clock_reads;
 	a->stops += b->stops;
+	a->stops_at_kernel_exit += b->stops_at_kernel_exit;
 	if (b->pause_max_ns > a->pause_max_ns)
 		a->pause_max_ns = b->pause_max_ns;
 	a->unwinds += b->unwinds;

@@ -169,6 +169,12 @@ void stats_pause(struct sampler *s, uint64_t ns)
 	s->st.stops++;
 }
 
+void stats_trap_entry(struct sampler *s, const struct user_regs_struct *regs)
+{
+	if ((long)regs->orig_rax >= 0)
+		s->st.stops_at_kernel_exit++;
+}
+
 void stats_unwind_time(struct sampler *s, uint64_t ns)
 {
 	histogram_add(&s->unwind_hist, ns);

@@ -102,6 +102,8 @@ struct sampler_stats {
 	uint64_t pause_p50_ns;     /* time a thread stayed stopped per copy */
 	uint64_t pause_p99_ns;
 	uint64_t pause_max_ns;
+	uint64_t stops_at_kernel_exit; /* ... that came as the thread left a
+					* syscall or fault, not by our interrupt */
 	uint64_t unwinds;          /* stacks unwound (after the target ran on) */
 	uint64_t unwind_p50_ns;
 	uint64_t unwind_p99_ns;

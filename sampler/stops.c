@@ -155,12 +155,15 @@ void syscall_undo_eintr(struct sampler *s, pid_t tid,
 		stats_error(s, SAMPLER_ERR_PTRACE);
 }
 
-static void undo_eintr_now(struct sampler *s, pid_t tid, bool only_untimed)
+static void undo_eintr_now(struct sampler *s, pid_t tid, bool only_untimed, bool sampled)
 {
 	struct user_regs_struct regs;
 
-	if (regs_get(tid, &regs) == 0)
-		syscall_undo_eintr(s, tid, &regs, only_untimed);
+	if (regs_get(tid, &regs) < 0)
+		return;
+	if (sampled)
+		stats_trap_entry(s, &regs);
+	syscall_undo_eintr(s, tid, &regs, only_untimed);
 }
 
 /*
@@ -190,13 +193,13 @@ static void consume_interrupt(struct sampler *s, struct thread *t, bool running)
 		 * one (here the registers') waits until the thread is off its
 		 * CPU, which the walk overlaps. */
 		pysample_walk_stopped(s, t);
-		undo_eintr_now(s, t->tid, false);
+		undo_eintr_now(s, t->tid, false, true);
 		t->pause_pending = true;
 	} else if (t->want_copy) {
 		tick_copy_stopped(s, t);
 		t->pause_pending = true;
 	} else {
-		undo_eintr_now(s, t->tid, false);
+		undo_eintr_now(s, t->tid, false, false);
 	}
 	t->want_copy = t->want_py_walk = false;
 }
@@ -218,7 +221,7 @@ static void handle_signal(struct sampler *s, struct thread *t, int sig)
 	if (t->interrupt_sent)
 		consume_interrupt(s, t, true);
 	else if (woke_only_because_traced(s, sig))
-		undo_eintr_now(s, t->tid, true);
+		undo_eintr_now(s, t->tid, true, false);
 	if (sig > 0 && sig <= 64)
 		s->target_signal_ns[sig] = monotonic_ns();
 	s->st.signals_forwarded++;
@@ -386,7 +389,7 @@ static void detach_at_stop(struct sampler *s, struct thread *t, int sig, int eve
 	}
 	if (t->interrupt_sent && !(event == PTRACE_EVENT_STOP && is_group_stop_signal(sig)) &&
 	    event != PTRACE_EVENT_EXEC)
-		undo_eintr_now(s, t->tid, false);
+		undo_eintr_now(s, t->tid, false, false);
 	note_pending_signals(s, t->tid);
 	if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)deliver) < 0 && errno != ESRCH)
 		stats_error(s, SAMPLER_ERR_PTRACE);

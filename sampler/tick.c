@@ -84,6 +84,7 @@ void tick_copy_stopped(struct sampler *s, struct thread *t)
 			stats_error(s, SAMPLER_ERR_PTRACE);
 		return;
 	}
+	stats_trap_entry(s, &c->regs);
 	syscall_undo_eintr(s, t->tid, &c->regs, false);
 	pysample_copy_frames(s, t->tid, c);
 	/* By tid: the process id fails once its main thread is a zombie. */
