@@ -12,6 +12,7 @@
 
 #include "formats/formats.h"
 #include "sampler/internal.h"
+#include "sampler/pysample.h"
 #include "symbolize/symbolize.h"
 #include "syscall_names.h"
 
