@@ -191,13 +191,13 @@ threads() {
 		"$(cut -d';' -f1 "$TMP/late.folded" | sort -u | tr '\n' '|')"
 	# One stop a tick at most: the GIL holder's, for its walk; none at all
 	# with --nonblocking.
-	stops=$(sed -n 's/.*(\([0-9]*\) stops).*/\1/p' "$TMP/th.err")
+	stops=$(sed -n 's/.*(\([0-9]*\) stops[;)].*/\1/p' "$TMP/th.err")
 	ticks=$(sed -n 's/^  ticks *\([0-9]*\).*/\1/p' "$TMP/th.err")
 	walks=$(sed -n 's/^  python walks *\([0-9]*\) of the GIL holder.*/\1/p' "$TMP/th.err")
 	[ "${stops:-0}" -gt 0 ] && [ "$stops" -le "${ticks:-0}" ] && [ "${walks:-0}" -ge $((stops * 9 / 10)) ]
 	check $? "$label: attach stops only the GIL holder, once a tick at most" \
 		"$stops stops, $ticks ticks, $walks holder walks"
-	stops=$(sed -n 's/.*(\([0-9]*\) stops).*/\1/p' "$TMP/nb.err")
+	stops=$(sed -n 's/.*(\([0-9]*\) stops[;)].*/\1/p' "$TMP/nb.err")
 	[ "$stops" = 0 ] && [ "$(folded_total "$TMP/nb.folded")" -gt 0 ]
 	check $? "$label: attach --nonblocking reads Python stacks without stopping any thread" "$stops stops"
 }
