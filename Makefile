@@ -115,7 +115,8 @@ run-demo: $(BIN)
 bench: deps
 	@$(MAKE) --no-print-directory run-bench
 
-run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI) $(BUILD)/tests/targets/thread_storm
+run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI) $(BUILD)/tests/targets/thread_storm \
+	   $(BUILD)/tests/targets/syscall_loop
 	@$(BUILD)/bench/render
 	@echo
 	@sh bench/gpu_launch.sh
@@ -129,6 +130,8 @@ run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI) $(BUILD)/tests/targets/th
 	@sh bench/contended.sh
 	@echo
 	@sh bench/subprocesses.sh
+	@echo
+	@sh bench/lean.sh
 	@echo
 	@sh bench/overhead.sh
 

@@ -9,12 +9,14 @@
 #   native program;
 # - 500 blocked threads and one busy one at 100 Hz and 1 kHz, and the same
 #   with none (issue 13: pause p50 <= 50 us, trainsample <= 5% of a core
-#   at 100 Hz).
+#   at 100 Hz);
+# - how far samples lean onto a line that makes a syscall every few
+#   microseconds (it grows with the time an interrupt takes to arrive).
 cd "$(dirname "$0")/.." || exit 1
 pairs=${PAIRS:-10}
 out=${OUT:-}
-[ -x build/trainsample ] && [ -x build/bench/overhead ] && [ -x build/bench/blocked ] || {
-	echo "bench/lent.sh: build first (make build/trainsample build/bench/overhead build/bench/blocked)" >&2
+[ -x build/trainsample ] && [ -x build/bench/overhead ] && [ -x build/bench/blocked ] && [ -x build/tests/targets/syscall_loop ] || {
+	echo "bench/lent.sh: build first (make build/trainsample build/bench/overhead build/bench/blocked build/tests/targets/syscall_loop)" >&2
 	exit 1
 }
 PY=/usr/bin/python3.11
@@ -31,4 +33,6 @@ PY=/usr/bin/python3.11
 	sh bench/blocked.sh
 	echo
 	BLOCKED=0 sh bench/blocked.sh
+	echo
+	sh bench/lean.sh
 } 2>&1 | tee ${out:+"$out/lent.txt"}
