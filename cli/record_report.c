@@ -86,7 +86,8 @@ void record_stats_print(const struct sampler_stats *st)
 		"%.1f threads runnable at a tick\n"
 		"  trainsample cpu  %.3f s (%s%s)\n"
 		"  python           %s\n"
-		"  python walks     %" PRIu64 " of the GIL holder while stopped; %" PRIu64 " redone and %"
+		"  python walks     %" PRIu64 " of the GIL holder while stopped (%" PRIu64 " of them redone so:"
+		" it took the GIL while read); %" PRIu64 " redone and %"
 		PRIu64  " given up as torn (the thread moved while read)\n",
 		secs, st->ticks, st->missed_ticks, st->stop_walks, st->samples, st->idle_samples, st->truncated,
 		st->dropped, st->processes, st->processes_left,
@@ -101,5 +102,5 @@ void record_stats_print(const struct sampler_stats *st)
 		st->runnable_ticks ? (double)st->runnable_sum / (double)st->runnable_ticks : 0.0,
 		(double)st->cpu_ns / 1e9, share, settled,
 		python,
-		st->py_holder_walks, st->py_walks_retried, st->py_walks_torn);
+		st->py_holder_walks, st->py_walks_redone_stopped, st->py_walks_retried, st->py_walks_torn);
 }

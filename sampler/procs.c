@@ -417,6 +417,7 @@ void stats_fold(struct sampler *into, const struct sampler *from)
 	a->py_holder_walks += b->py_holder_walks;
 	a->py_walks_retried += b->py_walks_retried;
 	a->py_walks_torn += b->py_walks_torn;
+	a->py_walks_redone_stopped += b->py_walks_redone_stopped;
 	a->target_cpu_ns += b->target_cpu_ns;
 	a->target_wait_ns += b->target_wait_ns;
 	/* Processes sampled side by side: their runnable threads add up,

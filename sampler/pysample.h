@@ -61,6 +61,7 @@ struct pysample {
 	int nheld;
 	enum py_walk_end held_end;
 	pid_t held_tid;       /* 0: none this tick */
+	bool stop_tried;      /* a thread was interrupted for a walk this tick */
 	/* Other threads that ran at their last look, walked during the
 	 * holder's stop too (none can take the GIL meanwhile): their entries
 	 * in threads[] chosen before it, then each one's frames in

@@ -277,6 +277,13 @@ static void prewalk_others(struct sampler *s)
 	}
 }
 
+static bool holds_gil(struct pysample *py, const struct py_thread *pt)
+{
+	uint64_t holder;
+
+	return py_gil_holder(&py->target, pt->interp, &holder) == 0 && holder == pt->tstate;
+}
+
 void pysample_walk_stopped(struct sampler *s, struct thread *t)
 {
 	struct pysample *py = s->py;
@@ -288,10 +295,41 @@ void pysample_walk_stopped(struct sampler *s, struct thread *t)
 				   PY_MAX_DEPTH, &py->held_end);
 	if (s->opt.locals)
 		pysample_locals_read(s, py->held, py->nheld);
-	else
+	else if (py->npre_idx && holds_gil(py, pt))
 		prewalk_others(s);
+	/* Else it let the GIL go before it stopped: the others are read as
+	 * they run, the tick's one stop spent. */
 	py->held_tid = t->tid;
 	s->st.py_holder_walks++;
+}
+
+/*
+ * A tick that stopped no holder (the GIL was between two threads, or its
+ * holder was not running) reads the threads as they run. One that holds
+ * the GIL once read may have run Python during the read, which no re-read
+ * of its head tells when it returned and called again to the same
+ * addresses: it is walked again, stopped (the tick's one stop). One that
+ * took the GIL and let it go within the read is not seen.
+ */
+static bool walk_new_holder_stopped(struct sampler *s, struct thread *t,
+				    const struct py_thread *pt)
+{
+	struct pysample *py = s->py;
+
+	if (s->opt.nonblocking || s->opt.locals || py->stop_tried || !holds_gil(py, pt))
+		return false;
+	if (t->gone || t->listening || t->interrupt_sent || t->detaching ||
+	    thread_state(s, t) != 'R')
+		return false;
+	py->stop_tried = true;
+	if (t->untraced && unseized_seize_for_walk(s, t) < 0)
+		return false;
+	tick_interrupt(s, t, true);
+	tick_collect_traps(s);
+	if (py->held_tid != t->tid)
+		return false;
+	s->st.py_walks_redone_stopped++;
+	return true;
 }
 
 /*
@@ -327,6 +365,11 @@ static int read_frames(struct sampler *s, struct thread *t, const struct py_thre
 		n = py_frames_read(&py->target, pt->tstate, &py->scratch, py->frames,
 				   PY_MAX_DEPTH, end);
 		before = py->scratch.head; /* read as the walk began */
+		if (walk_new_holder_stopped(s, t, pt)) {
+			*frames = py->held;
+			*end = py->held_end;
+			return py->nheld;
+		}
 		/* Inside the walk: a thread that moved meanwhile is read again. */
 		if (s->opt.locals)
 			pysample_locals_read(s, py->frames, n);
@@ -515,6 +558,14 @@ static void walk_holder_stopped(struct sampler *s, int n)
 		    thread_state(s, t) != 'R')
 			return;
 		choose_prewalks(s, n, i);
+		/* Let go since the listing (a handoff): no holder to stop; the
+		 * one that holds it once read is stopped then. Asked last, as
+		 * near the interrupt as can be. */
+		if (!holds_gil(py, &py->threads[i])) {
+			py->npre_idx = 0;
+			return;
+		}
+		py->stop_tried = true;
 		/* Memory-only: seized for this walk alone; another tracer
 		 * leaves it running, its walk checked as it runs. */
 		if (t->untraced && unseized_seize_for_walk(s, t) < 0)
@@ -538,6 +589,7 @@ void pysample_tick(struct sampler *s)
 	pysample_map_tids(s, n);
 	py->nthreads = n;
 	py->held_tid = 0;
+	py->stop_tried = false;
 	py->npre_idx = py->npre = 0;
 	if (!s->opt.nonblocking)
 		walk_holder_stopped(s, n);

@@ -114,6 +114,8 @@ struct sampler_stats {
 	uint64_t py_holder_walks;  /* GIL holder's walks made while it was stopped */
 	uint64_t py_walks_retried; /* walks of a running thread redone: it moved */
 	uint64_t py_walks_torn;    /* ... and given up on: an [error] sample */
+	uint64_t py_walks_redone_stopped; /* walks of a thread that took the GIL
+					   * as it was read, made again stopped */
 	uint64_t target_cpu_ns;    /* the target's threads' CPU time and run-queue */
 	uint64_t target_wait_ns;   /* wait (schedstat), between the reads made */
 	uint64_t runnable_sum;     /* its threads found runnable (R, or in our stop), */

@@ -161,21 +161,45 @@ static int read_ptr(const struct py_target *t, uint64_t addr, uint64_t *out)
 
 /* 3.8-3.11 name the holder in the runtime; 3.12+ in each interpreter's GIL,
  * which is held only while `locked`. */
-static uint64_t gil_holder(const struct py_target *t, uint64_t interp)
+int py_gil_holder(const struct py_target *t, uint64_t interp, uint64_t *tstate)
 {
 	const struct py_layout *l = &t->l;
-	uint64_t gil, holder = 0;
+	uint64_t gil;
+	uint8_t b[64];
+	uint32_t lo, hi;
 	int32_t locked = 0;
+	int ret;
 
+	*tstate = 0;
 	if (l->version <= 0x030b) {
-		read_ptr(t, t->runtime + l->runtime_gil_tstate, &holder);
-		return holder;
+		ret = read_ptr(t, t->runtime + l->runtime_gil_tstate, tstate);
+		if (ret < 0)
+			*tstate = 0;
+		return ret;
 	}
-	if (read_ptr(t, interp + l->interp_gil, &gil) < 0 ||
-	    py_read(t, gil + l->gil_locked, &locked, sizeof(locked)) < 0 || !locked)
+	ret = read_ptr(t, interp + l->interp_gil, &gil);
+	if (ret < 0)
+		return ret;
+	/* Both fields in one read where they lie together (they do: a few
+	 * bytes apart at the GIL's start). */
+	lo = l->gil_locked < l->gil_holder ? l->gil_locked : l->gil_holder;
+	hi = (l->gil_locked > l->gil_holder ? l->gil_locked : l->gil_holder) + 8;
+	if (hi - lo <= sizeof(b)) {
+		ret = py_read(t, gil + lo, b, hi - lo);
+		if (ret < 0)
+			return ret;
+		memcpy(&locked, b + (l->gil_locked - lo), sizeof(locked));
+		if (locked)
+			memcpy(tstate, b + (l->gil_holder - lo), sizeof(*tstate));
 		return 0;
-	read_ptr(t, gil + l->gil_holder, &holder);
-	return holder;
+	}
+	ret = py_read(t, gil + l->gil_locked, &locked, sizeof(locked));
+	if (ret < 0 || !locked)
+		return ret;
+	ret = read_ptr(t, gil + l->gil_holder, tstate);
+	if (ret < 0)
+		*tstate = 0;
+	return ret;
 }
 
 /* The fields of a thread state that a listing and a walk use. */
@@ -230,7 +254,9 @@ int py_threads_read(const struct py_target *t, struct py_thread *out, int max)
 	if (ret < 0)
 		return ret;
 	for (int i = 0; interp && i < MAX_INTERPRETERS; i++) {
-		uint64_t holder = gil_holder(t, interp);
+		uint64_t holder;
+
+		py_gil_holder(t, interp, &holder); /* 0: no thread is said to hold it */
 
 		if (read_ptr(t, interp + l->interp_tstate_head, &ts) < 0)
 			break;

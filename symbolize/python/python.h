@@ -129,6 +129,9 @@ int py_read(const struct py_target *t, uint64_t addr, void *buf, size_t len);
 /* Every thread state of every interpreter (at most max). The count, or a
  * negative errno when not even the first interpreter could be read. */
 int py_threads_read(const struct py_target *t, struct py_thread *out, int max);
+/* The thread state holding interp's GIL now into *tstate: 0 when none
+ * does (released, or handed from one thread to another). */
+int py_gil_holder(const struct py_target *t, uint64_t interp, uint64_t *tstate);
 /* Whether the first thread state points back at its interpreter: the
  * layout fits this build. */
 int py_layout_validate(const struct py_target *t, char *err, size_t errlen);

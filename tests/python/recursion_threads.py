@@ -1,9 +1,9 @@
 # Fast recursion whose every possible stack is known, in three threads that
 # take turns with the GIL (tests/python/recursion_shapes.py, its lines the
 # same): a thread that takes the GIL while another is read must not tear
-# its walk. argv: seconds.
+# its walk. argv: seconds [switch interval, ms: 5].
 import sys
-import threading, time
+import threading, time; sys.setswitchinterval(float(sys.argv[2] if len(sys.argv) > 2 else 5) / 1000)
 
 
 def leaf(n):
