@@ -87,7 +87,7 @@ void record_stats_print(const struct sampler_stats *st)
 		"  trainsample cpu  %.3f s (%s%s)\n"
 		"  python           %s\n"
 		"  python walks     %" PRIu64 " of the GIL holder while stopped (%" PRIu64 " of them redone so:"
-		" it took the GIL while read); %" PRIu64 " redone and %"
+		" it held the GIL once read); %" PRIu64 " redone and %"
 		PRIu64  " given up as torn (the thread moved while read)\n",
 		secs, st->ticks, st->missed_ticks, st->stop_walks, st->samples, st->idle_samples, st->truncated,
 		st->dropped, st->processes, st->processes_left,

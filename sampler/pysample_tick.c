@@ -308,28 +308,35 @@ void pysample_walk_stopped(struct sampler *s, struct thread *t)
  * holder was not running) reads the threads as they run. One that holds
  * the GIL once read may have run Python during the read, which no re-read
  * of its head tells when it returned and called again to the same
- * addresses: it is walked again, stopped (the tick's one stop). One that
- * took the GIL and let it go within the read is not seen.
+ * addresses: it is walked again, stopped (the tick's one stop), and runs
+ * from then on, whatever its state said before. One that took the GIL
+ * and let it go within the read is not seen. Returns 1 when walked so,
+ * 0 when not, -ESTALE when the process was left for another meanwhile
+ * (follow.c: s->py is not the one read).
  */
-static bool walk_new_holder_stopped(struct sampler *s, struct thread *t,
-				    const struct py_thread *pt)
+static int walk_new_holder_stopped(struct sampler *s, struct thread *t,
+				   const struct py_thread *pt)
 {
 	struct pysample *py = s->py;
 
-	if (s->opt.nonblocking || s->opt.locals || py->stop_tried || !holds_gil(py, pt))
-		return false;
-	if (t->gone || t->listening || t->interrupt_sent || t->detaching ||
-	    thread_state(s, t) != 'R')
-		return false;
+	if (s->opt.nonblocking || s->opt.locals || py->stop_tried ||
+	    t->gone || t->listening || t->interrupt_sent || t->detaching)
+		return 0;
+	/* Asked, then asked again last, as near the interrupt as can be:
+	 * most threads do not hold it, and the state costs a read of /proc. */
+	if (!holds_gil(py, pt) || thread_state(s, t) != 'R' || !holds_gil(py, pt))
+		return 0;
 	py->stop_tried = true;
 	if (t->untraced && unseized_seize_for_walk(s, t) < 0)
-		return false;
+		return 0;
 	tick_interrupt(s, t, true);
 	tick_collect_traps(s);
+	if (s->py != py)
+		return -ESTALE;
 	if (py->held_tid != t->tid)
-		return false;
+		return 0;
 	s->st.py_walks_redone_stopped++;
-	return true;
+	return 1;
 }
 
 /*
@@ -340,10 +347,10 @@ static bool walk_new_holder_stopped(struct sampler *s, struct thread *t,
  * call just returning). -EAGAIN: it never held still (counted).
  */
 static int read_frames(struct sampler *s, struct thread *t, const struct py_thread *pt,
-		       bool running, const struct py_raw_frame **frames, enum py_walk_end *end)
+		       bool *running, const struct py_raw_frame **frames, enum py_walk_end *end)
 {
 	struct pysample *py = s->py;
-	int n = 0;
+	int n = 0, ret;
 
 	if (t->tid == py->held_tid) {
 		*frames = py->held;
@@ -365,7 +372,11 @@ static int read_frames(struct sampler *s, struct thread *t, const struct py_thre
 		n = py_frames_read(&py->target, pt->tstate, &py->scratch, py->frames,
 				   PY_MAX_DEPTH, end);
 		before = py->scratch.head; /* read as the walk began */
-		if (walk_new_holder_stopped(s, t, pt)) {
+		ret = walk_new_holder_stopped(s, t, pt);
+		if (ret < 0)
+			return ret;
+		if (ret) {
+			*running = true;
 			*frames = py->held;
 			*end = py->held_end;
 			return py->nheld;
@@ -373,7 +384,7 @@ static int read_frames(struct sampler *s, struct thread *t, const struct py_thre
 		/* Inside the walk: a thread that moved meanwhile is read again. */
 		if (s->opt.locals)
 			pysample_locals_read(s, py->frames, n);
-		if (!running)
+		if (!*running)
 			return n;
 		py_frame_head(&py->target, pt->tstate, &after);
 		/* Still, but unreadable every time: an [error] sample. */
@@ -387,7 +398,7 @@ static int read_frames(struct sampler *s, struct thread *t, const struct py_thre
 static void sample_thread(struct sampler *s, struct thread *t, const struct py_thread *pt,
 			  char state)
 {
-	bool running = state == 'R';
+	bool running = state == 'R', was_running = running;
 	const struct py_raw_frame *frames;
 	uint32_t stack, flags = 0;
 	enum py_walk_end end;
@@ -415,7 +426,14 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 		}
 		t->py_idle_runtime = runtime;
 	}
-	n = read_frames(s, t, pt, running, &frames, &end);
+	n = read_frames(s, t, pt, &running, &frames, &end);
+	if (n == -ESTALE)
+		return;
+	if (running && !was_running) {
+		/* Woke and took the GIL as it was read: walked stopped. */
+		t->py_idle_valid = false;
+		t->py_active_ns = s->tick_now;
+	}
 	if (n == -EAGAIN) {
 		/* A torn stack is never kept: the sample says what happened, so
 		 * the thread's time stays its own and dump still lists it. */
@@ -433,7 +451,8 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 	}
 	if (s->py->loader_at)
 		pysample_loader_note(s, t, frames, n, s->tick_now);
-	if (pt->gil)
+	/* The thread walked stopped held it then (the listing may be older). */
+	if (pt->gil || t->tid == s->py->held_tid)
 		flags |= SAMPLE_GIL;
 	if (!running) {
 		/* Idle threads with no Python code on them are not the user's. */
@@ -593,6 +612,10 @@ void pysample_tick(struct sampler *s)
 	py->npre_idx = py->npre = 0;
 	if (!s->opt.nonblocking)
 		walk_holder_stopped(s, n);
+	/* The stops handled there may have left this process for a
+	 * launcher's child (follow.c), whose reader is a new one. */
+	if (s->py != py)
+		return;
 	pysample_names_refresh(s, n);
 	quiet_tick_begin(s);
 	for (size_t i = 0; i < s->nthreads; i++) {
@@ -618,9 +641,11 @@ void pysample_tick(struct sampler *s)
 		if (c != 'R' && c != 'S' && c != 'D')
 			continue;
 		pt = pysample_thread_of(py, n, t->tid);
-		if (pt)
+		if (pt) {
 			sample_thread(s, t, pt, c);
-		else if (c != 'R' && s->opt.idle && !s->opt.gil_only)
+			if (s->py != py)
+				break;
+		} else if (c != 'R' && s->opt.idle && !s->opt.gil_only)
 			tick_sample_blocked(s, t);
 	}
 	quiet_tick_end(s);

@@ -181,20 +181,22 @@ int py_gil_holder(const struct py_target *t, uint64_t interp, uint64_t *tstate)
 	if (ret < 0)
 		return ret;
 	/* Both fields in one read where they lie together (they do: a few
-	 * bytes apart at the GIL's start). */
+	 * bytes apart at the GIL's start). locked is -1 before the GIL is
+	 * made and after it is gone, its last holder left as it was. */
 	lo = l->gil_locked < l->gil_holder ? l->gil_locked : l->gil_holder;
-	hi = (l->gil_locked > l->gil_holder ? l->gil_locked : l->gil_holder) + 8;
+	hi = l->gil_locked + sizeof(locked) > l->gil_holder + sizeof(*tstate) ?
+	     l->gil_locked + sizeof(locked) : l->gil_holder + sizeof(*tstate);
 	if (hi - lo <= sizeof(b)) {
 		ret = py_read(t, gil + lo, b, hi - lo);
 		if (ret < 0)
 			return ret;
 		memcpy(&locked, b + (l->gil_locked - lo), sizeof(locked));
-		if (locked)
+		if (locked > 0)
 			memcpy(tstate, b + (l->gil_holder - lo), sizeof(*tstate));
 		return 0;
 	}
 	ret = py_read(t, gil + l->gil_locked, &locked, sizeof(locked));
-	if (ret < 0 || !locked)
+	if (ret < 0 || locked <= 0)
 		return ret;
 	ret = read_ptr(t, gil + l->gil_holder, tstate);
 	if (ret < 0)
