@@ -123,8 +123,17 @@ void pysample_finish(struct sampler *s);
  * GIL holder */
 bool pysample_ready(const struct sampler *s);
 void pysample_tick(struct sampler *s);
+
+/* pysample_holder.c: the tick's one stop, at most the GIL holder's */
 /* At the stop tick_interrupt asked for: the thread's Python frames. */
 void pysample_walk_stopped(struct sampler *s, struct thread *t);
+/* Stops the running holder of the n threads listed, if it still holds the
+ * GIL, and walks it (and the threads that ran lately) at that stop. */
+void pysample_walk_holder(struct sampler *s, int n);
+/* After t was read as it runs at a tick that stopped no holder: if it
+ * holds the GIL now, walked again stopped. 1 so, 0 not, -ESTALE when the
+ * process was left for another meanwhile (s->py is not the one read). */
+int pysample_walk_new_holder(struct sampler *s, struct thread *t, const struct py_thread *pt);
 /* The profile frame of one Python frame; -ENOENT: none (not code). */
 int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw, bool outermost,
 		 uint32_t *frame);
