@@ -145,9 +145,9 @@ py=/usr/bin/python3.11
 for kind in native python; do
 	for mode in sys user; do
 		if [ $kind = native ]; then
-			$TS record -q --stats -r 1000 -o "$TMP/sl.folded" -- "$T/syscall_loop" $mode 2 2>"$TMP/sl-$kind-$mode.err"
+			$TS record -q --stats -r 1000 -o "$TMP/sl.folded" -- "$T/syscall_loop" $mode 1 2>"$TMP/sl-$kind-$mode.err"
 		else
-			$TS record -q --stats -r 1000 -o "$TMP/sl.folded" -- "$py" tests/python/syscall_line.py $mode 2 2>"$TMP/sl-$kind-$mode.err"
+			$TS record -q --stats -r 1000 -o "$TMP/sl.folded" -- "$py" tests/python/syscall_line.py $mode 1 2>"$TMP/sl-$kind-$mode.err"
 		fi
 	done
 	sys=$(exit_share "$TMP/sl-$kind-sys.err")
