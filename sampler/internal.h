@@ -24,6 +24,8 @@ struct sym_process;
 struct thread {
 	pid_t tid;
 	int loader_shown;     /* 1 + the DataLoader last put on its track; 0 none */
+	int loader_iterated;  /* 1 + the DataLoader whose __iter__ it was last
+			       * seen in, no fetch seen since; 0 none */
 	pid_t ns_tid;         /* its id in the target's own PID namespace, as
 			       * the target itself names it (Python's
 			       * native_thread_id); 0 not read yet */
@@ -43,6 +45,10 @@ struct thread {
 	bool walk_once;       /* memory-only: seized for one walk, let go at
 			       * the stop that walks it */
 	uint64_t interrupt_ns;/* when the interrupt was sent (pause figure) */
+	uint64_t passed_ns;   /* ticks that passed it by while it sat in a
+			       * ptrace stop of its own (a fork's event
+			       * being handled): its next sample
+			       * stands for them too, or that time is lost */
 	uint64_t name_tick;   /* tick at which the name was last read; 0 never */
 	uint64_t stack_lo, stack_hi; /* the mapping its sp was last seen in */
 	int cpu;              /* where it last ran, from its stat */
@@ -226,6 +232,7 @@ struct sampler {
 	struct copy_queue queue;
 	uint64_t exec_seq;    /* execs seen; copies of older images are dropped */
 	uint64_t tick_now, tick_weight; /* the current tick's time and weight */
+	size_t threads_passed;          /* threads whose passed_ns is not 0 */
 	uint64_t cpu_wait_seen_at;      /* the last tick a thread waited for a CPU */
 	int pending_traps;    /* interrupts of this pass not yet trapped */
 	/* tick.c: the threads this pass interrupted, while they are few
@@ -260,6 +267,9 @@ int sampler_open_symbols(struct sampler *s, char *err, size_t errlen);
 
 /* threads.c */
 struct thread *thread_find(struct sampler *s, pid_t tid);
+/* A tick passed t by (in a stop of its own): its next sample carries the
+ * tick's weight (stacks.c). */
+void thread_passed_by(struct sampler *s, struct thread *t);
 /* Reads its schedstat now (a running GIL holder's, which the Python
  * sampler does not poll otherwise): cpu_wait up to date. */
 void thread_note_cpu_wait(struct sampler *s, struct thread *t);

@@ -486,6 +486,10 @@ void pysample_tick(struct sampler *s)
 		 * but for a moment: read as such, not passed by. */
 		if (c == 't' && s->memory_only)
 			c = 'R';
+		/* In a ptrace stop of its own (a fork's event being handled):
+		 * in the kernel, its frames held still; sampled as waiting. */
+		if (c == 't' && !t->interrupt_sent)
+			c = 'S';
 		runnable += c == 'R';
 		if (c != 'R' && c != 'S' && c != 'D')
 			continue;

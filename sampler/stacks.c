@@ -231,14 +231,22 @@ void stacks_name_thread(struct sampler *s, struct thread *t)
 		profile_set_thread(s->profile, (uint32_t)s->pid, (uint32_t)t->tid, name);
 }
 
+void thread_passed_by(struct sampler *s, struct thread *t)
+{
+	s->threads_passed += !t->passed_ns;
+	t->passed_ns += s->tick_weight;
+}
+
 int stacks_add_sample(struct sampler *s, pid_t tid, uint32_t stack,
 		      uint32_t flags, uint64_t now, uint64_t weight)
 {
 	/* A run-queue wait read more than two periods ago says nothing now;
 	 * no thread is looked up while none waits. */
 	bool recent = s->cpu_wait_seen_at && s->cpu_wait_seen_at + 2 * s->period_ns >= s->tick_now;
-	struct thread *t = flags & SAMPLE_IDLE || !recent ? NULL : thread_find(s, tid);
-	bool waits = t && t->cpu_wait && t->cpu_wait_at + 2 * s->period_ns >= s->tick_now;
+	struct thread *t = (flags & SAMPLE_IDLE || !recent) && !s->threads_passed ? NULL :
+			   thread_find(s, tid);
+	bool waits = t && !(flags & SAMPLE_IDLE) && recent && t->cpu_wait &&
+		     t->cpu_wait_at + 2 * s->period_ns >= s->tick_now;
 	struct sample smp = {
 		.time_ns = now,
 		.pid = (uint32_t)s->pid,
@@ -247,8 +255,14 @@ int stacks_add_sample(struct sampler *s, pid_t tid, uint32_t stack,
 		.weight_ns = weight,
 		.flags = flags | (waits ? SAMPLE_CPU_WAIT : 0),
 	};
-	int ret = profile_add_sample(s->profile, &smp);
+	int ret;
 
+	if (t && t->passed_ns) {
+		smp.weight_ns += t->passed_ns;
+		t->passed_ns = 0;
+		s->threads_passed--;
+	}
+	ret = profile_add_sample(s->profile, &smp);
 	if (ret < 0) {
 		stats_error(s, SAMPLER_ERR_MEMORY);
 		return ret;

@@ -147,6 +147,10 @@ void thread_remove(struct sampler *s, struct thread *t)
 	if (t->counted)
 		s->pending_traps--;
 	t->counted = t->interrupt_sent = t->want_copy = false;
+	if (t->passed_ns) {
+		t->passed_ns = 0;
+		s->threads_passed--;
+	}
 	t->gone = true;
 	s->threads_gone++;
 	quiet_thread_left(s, t);

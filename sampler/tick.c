@@ -365,6 +365,8 @@ void tick_sample(struct sampler *s, uint64_t now)
 		}
 		c = thread_poll_state(s, t);
 		runnable += c == 'R';
+		if (c == 't' && !s->memory_only)
+			thread_passed_by(s, t); /* in a stop of its own */
 		if (c == 'R') {
 			*--running = t;
 			nrunning++;
