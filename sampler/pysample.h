@@ -96,6 +96,11 @@ struct pysample {
 	size_t loaders_cap;
 	struct loader_site loader_sites[LOADER_SITES];
 	int nloader_sites, next_loader_site;
+	/* Iterators seen being made (their __init__ sampled) and their
+	 * loader's number: `it = iter(train_loader)`, then `next(it)` in a
+	 * frame that holds two loaders, is told by the iterator. */
+	struct { uint64_t iter; int id; } loader_iters[LOADER_SITES];
+	int nloader_iters, next_loader_iter;
 };
 
 /* dump --locals (pysample_locals.c): a frame's variables, and which
@@ -151,7 +156,7 @@ void pysample_locals_free(struct pysample *py);
 /* DataLoaders (pysample_loaders.c): whether code is a DataLoader
  * iterator's __next__; the loader of the stack f[0..n) just built, put on
  * t's track at now when it changed. */
-enum loader_frame { LOADER_NONE, LOADER_NEXT, LOADER_ITER };
+enum loader_frame { LOADER_NONE, LOADER_NEXT, LOADER_ITER, LOADER_ITER_INIT };
 enum loader_frame pysample_loader_frame(const struct py_code *c);
 void pysample_loader_note(struct sampler *s, struct thread *t, const struct py_raw_frame *f,
 			  int n, uint64_t now);

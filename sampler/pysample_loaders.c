@@ -54,6 +54,11 @@ enum loader_frame pysample_loader_frame(const struct py_code *c)
 		return LOADER_NEXT;
 	if (loader_method(c, "DataLoader", "__iter__"))
 		return LOADER_ITER;
+	/* Before 3.11 "__init__" alone: DataLoader's too, told by its self. */
+	if (loader_method(c, "_BaseDataLoaderIter", "__init__") ||
+	    loader_method(c, "_MultiProcessingDataLoaderIter", "__init__") ||
+	    loader_method(c, "_SingleProcessDataLoaderIter", "__init__"))
+		return LOADER_ITER_INIT;
 	return LOADER_NONE;
 }
 
@@ -168,9 +173,39 @@ static int loader_of(struct sampler *s, const struct py_raw_frame *f, int n, int
 	return id;
 }
 
+/* The loader an iterator was made by, where its making was seen. */
+static int loader_of_iter(struct sampler *s, uint64_t iter)
+{
+	struct pysample *py = s->py;
+
+	for (int i = 0; iter && i < py->nloader_iters; i++)
+		if (py->loader_iters[i].iter == iter)
+			return py->loader_iters[i].id;
+	return -1;
+}
+
+static void iter_remember(struct sampler *s, uint64_t iter, int id)
+{
+	struct pysample *py = s->py;
+	int at = py->next_loader_iter;
+
+	for (int i = 0; i < py->nloader_iters; i++)
+		if (py->loader_iters[i].iter == iter)
+			at = i;
+	py->loader_iters[at].iter = iter;
+	py->loader_iters[at].id = id;
+	if (at == py->next_loader_iter) {
+		py->next_loader_iter = (at + 1) % LOADER_SITES;
+		if (py->nloader_iters < LOADER_SITES)
+			py->nloader_iters++;
+	}
+}
+
 /* DataLoader.__iter__ (an epoch's start: its workers starting) runs on
- * the loader itself: its self, slot 0. */
-static int loader_of_self(struct sampler *s, const struct py_raw_frame *f, int n, int k)
+ * the loader itself: its self, slot 0; an iterator's __init__ has the
+ * iterator in slot 0 and the loader in slot 1 (its argument `loader`). */
+static int loader_of_self(struct sampler *s, const struct py_raw_frame *f, int n, int k,
+			  uint32_t slot)
 {
 	struct pysample *py = s->py;
 	struct py_local *vars;
@@ -178,7 +213,7 @@ static int loader_of_self(struct sampler *s, const struct py_raw_frame *f, int n
 	uint64_t obj;
 	int id;
 
-	if (slot_object(&py->target, f[k].addr, 0, &obj) < 0 || !obj ||
+	if (slot_object(&py->target, f[k].addr, slot, &obj) < 0 || !obj ||
 	    !py_type_derives(&py->target, obj, LOADER_TYPE))
 		return -1;
 	for (int i = 0; i < py->nloaders; i++)
@@ -202,19 +237,51 @@ void pysample_loader_note(struct sampler *s, struct thread *t, const struct py_r
 	char track[64];
 	int id;
 
+	uint64_t iter = 0;
+	int k;
+
 	py->loader_at = NULL;
 	if (!at || at < f || at >= f + n)
 		return;
-	if (py->loader_kind == LOADER_ITER)
-		id = loader_of_self(s, f, n, (int)(at - f));
-	else
-		id = loader_of(s, f, n, (int)(at - f));
-	if (id < 0 || t->loader_shown == id + 1)
+	k = (int)(at - f);
+	if (py->loader_kind == LOADER_ITER) {
+		id = loader_of_self(s, f, n, k, 0);
+		t->loader_iterated = id + 1;
+	} else if (py->loader_kind == LOADER_ITER_INIT) {
+		/* Also in a worker forked there, at every sample: known once. */
+		if (slot_object(&py->target, f[k].addr, 0, &iter) < 0 || !iter)
+			return;
+		id = loader_of_iter(s, iter);
+		if (id < 0) {
+			if (!py_type_derives(&py->target, iter, "_BaseDataLoaderIter"))
+				return; /* DataLoader.__init__ before 3.11 */
+			id = loader_of_self(s, f, n, k, 1);
+			if (id >= 0)
+				iter_remember(s, iter, id);
+		}
+	} else {
+		/* __next__'s self is the iterator; one not seen being made
+		 * right after a loader's __iter__ (no fetch between) is that
+		 * loader's. */
+		id = slot_object(&py->target, f[k].addr, 0, &iter) == 0 ? loader_of_iter(s, iter) : -1;
+		if (id < 0 && iter && t->loader_iterated) {
+			id = t->loader_iterated - 1;
+			iter_remember(s, iter, id);
+		}
+		t->loader_iterated = 0;
+		if (id < 0)
+			id = loader_of(s, f, n, k);
+	}
+	/* A fetch whose loader is not known: not the last one's (the
+	 * summary tells it by its line then). */
+	if (id < 0 && (py->loader_kind != LOADER_NEXT || !t->loader_shown))
+		return;
+	if (t->loader_shown == id + 1)
 		return;
 	snprintf(track, sizeof(track), "dataloader.%d.%d", (int)s->pid, (int)t->tid);
 	if (profile_intern_string(s->profile, track, &c.track) < 0)
 		return;
-	c.value = id;
+	c.value = id < 0 ? -1 : id;
 	if (profile_add_counter(s->profile, &c) == 0)
-		t->loader_shown = id + 1;
+		t->loader_shown = id < 0 ? 0 : id + 1;
 }
