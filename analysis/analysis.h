@@ -88,6 +88,13 @@ struct step_stats {
 	/* Steps 1.5 times the median or longer that hold a tick late by a
 	 * beat or more: each may be two, its beat unseen. */
 	uint64_t maybe_merged;
+	/* Evaluation passes in the loop (a validation inside it): their
+	 * time is not the steps'. How many, their time between the first
+	 * step's start and the last's (taken out of the step times and
+	 * phase_ns), and all of the thread's time in them by the phase its
+	 * stacks have alone (data, forward, ...: now eval's). */
+	uint64_t eval_passes, eval_ns;
+	uint64_t eval_taken_ns[PHASE_KINDS];
 };
 
 /*

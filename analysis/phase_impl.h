@@ -5,6 +5,8 @@
 
 #include "analysis/analysis.h"
 
+struct profile_span;
+
 struct phase_rule {
 	enum phase phase;
 	bool thread;          /* func is a thread name's pattern */
@@ -31,6 +33,8 @@ struct phase_map {
 	uint32_t nepoch_stacks;
 	uint32_t *path;
 	uint32_t cap_path;
+	struct eval_passes *evals; /* per loop thread, found on demand */
+	size_t nevals, cap_evals;
 };
 
 /* The phase of the first rule a frame matches (file may be NULL), or of a
@@ -57,6 +61,34 @@ enum epoch_edge stack_epoch_edge(struct phase_map *m, uint32_t stack);
 #define FRAME_NONE UINT32_MAX
 /* The frame whose line calls into the phase's code; FRAME_NONE if none. */
 uint32_t phase_call_site(struct phase_map *m, uint32_t stack, enum phase ph);
+/* The same call as a path: the stack node from the root down to that
+ * frame (one line reached two ways is two); FRAME_NONE if none. */
+uint32_t phase_call_node(struct phase_map *m, uint32_t stack, enum phase ph);
+
+/* eval_passes.c: a training loop thread's evaluation passes, found from
+ * its timeline (a validation loop of plain PyTorch has no frame of its
+ * own to match): each pass's time, in time order. */
+struct eval_pass {
+	uint64_t start_ns, end_ns;
+};
+
+struct eval_passes {
+	uint32_t pid, tid;
+	struct eval_pass *v;
+	size_t n, cap;
+};
+
+int eval_passes_find(struct phase_map *m, uint32_t pid, uint32_t tid, struct eval_passes *out);
+/* Whether a span from start_ns to end_ns lies in one of the passes. */
+bool eval_passes_hold(const struct eval_passes *e, uint64_t start_ns, uint64_t end_ns);
+/* Finds the thread's passes once (phases.c keeps them in the map), so
+ * that phase_of_span sees them. */
+int phase_map_find_evals(struct phase_map *m, uint32_t pid, uint32_t tid);
+/* The passes found in a thread: 0 before phase_map_find_evals. */
+size_t eval_pass_count(const struct phase_map *m, uint32_t pid, uint32_t tid);
+/* A span's phase: its row's, or eval inside an evaluation pass found
+ * (a checkpoint or logging there stays what it is). */
+enum phase phase_of_span(struct phase_map *m, const struct profile_span *s);
 
 /* source_lines.c: a Python frame's line of source; false if unreadable. */
 bool source_line_of(const struct profile *p, uint32_t frame, char *buf, size_t len);

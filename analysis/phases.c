@@ -69,6 +69,9 @@ void phase_map_free(struct phase_map *m)
 	free(m->sync_lines);
 	free(m->epoch_stacks);
 	free(m->path);
+	for (size_t i = 0; i < m->nevals; i++)
+		free(m->evals[i].v);
+	free(m->evals);
 	free(m);
 }
 
@@ -223,14 +226,15 @@ enum epoch_edge stack_epoch_edge(struct phase_map *m, uint32_t stack)
 	return edge;
 }
 
-uint32_t phase_call_site(struct phase_map *m, uint32_t stack, enum phase ph)
+/* The index in m->path of the frame that calls into the phase's code
+ * (outermost first), or -1; *depth the stack's depth. */
+static int call_index(struct phase_map *m, uint32_t stack, enum phase ph, int *depth)
 {
-	int depth = profile_stack_frames(m->p, stack, &m->path, &m->cap_path), waiting;
-
+	*depth = profile_stack_frames(m->p, stack, &m->path, &m->cap_path);
 	/* Outermost first: the frame that calls into the library; for
 	 * logging, past the logging module's own callers (Logger.info for
 	 * _log): a loader or model may live in the program's own file. */
-	for (int i = 0; i < depth; i++) {
+	for (int i = 0; i < *depth; i++) {
 		uint32_t file;
 
 		if (frame_phase(m, m->path[i]) != (int)ph)
@@ -239,11 +243,36 @@ uint32_t phase_call_site(struct phase_map *m, uint32_t stack, enum phase ph)
 		while (ph == PHASE_LOGGING && i > 0 && file &&
 		       profile_frame(m->p, m->path[i - 1])->module == file)
 			i--;
-		return i > 0 ? m->path[i - 1] : FRAME_NONE;
+		return i - 1;
 	}
+	return -1;
+}
+
+uint32_t phase_call_site(struct phase_map *m, uint32_t stack, enum phase ph)
+{
+	int depth, i = call_index(m, stack, ph, &depth), waiting;
+
+	if (i >= 0)
+		return m->path[i];
+	for (int k = 0; k < depth; k++)
+		if (frame_phase(m, m->path[k]) == (int)ph)
+			return FRAME_NONE; /* the outermost frame of the stack */
 	/* A sync known by its line: that line. */
 	waiting = ph == PHASE_SYNC ? blocked_python_frame(m, depth) : -1;
 	return waiting >= 0 && sync_line(m, m->path[waiting]) ? m->path[waiting] : FRAME_NONE;
+}
+
+uint32_t phase_call_node(struct phase_map *m, uint32_t stack, enum phase ph)
+{
+	int depth, i = call_index(m, stack, ph, &depth);
+	uint32_t node = stack;
+
+	if (i < 0)
+		return FRAME_NONE;
+	/* The caller is frame i: its stack has i + 1 frames. */
+	while (node && profile_stack(m->p, node)->depth > (uint32_t)i + 1)
+		node = profile_stack(m->p, node)->parent;
+	return node;
 }
 
 enum phase phase_of_row(struct phase_map *m, const struct profile_aggregate *row)
@@ -258,6 +287,44 @@ enum phase phase_of_row(struct phase_map *m, const struct profile_aggregate *row
 	ph = stack_phase(m, row->stack, false);
 	if (row->stack < m->nstacks)
 		m->stacks[row->stack] = (uint8_t)(ph + 1);
+	return ph;
+}
+
+int phase_map_find_evals(struct phase_map *m, uint32_t pid, uint32_t tid)
+{
+	int ret;
+
+	for (size_t i = 0; i < m->nevals; i++)
+		if (m->evals[i].pid == pid && m->evals[i].tid == tid)
+			return 0;
+	if (ARRAY_RESERVE(m->evals, m->cap_evals, m->nevals + 1, 4) < 0)
+		return -ENOMEM;
+	ret = eval_passes_find(m, pid, tid, &m->evals[m->nevals]);
+	if (ret == 0)
+		m->nevals++;
+	return ret;
+}
+
+size_t eval_pass_count(const struct phase_map *m, uint32_t pid, uint32_t tid)
+{
+	for (size_t i = 0; i < m->nevals; i++)
+		if (m->evals[i].pid == pid && m->evals[i].tid == tid)
+			return m->evals[i].n;
+	return 0;
+}
+
+enum phase phase_of_span(struct phase_map *m, const struct profile_span *s)
+{
+	struct profile_aggregate row = { .pid = s->pid, .tid = s->tid, .stack = s->stack,
+					 .flags = s->flags, .count = s->count };
+	enum phase ph = phase_of_row(m, &row);
+
+	/* A checkpoint or a log call after a validation is still that. */
+	if (ph == PHASE_CHECKPOINT || ph == PHASE_LOGGING)
+		return ph;
+	for (size_t i = 0; ph != PHASE_EVAL && i < m->nevals; i++)
+		if (m->evals[i].pid == s->pid && m->evals[i].tid == s->tid)
+			return eval_passes_hold(&m->evals[i], s->start_ns, s->end_ns) ? PHASE_EVAL : ph;
 	return ph;
 }
 

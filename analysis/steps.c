@@ -34,17 +34,20 @@ struct step_walk {
 	bool in_beat;
 	/* time by phase between the first step's start and the last's */
 	uint64_t phase_ns[PHASE_KINDS];
-	struct { uint64_t start, end, count; enum phase ph; } *spans;
+	struct { uint64_t start, end, count; enum phase ph, own; } *spans;
 	size_t nspans, cap_spans;
 	int err;
 };
 
-static enum phase span_phase(struct step_walk *w, const struct profile_span *s)
+/* Its phase, eval inside a validation pass; the phase of its stack alone
+ * into *own. */
+static enum phase span_phase(struct step_walk *w, const struct profile_span *s, enum phase *own)
 {
 	struct profile_aggregate row = { .pid = s->pid, .tid = s->tid, .stack = s->stack,
 					 .flags = s->flags, .weight_ns = 0, .count = s->count };
 
-	return phase_of_row(w->m, &row);
+	*own = phase_of_row(w->m, &row);
+	return phase_of_span(w->m, s);
 }
 
 static int collect(const struct profile_span *s, void *ctx)
@@ -58,7 +61,7 @@ static int collect(const struct profile_span *s, void *ctx)
 	w->spans[w->nspans].start = s->start_ns;
 	w->spans[w->nspans].end = s->end_ns;
 	w->spans[w->nspans].count = s->count;
-	w->spans[w->nspans].ph = span_phase(w, s);
+	w->spans[w->nspans].ph = span_phase(w, s, &w->spans[w->nspans].own);
 	w->seen[w->spans[w->nspans].ph] = true;
 	w->nspans++;
 	return 0;
@@ -121,13 +124,19 @@ static int find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_sta
 					     PHASE_DATA };
 	struct step_walk w = { .m = m, .pid = pid, .tid = tid };
 	uint64_t *lengths = NULL;
-	int ret = profile_for_each_span(m->p, collect, &w);
+	int ret = phase_map_find_evals(m, pid, tid);
 
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
 	out->tid = tid;
+	if (ret == 0)
+		ret = profile_for_each_span(m->p, collect, &w);
 	if (ret < 0)
 		goto done;
+	for (size_t i = 0; i < w.nspans; i++)
+		if (w.spans[i].ph == PHASE_EVAL && w.spans[i].own != PHASE_EVAL)
+			out->eval_taken_ns[w.spans[i].own] += w.spans[i].end - w.spans[i].start;
+	out->eval_passes = eval_pass_count(m, pid, tid);
 	out->beat = PHASE_OTHER;
 	for (size_t i = 0; i < sizeof(beats) / sizeof(beats[0]); i++)
 		if (w.seen[beats[i]]) {
@@ -159,12 +168,6 @@ static int find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_sta
 			out->beat_samples += w.spans[i].count;
 		}
 	out->beat_ns /= w.nstarts;
-	/* Each step's phases: the spans from one beat to the next. */
-	for (size_t i = 0; i < w.nspans; i++)
-		if (w.spans[i].start >= w.starts[0] && w.spans[i].start < w.starts[w.nstarts - 1]) {
-			out->phase_ns[w.spans[i].ph] += w.spans[i].end - w.spans[i].start;
-			out->span_samples += w.spans[i].count;
-		}
 	lengths = malloc((w.nstarts - 1) * sizeof(*lengths));
 	if (!lengths) {
 		ret = -ENOMEM;
@@ -172,6 +175,23 @@ static int find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_sta
 	}
 	for (size_t i = 0; i + 1 < w.nstarts; i++)
 		lengths[i] = w.starts[i + 1] - w.starts[i];
+	/* Each step's phases: the spans from one beat to the next; a
+	 * validation pass among them is not the step's. */
+	for (size_t i = 0, k = 0; i < w.nspans; i++) {
+		uint64_t len = w.spans[i].end - w.spans[i].start;
+
+		if (w.spans[i].start < w.starts[0] || w.spans[i].start >= w.starts[w.nstarts - 1])
+			continue;
+		while (k + 2 < w.nstarts && w.spans[i].start >= w.starts[k + 1])
+			k++;
+		if (w.spans[i].ph == PHASE_EVAL) {
+			out->eval_ns += len;
+			lengths[k] -= len < lengths[k] ? len : lengths[k];
+			continue;
+		}
+		out->phase_ns[w.spans[i].ph] += len;
+		out->span_samples += w.spans[i].count;
+	}
 	u64_sort(lengths, w.nstarts - 1);
 	out->timed = w.nstarts - 1;
 	out->span_ns = w.starts[w.nstarts - 1] - w.starts[0];

@@ -339,6 +339,13 @@ static int process_find(struct summary *s, struct summary_process *sp)
 		if (sp->steps.timed && s->period_ns && steps_unresolved(&sp->steps, s->period_ns))
 			sp->steps_too_short = true;
 		if (sp->steps.timed && !sp->steps_too_short) {
+			/* A validation pass's data and forward are eval's. */
+			for (int k = 0; k < PHASE_KINDS; k++) {
+				uint64_t e = MIN(sp->steps.eval_taken_ns[k], sp->loop_ns[k]);
+
+				sp->loop_ns[k] -= e;
+				sp->loop_ns[PHASE_EVAL] += e;
+			}
 			sp->startup_ns = sp->steps.first_ns - sp->steps.thread_first_ns;
 			/* Before the first step is startup, whatever its frames. */
 			for (int k = 0; k < PHASE_KINDS; k++) {

@@ -99,8 +99,9 @@ static void put_steps(const struct summary *s, const struct summary_process *sp,
 		(double)st->timed * 1e9 / (double)(st->span_ns ? st->span_ns : 1), phase_name(st->beat),
 		(double)st->p50_ns / 1e6, (double)st->p90_ns / 1e6, (double)st->max_ns / 1e6);
 	put_phases(out, st->phase_ns, 0, 1e6 * (double)st->timed, false);
-	fprintf(out, ", \"startup_s\": %.3f, \"epochs\": %" PRIu64 ", \"maybe_merged\": %" PRIu64 "}",
-		(double)sp->startup_ns / 1e9, sp->epochs, st->maybe_merged);
+	fprintf(out, ", \"startup_s\": %.3f, \"epochs\": %" PRIu64 ", \"maybe_merged\": %" PRIu64
+		", \"eval_passes\": %" PRIu64 ", \"eval_s\": %.3f}", (double)sp->startup_ns / 1e9,
+		sp->epochs, st->maybe_merged, st->eval_passes, (double)sp->loop_ns[PHASE_EVAL] / 1e9);
 	(void)s;
 }
 
@@ -136,11 +137,15 @@ static void put_loaders(const struct summary *s, const struct summary_process *s
 	char name[64];
 
 	fputs("\"loaders\": [", out);
-	for (size_t i = 0; i < sp->nloaders; i++) {
+	for (size_t i = 0, n = 0; i < sp->nloaders; i++) {
 		const struct summary_loader *l = &sp->loaders[i];
 
+		/* A loader met only outside steps and batches (its line seen
+		 * once, at the start) has nothing to say. */
+		if (!l->steps && !l->val_batches)
+			continue;
 		loader_name(s, sp, i, name, sizeof(name));
-		fprintf(out, "%s{\"name\": ", i ? ", " : "");
+		fprintf(out, "%s{\"name\": ", n++ ? ", " : "");
 		json_put_string(out, name);
 		fprintf(out, ", \"train_steps\": %" PRIu64 ", \"val_batches\": %" PRIu64 "}", l->steps,
 			l->val_batches);

@@ -163,13 +163,14 @@ static int walk_span(const struct profile_span *span, void *ctx)
 	struct profile_aggregate row = { .pid = span->pid, .tid = span->tid,
 					 .stack = span->stack, .flags = span->flags };
 	uint64_t len = span->end_ns - span->start_ns;
-	enum phase ph, inner;
+	enum phase ph, own, inner;
 	enum epoch_edge edge;
 	int at;
 
 	if (span->pid != sp->pid || span->tid != sp->loop->tid || span->flags & SAMPLE_GPU)
 		return 0;
-	ph = phase_of_row(w->s->m, &row);
+	own = phase_of_row(w->s->m, &row);
+	ph = phase_of_span(w->s->m, span);
 	/* An epoch starts where the loop makes a training loader's iterator,
 	 * and ends, with workers, where it joins them. */
 	edge = ph == PHASE_DATA ? stack_epoch_edge(w->s->m, span->stack) : EPOCH_NONE;
@@ -190,7 +191,8 @@ static int walk_span(const struct profile_span *span, void *ctx)
 		}
 	}
 	if (ph == PHASE_EVAL) {
-		inner = phase_inside_eval(w->s->m, span->stack);
+		/* A pass found by its shape: the stack's own phase. */
+		inner = own == PHASE_EVAL ? phase_inside_eval(w->s->m, span->stack) : own;
 		if (inner == PHASE_DATA) {
 			at = loader_of_span(w, span, w->val_cur);
 			if (at < 0 && at != -ENOENT)

@@ -214,6 +214,9 @@ static void write_steps(const struct summary_process *sp, FILE *out)
 	if (sp->epochs)
 		fprintf(out, "; %" PRIu64 " epoch%s (DataLoader passes started)", sp->epochs,
 			sp->epochs == 1 ? "" : "s");
+	if (st->eval_passes)
+		fprintf(out, "; %" PRIu64 " evaluation pass%s, %.2f s, not in the steps", st->eval_passes,
+			st->eval_passes == 1 ? "" : "es", (double)sp->loop_ns[PHASE_EVAL] / 1e9);
 	if (st->maybe_merged)
 		fprintf(out, "; %" PRIu64 " step%s may be two: a tick came later than a %s lasts",
 			st->maybe_merged, st->maybe_merged == 1 ? "" : "s", phase_name(st->beat));

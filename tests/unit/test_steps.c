@@ -173,3 +173,67 @@ Test(steps, jittered_ticks_flag_only_the_late_one)
 			     (unsigned long long)st.maybe_merged);
 	}
 }
+
+/* A stack of three frames: the loop at line `at`, a helper, then func. */
+static uint32_t helper_stack(struct profile *p, int at, const char *helper, int line,
+			     const char *func, const char *file)
+{
+	uint32_t f[3] = { frame(p, FRAME_PYTHON, "train", "/home/u/train.py", (uint32_t)at),
+			  frame(p, FRAME_PYTHON, helper, "/home/u/train.py", (uint32_t)line),
+			  frame(p, FRAME_PYTHON, func, file, 20) };
+
+	return stack(p, f, 3);
+}
+
+/* A validation pass every 5 steps, in a function of its own (model.eval()
+ * and no_grad() leave no frame): 3 batches of a 2 ms fetch and a 4 ms
+ * forward that no backward follows. The passes are found and kept out of
+ * the steps: 20 steps of 18 ms, the longest too. */
+Test(steps, a_validation_pass_is_eval_and_not_the_steps)
+{
+	struct loop l;
+	struct step_stats st;
+	uint32_t vfwd, vdata;
+
+	loop_init(&l);
+	vfwd = helper_stack(l.p, 30, "evaluate", 40, "Module._call_impl", SP "torch/nn/modules/module.py");
+	vdata = helper_stack(l.p, 30, "evaluate", 39, "_BaseDataLoaderIter.__next__",
+			     SP "torch/utils/data/dataloader.py");
+	for (int i = 0; i < 20; i++) {
+		step(&l);
+		for (int b = 0; i % 5 == 4 && i < 19 && b < 3; b++) {
+			ticks(&l, vdata, 2, 0);
+			ticks(&l, vfwd, 4, 0);
+		}
+	}
+	st = steps_of(&l);
+	cr_expect_eq(st.steps, 20);
+	cr_expect_eq(st.eval_passes, 3);
+	cr_expect_eq(st.eval_ns, 3 * 18 * MS);
+	cr_expect_eq(st.p50_ns, 18 * MS);
+	cr_expect_eq(st.max_ns, 18 * MS, "max %llu", (unsigned long long)st.max_ns);
+	cr_expect_eq(st.phase_ns[PHASE_FORWARD], 19 * 5 * MS);
+	cr_expect_eq(st.phase_ns[PHASE_DATA], 0);
+	cr_expect_eq(st.eval_taken_ns[PHASE_FORWARD], 3 * 12 * MS);
+	cr_expect_eq(st.eval_taken_ns[PHASE_DATA], 3 * 6 * MS);
+}
+
+/* A teacher's no-grad forward at every step, at a line of its own, is
+ * the step's: no pass. */
+Test(steps, a_forward_at_every_step_without_backward_is_no_validation)
+{
+	struct loop l;
+	struct step_stats st;
+	uint32_t teacher;
+
+	loop_init(&l);
+	teacher = helper_stack(l.p, 12, "teach", 50, "Module._call_impl", SP "torch/nn/modules/module.py");
+	for (int i = 0; i < 20; i++) {
+		ticks(&l, teacher, 3, 0);
+		step(&l);
+	}
+	st = steps_of(&l);
+	cr_expect_eq(st.eval_passes, 0);
+	cr_expect_eq(st.p50_ns, 21 * MS);
+	cr_expect_eq(st.phase_ns[PHASE_FORWARD], 19 * 8 * MS);
+}

@@ -1,0 +1,40 @@
+#!/bin/sh
+# Real PyTorch training loops written the ways people write them
+# (tests/python/train_cnn.py: a small CNN, a train_loader and a val_loader
+# with two workers each, a validation pass every 15 steps with
+# model.eval() and torch.no_grad()), on Debian's torch (python3.11) and
+# the sid root's torch 2.x (Python 3.14). Each run is compared with the
+# loop's own clock (tests/integration/loops_check.py): validation is eval,
+# within 5 points of its own share of the loop; the steps and their
+# metrics belong to train_loader whatever the loop's shape (a for loop,
+# next() on an iterator, a generator around the loader, the loader in an
+# attribute, enumerate(islice(...))); val_loader has evaluation batches and
+# no training steps; one epoch (validation passes are not epochs).
+. tests/integration/lib.sh
+
+run_loop() { # LABEL PYTHON ARGS...
+	label=$1 py=$2
+	shift 2
+	$TS record -q -r 200 -o "$TMP/l.summary.json" -- $py tests/python/train_cnn.py --steps 45 "$@" \
+		>"$TMP/l.truth" 2>"$TMP/l.err"
+	out=$(/usr/bin/python3 tests/integration/loops_check.py "$TMP/l.summary.json" "$TMP/l.truth" 2>&1)
+	check $? "$label: validation is eval, the steps train_loader's, val_loader's batches its own" \
+		"$out $(tail -3 "$TMP/l.err")" "$(printf '%s' "$out" | head -1)"
+}
+
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+	PY=/usr/bin/python3
+	run_loop "torch 1.13: for loop, validation in a function, compute-bound" $PY --loop for --val function --bound compute
+	run_loop "torch 1.13: generator around the loader, validation inline, data-bound" $PY --loop gen --val inline --bound data
+	run_loop "torch 1.13: next(it), validation in a function, data-bound" $PY --loop next --val function --bound data
+	run_loop "torch 1.13: self.train_loader's iterator, validation inline" $PY --loop attr --val inline --bound compute
+	run_loop "torch 1.13: enumerate(islice(self.train_loader)), validation in a function" $PY --loop enumerate --val function --bound compute
+else
+	skip "torch 1.13 on python3.11: the loop shapes" "no torch for /usr/bin/python3 (make deps installs python3-torch)"
+fi
+
+if sid_root_ready && [ -f build/sid-root/.stamp-torch ]; then
+	run_loop "sid-3.14 torch 2: next(it), validation inline, data-bound" tests/sid/python3.14 --loop next --val inline --bound data
+else
+	skip "sid-3.14 torch 2: the loop shapes" "${sid_root_why:-no torch in the sid root (make sid-root-torch)}"
+fi
