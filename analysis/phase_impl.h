@@ -92,6 +92,11 @@ enum phase phase_of_span(struct phase_map *m, const struct profile_span *s);
 
 /* source_lines.c: a Python frame's line of source; false if unreadable. */
 bool source_line_of(const struct profile *p, uint32_t frame, char *buf, size_t len);
+/* The closest line before a frame's, in its file, that makes an iterator
+ * called name ("it = iter(train_loader)"): how `next(it)` is named by its
+ * loader where no object told it. */
+bool source_iterator_made(const struct profile *p, uint32_t frame, const char *name, char *buf,
+			  size_t len);
 
 /* phases.c: a per-id byte cache grown (zero-filled) to hold index i,
  * false when out of memory; sorting durations. */

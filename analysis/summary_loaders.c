@@ -300,7 +300,14 @@ void summary_loader_name(const struct summary *s, const struct summary_process *
 		return;
 	}
 	if (source_line_of(s->p, sp->loaders[i].site, line, sizeof(line)) &&
-	    variable_of_line(line, buf, len))
+	    variable_of_line(line, buf, len)) {
+		char made[512], loader[64];
+
+		/* next(it): the loader `it = iter(...)` was made from. */
+		if (source_iterator_made(s->p, sp->loaders[i].site, buf, made, sizeof(made)) &&
+		    variable_of_line(strchr(made, '=') + 1, loader, sizeof(loader)))
+			snprintf(buf, len, "%s", loader);
 		return;
+	}
 	snprintf(buf, len, "%zu", i);
 }

@@ -96,6 +96,14 @@ void pysample_name_copies(struct sampler *s)
 		}
 		py_code_prefetch_drop(s->py->codes);
 		c->py_named = true;
+		/* Its loader, read right after the tick (the iterator's
+		 * identity, not a stack that could have moved, decides). */
+		if (s->py->loader_at) {
+			struct thread *t = thread_find(s, c->tid);
+
+			if (t)
+				pysample_loader_note(s, t, c->py, c->npy, c->time_ns);
+		}
 		s->py->loader_at = NULL;
 	}
 }

@@ -3,19 +3,23 @@
 # "truth" line): the training loader gets the steps, the validation loader
 # none; validation is eval, its share of the loop within 5 points of the
 # loop's own; one epoch (training passes only); the metrics under each
-# loader's own split. Prints what it measured, and each failure; exits 1
-# on any.
-#   loops_check.py SUMMARY.json TRUTH.txt
+# loader's own split. The eval time is compared with the loop's own
+# validation time, the difference as a share of the loop's own time (the
+# recording's loop also holds the process's exit after the loop, which the
+# program cannot time). With TRUTH.txt "-" (an attach, that saw part of
+# the run): the loaders and the passes only. Prints what it measured, and
+# each failure; exits 1 on any.
+#   loops_check.py SUMMARY.json TRUTH.txt|-
 import json
 import re
 import sys
 
 summary, truth_file = sys.argv[1], sys.argv[2]
-text = open(truth_file).read()
-if "truth" not in text:
+text = open(truth_file).read() if truth_file != "-" else None
+if text is not None and "truth" not in text:
     print("the program printed no truth line: " + text[-300:])
     sys.exit(1)
-truth = {k: float(v) for k, v in re.findall(r"(\w+) ([\d.]+)", text.split("truth", 1)[1])}
+truth = {k: float(v) for k, v in re.findall(r"(\w+) ([\d.]+)", text.split("truth", 1)[1])} if text else None
 d = json.load(open(summary))
 p = d["processes"][0]
 loop = p.get("loop") or {}
@@ -24,24 +28,28 @@ bad = []
 if not st:
     print("no steps counted: %s" % json.dumps(loop)[:400])
     sys.exit(1)
-phases = loop["phases"]
-in_loop = 1 - phases["startup"]
-eval_share = 100 * phases["eval"] / in_loop
-true_share = 100 * truth["val_s"] / truth["loop_s"]
 loaders = {l["name"]: l for l in loop.get("loaders", [])}
 metrics = loop.get("metrics", {})
-steps = int(truth["steps"])
-print("eval %.1f%% of the loop (its own clock %.1f%%), %d passes; steps %d (%d); epochs %d; "
-      "loaders %s; step forward %.1f ms (%.1f)" % (
-          eval_share, true_share, st["eval_passes"], st["count"], steps, st["epochs"],
-          sorted((n, l["train_steps"], l["val_batches"]) for n, l in loaders.items()),
-          st["phase_ms"]["forward"], truth["forward_ms"]))
-if abs(eval_share - true_share) > 5:
-    bad.append("eval %.1f%% against %.1f%%" % (eval_share, true_share))
-if not steps - 2 <= st["count"] <= steps:
-    bad.append("%d steps counted of %d" % (st["count"], steps))
-if st["epochs"] != 1:
-    bad.append("%d epochs, not 1" % st["epochs"])
+named = sorted((n, l["train_steps"], l["val_batches"]) for n, l in loaders.items())
+if truth:
+    steps = int(truth["steps"])
+    off = 100 * abs(st["eval_s"] - truth["val_s"]) / truth["loop_s"]
+    print("eval %.2f s (its own clock %.2f s: %.1f points of its loop of %.2f s), %d passes; "
+          "steps %d (%d); epochs %d; loaders %s; step forward %.1f ms (%.1f)" % (
+              st["eval_s"], truth["val_s"], off, truth["loop_s"], st["eval_passes"], st["count"],
+              steps, st["epochs"], named, st["phase_ms"]["forward"], truth["forward_ms"]))
+    if off > 5:
+        bad.append("eval %.2f s against %.2f s" % (st["eval_s"], truth["val_s"]))
+    if not steps - 2 <= st["count"] <= steps:
+        bad.append("%d steps counted of %d" % (st["count"], steps))
+    if st["epochs"] != 1:
+        bad.append("%d epochs, not 1" % st["epochs"])
+else:
+    steps = st["count"] + 1
+    print("attached: %d steps, %d passes, eval %.2f s; loaders %s" % (
+        st["count"], st["eval_passes"], st["eval_s"], named))
+    if not st["eval_passes"]:
+        bad.append("no evaluation pass")
 train = loaders.get("train_loader")
 if not train or train["train_steps"] < steps - 3:
     bad.append("train_loader has %s training steps" % (train and train["train_steps"]))
