@@ -22,7 +22,15 @@
  *     bookkeeping between batches are the pass's.
  *
  * A loop whose train and validation batches share one line and one call
- * path (a `for phase in ("train", "val")` loop) is not told apart here.
+ * path (the tutorial's `for phase in ("train", "val"):` around one inner
+ * loop) is told by its gaps instead: between two backward runs a training
+ * loop runs its last forward line once (the loss, or the model); three
+ * runs of it or more there are batches that no backward followed, and
+ * all but the last (the next training batch, with its fetch) are a
+ * validation's. After the last backward, three or more are one too.
+ *
+ * Only backward marks training here: an optimizer's zero_grad() may run
+ * at the top of every batch, validation's included.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -46,7 +54,10 @@ struct site_votes {
 struct eval_span {
 	uint64_t start, end;
 	uint8_t ph;        /* the row's phase */
+	bool gap_eval;     /* a validation's, whatever its line says: a batch
+			    * told by its gap, a fetch by the forward after it */
 	uint32_t site;     /* index in sites, or NO_SITE */
+	bool pass_end;     /* a loader's pass ending (its workers joined) */
 };
 
 struct eval_walk {
@@ -93,6 +104,7 @@ static int collect(const struct profile_span *s, void *ctx)
 	e = &w->spans[w->nspans++];
 	*e = (struct eval_span){ .start = s->start_ns, .end = s->end_ns, .ph = (uint8_t)ph,
 				 .site = NO_SITE };
+	e->pass_end = ph == PHASE_DATA && stack_epoch_edge(w->m, s->stack) == EPOCH_STOP;
 	if (ph == PHASE_FORWARD || ph == PHASE_DATA) {
 		uint32_t node = call_path(w, s->stack, ph);
 
@@ -107,7 +119,7 @@ static int collect(const struct profile_span *s, void *ctx)
 
 static bool training_phase(int ph)
 {
-	return ph == PHASE_BACKWARD || ph == PHASE_OPTIMIZER;
+	return ph == PHASE_BACKWARD;
 }
 
 /* Forward sites: followed by training, and in how many gaps between
@@ -143,19 +155,29 @@ static uint64_t vote_forwards(struct eval_walk *w)
 	return gap + 1;
 }
 
+/* A fetching line is eval's when the forwards after its fetches mostly
+ * are; a fetch whose next forward is eval's is, whatever its line (one
+ * line fetching for both: `for x, y in loaders[phase]:`). */
 static void vote_data(struct eval_walk *w)
 {
 	uint32_t pending[8];
-	size_t npending = 0;
+	size_t npending = 0, first = SIZE_MAX;
+	bool after_eval = false;
 
 	for (size_t i = 0; i < w->nspans; i++) {
-		const struct eval_span *e = &w->spans[i];
+		struct eval_span *e = &w->spans[i];
 
 		if (e->site == NO_SITE)
 			continue;
+		/* A loader's pass ends after its last batch: that batch's. */
+		if (e->pass_end) {
+			e->gap_eval = after_eval;
+			continue;
+		}
 		if (e->ph == PHASE_DATA) {
 			size_t k = 0;
 
+			first = first == SIZE_MAX ? i : first;
 			while (k < npending && pending[k] != e->site)
 				k++;
 			if (k == npending && npending < sizeof(pending) / sizeof(pending[0]))
@@ -169,7 +191,12 @@ static void vote_data(struct eval_walk *w)
 			else
 				w->sites[pending[k]].train_votes++;
 		}
+		for (size_t k = first; w->sites[e->site].eval && k < i; k++)
+			if (w->spans[k].ph == PHASE_DATA)
+				w->spans[k].gap_eval = true;
 		npending = 0;
+		first = SIZE_MAX;
+		after_eval = w->sites[e->site].eval;
 	}
 	for (size_t i = 0; i < w->nsites; i++)
 		if (!w->sites[i].forward)
@@ -178,7 +205,117 @@ static void vote_data(struct eval_walk *w)
 
 static bool eval_span(const struct eval_walk *w, const struct eval_span *e)
 {
-	return e->ph == PHASE_EVAL || (e->site != NO_SITE && w->sites[e->site].eval);
+	return e->ph == PHASE_EVAL || e->gap_eval || (e->site != NO_SITE && w->sites[e->site].eval);
+}
+
+/* Runs of forward at site since span `from` (a run: its spans with no
+ * other forward, fetch or backward between); *last the last run's
+ * first span. */
+static size_t runs_of(const struct eval_walk *w, size_t from, size_t to, uint32_t site, size_t *last)
+{
+	size_t runs = 0;
+	bool in = false;
+
+	for (size_t i = from; i < to; i++) {
+		const struct eval_span *e = &w->spans[i];
+
+		if (e->ph != PHASE_FORWARD && e->ph != PHASE_DATA)
+			continue;
+		if (e->ph == PHASE_FORWARD && e->site == site) {
+			if (!in) {
+				runs++;
+				*last = i;
+			}
+			in = true;
+		} else {
+			in = false;
+		}
+	}
+	return runs;
+}
+
+/* Marks a gap's batches before `keep` (the training batch's forward; to
+ * for none) as a validation's, but the fetch that feeds `keep`. */
+static void gap_mark(struct eval_walk *w, size_t from, size_t keep)
+{
+	size_t feed = keep;
+
+	/* Its fetch, and what lies between; a loader's pass ending is the
+	 * batch's before. */
+	while (feed > from && w->spans[feed - 1].ph != PHASE_FORWARD && !w->spans[feed - 1].pass_end)
+		feed--;
+	for (size_t i = from; i < feed; i++)
+		if ((w->spans[i].ph == PHASE_FORWARD || w->spans[i].ph == PHASE_DATA) &&
+		    !eval_span(w, &w->spans[i]))
+			w->spans[i].gap_eval = true;
+}
+
+struct gap {
+	size_t from, to, keep, runs;
+};
+
+static int by_runs(const void *a, const void *b)
+{
+	const struct gap *x = a, *y = b;
+
+	return (x->runs > y->runs) - (x->runs < y->runs);
+}
+
+/*
+ * The gaps between backward runs that hold a validation on the training
+ * lines (see the top): three runs of the gap's last forward line or more,
+ * and over twice the usual (a step that runs its model on several chunks
+ * before one backward does so at every step).
+ */
+static int vote_gaps(struct eval_walk *w)
+{
+	struct gap *gaps = NULL, *sorted;
+	size_t n = 0, cap = 0, from = 0, usual;
+	uint32_t site = NO_SITE, last_fwd = NO_SITE;
+
+	for (size_t i = 0; i <= w->nspans; i++) {
+		bool end = i == w->nspans;
+		struct gap g = { .from = from, .to = i };
+
+		if (!end && w->spans[i].ph == PHASE_FORWARD && !eval_span(w, &w->spans[i]))
+			last_fwd = w->spans[i].site;
+		if (!end && !training_phase(w->spans[i].ph))
+			continue;
+		/* After the last backward: the training lines of the gaps before. */
+		if (end)
+			last_fwd = site;
+		if (last_fwd != NO_SITE) {
+			g.runs = runs_of(w, from, i, last_fwd, &g.keep);
+			if (end)
+				g.keep = i;
+			if (ARRAY_RESERVE(gaps, cap, n + 1, 64) < 0) {
+				free(gaps);
+				return -ENOMEM;
+			}
+			gaps[n++] = g;
+			site = last_fwd;
+		}
+		last_fwd = NO_SITE;
+		while (i + 1 < w->nspans && training_phase(w->spans[i + 1].ph))
+			i++;
+		from = i + 1;
+	}
+	sorted = n ? malloc(n * sizeof(*sorted)) : NULL;
+	if (n && !sorted) {
+		free(gaps);
+		return -ENOMEM;
+	}
+	if (n) {
+		memcpy(sorted, gaps, n * sizeof(*sorted));
+		array_sort(sorted, n, sizeof(*sorted), by_runs);
+	}
+	usual = n ? sorted[n / 2].runs : 0;
+	for (size_t k = 0; k < n; k++)
+		if (gaps[k].runs >= 3 && gaps[k].runs > 2 * usual)
+			gap_mark(w, gaps[k].from, gaps[k].keep);
+	free(sorted);
+	free(gaps);
+	return 0;
 }
 
 static bool training_span(const struct eval_walk *w, const struct eval_span *e)
@@ -245,11 +382,14 @@ int eval_passes_find(struct phase_map *m, uint32_t pid, uint32_t tid, struct eva
 		v->eval = v->forward && !v->trained && v->gaps * 2 <= gaps;
 		any |= v->eval;
 	}
+	vote_data(&w);
+	ret = vote_gaps(&w);
+	if (ret < 0)
+		goto done;
 	for (size_t i = 0; !any && i < w.nspans; i++)
-		any = w.spans[i].ph == PHASE_EVAL;
+		any = eval_span(&w, &w.spans[i]);
 	if (!any)
 		goto done;
-	vote_data(&w);
 	ret = passes_make(&w, out);
 done:
 	free(w.spans);

@@ -42,8 +42,10 @@ if truth:
         bad.append("eval %.2f s against %.2f s" % (st["eval_s"], truth["val_s"]))
     if not steps - 2 <= st["count"] <= steps:
         bad.append("%d steps counted of %d" % (st["count"], steps))
-    if st["epochs"] != 1:
-        bad.append("%d epochs, not 1" % st["epochs"])
+    # An epoch is seen where its iterator is made: a persistent loader's
+    # reset can be too quick to see, a validation's never counts.
+    if not 1 <= st["epochs"] <= truth["epochs"]:
+        bad.append("%d epochs of %d" % (st["epochs"], truth["epochs"]))
 else:
     steps = st["count"] + 1
     print("attached: %d steps, %d passes, eval %.2f s; loaders %s" % (

@@ -31,6 +31,7 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	run_loop "torch 1.13: next(it), validation in a function, data-bound" $PY --loop next --val function --bound data
 	run_loop "torch 1.13: self.train_loader's iterator, validation inline" $PY --loop attr --val inline --bound compute
 	run_loop "torch 1.13: enumerate(islice(self.train_loader)), validation in a function" $PY --loop enumerate --val function --bound compute
+	run_loop "torch 1.13: the tutorial's loop by phase (one inner loop, one model line for both)" $PY --loop phases --bound compute
 	# --native reads the loaders as the default does (right after the tick).
 	NATIVE=--native
 	run_loop "torch 1.13 --native: next(it), validation in a function" $PY --loop next --val function --bound compute

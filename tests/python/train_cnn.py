@@ -8,7 +8,7 @@
 # it left out; data/forward/backward: ms per training step, validation
 # excluded).
 #
-#   train_cnn.py [--loop for|next|gen|attr|enumerate] [--val none|inline|function]
+#   train_cnn.py [--loop for|next|gen|attr|enumerate|phases] [--val none|inline|function]
 #                [--bound data|compute] [--steps N] [--val-every N]
 import argparse
 import itertools
@@ -149,6 +149,34 @@ def main():
             if (i + 1) % args.val_every == 0:
                 validate()
             t = time.perf_counter()
+    elif args.loop == "phases":
+        # The tutorial's shape: one inner loop for both, by phase, the
+        # same lines fetching and running the model.
+        dataloaders = {"train": train_loader, "val": val_loader}
+        limit = {"train": args.val_every, "val": None}
+        for epoch in range(args.steps // args.val_every):
+            for phase in ("train", "val"):
+                model.train(phase == "train")
+                t = time.perf_counter()
+                tv = t
+                for x, y in itertools.islice(dataloaders[phase], limit[phase]):
+                    t2 = time.perf_counter()
+                    opt.zero_grad()
+                    with torch.set_grad_enabled(phase == "train"):
+                        loss = F.cross_entropy(model(x), y)
+                        if phase == "train":
+                            t3 = time.perf_counter()
+                            loss.backward()
+                            opt.step()
+                            if steps:  # the first fetch started the workers
+                                clock["data"] += t2 - t
+                            clock["first"] = clock["first"] or t2
+                            clock["forward"] += t3 - t2
+                            clock["backward"] += time.perf_counter() - t3
+                            steps += 1
+                    t = time.perf_counter()
+                if phase == "val":
+                    clock["val"] += time.perf_counter() - tv
     elif args.loop in ("next", "gen", "attr"):
         it = {"next": lambda: iter(train_loader), "gen": batches,
               "attr": lambda: iter(trainer.train_loader)}[args.loop]()
@@ -162,8 +190,9 @@ def main():
                 validate()
     loop_s = time.perf_counter() - (clock["first"] or t0)
     n = max(steps - 1, 1)
-    print("truth steps %d epochs 1 loop_s %.3f val_s %.3f data_ms %.1f forward_ms %.1f "
-          "backward_ms %.1f" % (steps, loop_s, clock["val"], 1000 * clock["data"] / n,
+    epochs = args.steps // args.val_every if args.loop == "phases" else 1
+    print("truth steps %d epochs %d loop_s %.3f val_s %.3f data_ms %.1f forward_ms %.1f "
+          "backward_ms %.1f" % (steps, epochs, loop_s, clock["val"], 1000 * clock["data"] / n,
                                 1000 * clock["forward"] / n, 1000 * clock["backward"] / n),
           flush=True)
 

@@ -237,3 +237,56 @@ Test(steps, a_forward_at_every_step_without_backward_is_no_validation)
 	cr_expect_eq(st.p50_ns, 21 * MS);
 	cr_expect_eq(st.phase_ns[PHASE_FORWARD], 19 * 8 * MS);
 }
+
+/* The tutorial's loop (`for phase in ("train", "val"):` around one inner
+ * loop): validation fetches and runs the model at the training lines, and
+ * only the missing backward tells it. A gap between backward runs holding
+ * four runs of the last forward line (three validation batches and the
+ * next training batch) is a pass; its fetches are too, but the training
+ * batch's own. */
+Test(steps, a_validation_on_the_training_lines_is_told_by_its_gap)
+{
+	struct loop l;
+	struct step_stats st;
+	uint32_t data;
+
+	loop_init(&l);
+	data = phase_stack(l.p, "_BaseDataLoaderIter.__next__", SP "torch/utils/data/dataloader.py");
+	for (int i = 0; i < 20; i++) {
+		ticks(&l, data, 2, 0);
+		step(&l);
+		for (int b = 0; i % 5 == 4 && i < 19 && b < 3; b++) {
+			ticks(&l, data, 2, 0);
+			ticks(&l, l.fwd, 4, 0);
+		}
+	}
+	st = steps_of(&l);
+	cr_expect_eq(st.steps, 20);
+	cr_expect_eq(st.eval_passes, 3);
+	cr_expect_eq(st.eval_ns, 3 * 18 * MS);
+	cr_expect_eq(st.p50_ns, 20 * MS);
+	cr_expect_eq(st.max_ns, 20 * MS, "max %llu", (unsigned long long)st.max_ns);
+	cr_expect_eq(st.phase_ns[PHASE_DATA], 19 * 2 * MS);
+}
+
+/* A step that runs its model on three chunks before one backward does so
+ * at every step: that is its usual, not a validation. */
+Test(steps, chunks_before_every_backward_are_no_validation)
+{
+	struct loop l;
+	struct step_stats st;
+	uint32_t other;
+
+	loop_init(&l);
+	other = phase_stack(l.p, "split", "/home/u/train.py");
+	for (int i = 0; i < 20; i++) {
+		for (int c = 0; c < 3; c++) {
+			ticks(&l, l.fwd, 3, 0);
+			ticks(&l, other, 1, 0);
+		}
+		ticks(&l, l.bwd, 10, 0);
+	}
+	st = steps_of(&l);
+	cr_expect_eq(st.eval_passes, 0);
+	cr_expect_eq(st.p50_ns, 22 * MS);
+}
