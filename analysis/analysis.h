@@ -64,6 +64,11 @@ int phase_map_new(const struct phase_rules *r, const struct profile *p, struct p
  * optimizer or eval is theirs and data or sync inside eval is eval's.
  */
 enum phase phase_of_row(struct phase_map *m, const struct profile_aggregate *row);
+/* A span's phase: its row's, or eval inside a validation pass of its
+ * thread's loop (found by steps_find or steps_starts of that thread; a
+ * checkpoint or logging there stays what it is). */
+struct profile_span;
+enum phase phase_of_span(struct phase_map *m, const struct profile_span *s);
 void phase_map_free(struct phase_map *m);
 
 /* The training loop's steps in one thread (steps.c). */

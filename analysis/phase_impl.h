@@ -86,9 +86,6 @@ bool eval_passes_hold(const struct eval_passes *e, uint64_t start_ns, uint64_t e
 int phase_map_find_evals(struct phase_map *m, uint32_t pid, uint32_t tid);
 /* The passes found in a thread: 0 before phase_map_find_evals. */
 size_t eval_pass_count(const struct phase_map *m, uint32_t pid, uint32_t tid);
-/* A span's phase: its row's, or eval inside an evaluation pass found
- * (a checkpoint or logging there stays what it is). */
-enum phase phase_of_span(struct phase_map *m, const struct profile_span *s);
 
 /* source_lines.c: a Python frame's line of source; false if unreadable. */
 bool source_line_of(const struct profile *p, uint32_t frame, char *buf, size_t len);

@@ -16,6 +16,11 @@ static int row_phase(void *ctx, const struct profile_aggregate *row)
 	return (int)phase_of_row(ctx, row);
 }
 
+static int span_phase(void *ctx, const struct profile_span *span)
+{
+	return (int)phase_of_span(ctx, span);
+}
+
 int phases_check_options(const struct cli_options *o)
 {
 	struct phase_rules *r;
@@ -87,6 +92,7 @@ void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
 	fo->summary_ctx = cp->map;
 	/* Always: the trace draws each thread's phases. */
 	fo->row_class = row_phase;
+	fo->span_class = span_phase;
 	fo->row_class_ctx = cp->map;
 	fo->class_names = phase_names();
 	fo->class_kind = "phase";

@@ -410,6 +410,9 @@ struct render_options {
 	 * none): keep_class keeps one (class + 1; 0 any), class_root puts a
 	 * "[KIND: NAME]" root under the thread's. */
 	int (*row_class)(void *ctx, const struct profile_aggregate *row);
+	/* ... and a timed span's, where time tells more (a validation pass
+	 * inside a loop); NULL: its row's. */
+	int (*span_class)(void *ctx, const struct profile_span *span);
 	void *row_class_ctx;
 	const char *const *class_names;
 	const char *class_kind;

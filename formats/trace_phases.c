@@ -74,7 +74,8 @@ static int phase_span(const struct profile_span *s, void *ctx)
 	ret = trace_walker_of(t, s->pid, s->tid, &w);
 	if (ret < 0)
 		return ret;
-	cls = t->o.row_class(t->o.row_class_ctx, &row);
+	cls = t->o.span_class ? t->o.span_class(t->o.row_class_ctx, s) :
+				t->o.row_class(t->o.row_class_ctx, &row);
 	/* A run goes on through touching spans of its phase; a gap or
 	 * another phase ends it where its samples did. */
 	if (w->phase && (w->phase != cls + 1 || s->start_ns > w->phase_end + slack))

@@ -9,7 +9,8 @@
 # program cannot time). With TRUTH.txt "-" (an attach, that saw part of
 # the run): the loaders and the passes only. Prints what it measured, and
 # each failure; exits 1 on any.
-#   loops_check.py SUMMARY.json TRUTH.txt|-
+# With TRACE.json, the trace's phase track shows the same eval time.
+#   loops_check.py SUMMARY.json TRUTH.txt|- [TRACE.json]
 import json
 import re
 import sys
@@ -66,6 +67,13 @@ if any(k.startswith("profile/train/dl_val_loader/") for k in metrics):
 for k in ("profile/train/dl_train_loader/time_forward_ms", "profile/val/dl_val_loader/time_forward_ms"):
     if k not in metrics:
         bad.append("no " + k)
+if len(sys.argv) > 3:
+    events = json.load(open(sys.argv[3]))["traceEvents"]
+    drawn = sum(e.get("dur", 0) for e in events
+                if e.get("cat") == "phase" and e.get("name") == "eval" and e.get("pid") == p["pid"]) / 1e6
+    print("the trace's phase track: eval %.2f s" % drawn)
+    if abs(drawn - st["eval_s"]) > 0.1 * st["eval_s"] + 0.02:
+        bad.append("the trace draws %.2f s of eval, the summary says %.2f s" % (drawn, st["eval_s"]))
 for b in bad:
     print("FAIL: " + b)
 sys.exit(1 if bad else 0)

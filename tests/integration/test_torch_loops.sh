@@ -10,16 +10,18 @@
 # metrics belong to train_loader whatever the loop's shape (a for loop,
 # next() on an iterator, a generator around the loader, the loader in an
 # attribute, enumerate(islice(...))); val_loader has evaluation batches and
-# no training steps; one epoch (validation passes are not epochs).
+# no training steps; one epoch (validation passes are not epochs); the
+# trace's phase track draws the same eval time.
 . tests/integration/lib.sh
 NATIVE=
 
 run_loop() { # LABEL PYTHON ARGS...
 	label=$1 py=$2
 	shift 2
-	$TS record -q -r 200 $NATIVE -o "$TMP/l.summary.json" -- $py tests/python/train_cnn.py --steps 45 "$@" \
-		>"$TMP/l.truth" 2>"$TMP/l.err"
-	out=$(/usr/bin/python3 tests/integration/loops_check.py "$TMP/l.summary.json" "$TMP/l.truth" 2>&1)
+	$TS record -q -r 200 $NATIVE -o "$TMP/l.summary.json" -o "$TMP/l.trace.json" -- \
+		$py tests/python/train_cnn.py --steps 45 "$@" >"$TMP/l.truth" 2>"$TMP/l.err"
+	out=$(/usr/bin/python3 tests/integration/loops_check.py "$TMP/l.summary.json" "$TMP/l.truth" \
+		"$TMP/l.trace.json" 2>&1)
 	check $? "$label: validation is eval, the steps train_loader's, val_loader's batches its own" \
 		"$out $(tail -3 "$TMP/l.err")" "$(printf '%s' "$out" | head -1)"
 }
