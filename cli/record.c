@@ -269,6 +269,8 @@ static int finish(struct run *r, enum sampler_end end)
 	if (st.processes_left && !o->quiet && !(o->subprocesses < 0 ? o->command != NULL : o->subprocesses))
 		cli_warn("%" PRIu64 " child process%s not profiled; -s (--subprocesses) includes them",
 			 st.processes_left, st.processes_left == 1 ? " was" : "es were");
+	if (st.samples && !o->quiet)
+		record_missed_warn(&st, o->rate_hz);
 	if (o->stats)
 		record_stats_print(&st);
 	if (!st.samples && !o->quiet && stopped_at_end(r))
