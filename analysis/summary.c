@@ -328,13 +328,18 @@ static bool loader_worker(const struct summary *s, const struct summary_process 
 /* A multiprocessing forkserver or resource tracker starts or tends
  * processes and runs no loop, yet the forkserver imports the script (its
  * __main__ preloaded), whose frames may match the phase rules. Told by
- * its command line, which the label begins with. */
+ * its command line, which the label begins with; the forkserver's
+ * children keep that line (they fork without exec), and record marks
+ * them fork_of.PID: they may well be training (a rank started so). */
 static bool launcher(const struct summary *s, const struct summary_process *sp)
 {
 	const char *label = process_label_of(s->p, sp->pid);
+	char key[32];
 
-	return label && (strstr(label, "multiprocessing.forkserver") ||
-			 strstr(label, "multiprocessing.resource_tracker"));
+	snprintf(key, sizeof(key), "fork_of.%" PRIu32, sp->pid);
+	return label && !profile_meta(s->p, key) &&
+	       (strstr(label, "multiprocessing.forkserver") ||
+		strstr(label, "multiprocessing.resource_tracker"));
 }
 
 /* Fewer samples than this in forward, backward and optimizer: no steps to

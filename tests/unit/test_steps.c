@@ -287,6 +287,17 @@ Test(steps, a_forkserver_is_no_loop)
 	text = summary_of(&l);
 	cr_assert(strstr(text, "steps: 20 (") && strstr(text, "phases, thread 101"), "%s", text);
 	free(text);
+	/* a child of the forkserver keeps its command line, and may train */
+	loop_init(&l);
+	for (int i = 0; i < 20; i++)
+		step(&l);
+	cr_assert_eq(profile_set_meta(l.p, "process.100",
+				      "python3.14 -c from multiprocessing.forkserver import main; "
+				      "main(8, 9, ['__main__'], ..."), 0);
+	cr_assert_eq(profile_set_meta(l.p, "fork_of.100", "99"), 0);
+	text = summary_of(&l);
+	cr_assert(strstr(text, "steps: 20 ("), "%s", text);
+	free(text);
 }
 
 /* A thread seen in the training phases a few times only has no steps to
