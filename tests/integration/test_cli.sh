@@ -160,7 +160,7 @@ check $? "-q says nothing of missed ticks" "$(cat "$TMP/err")"
 $TS record --stats -r 10000 -o "$TMP/mt.folded" -- "$T/busy_threads" 2 0.3 >/dev/null 2>"$TMP/err"
 share=$(sed -n 's/^ *ticks *\([0-9]*\) (missed \([0-9]*\)).*/\1 \2/p' "$TMP/err" | awk '{ if ($1 + $2) print int(100 * $2 / ($1 + $2)) }')
 if [ "${share:-0}" -gt 5 ]; then
-	grep -Eq "^trainsample: warning: [0-9]+ of [0-9]+ ticks were missed \($share%.*samples stand for .* shares stay right" "$TMP/err"
+	grep -Eq "^trainsample: warning: [0-9]+ of [0-9]+ ticks were missed \([0-9]+%.*samples stand for .* shares stay right" "$TMP/err"
 	check $? "record's end warns of missed ticks over 5% ($share% here), in one line" "$(cat "$TMP/err")"
 else
 	skip "record's end warns of missed ticks over 5%" "this machine kept up with 10 kHz (${share:-?}% missed)"
