@@ -46,6 +46,7 @@ static int tally_row(const struct profile_aggregate *row, void *ctx)
 	struct summary *s = ctx;
 	struct summary_process *sp;
 	struct summary_thread *st;
+	enum phase phase;
 
 	if (row->flags & SAMPLE_GPU)
 		return 0;
@@ -71,7 +72,10 @@ static int tally_row(const struct profile_aggregate *row, void *ctx)
 		sp->gil_ns += row->weight_ns;
 		st->gil_ns += row->weight_ns;
 	}
-	st->phase_ns[phase_of_row(s->m, row)] += row->weight_ns;
+	phase = phase_of_row(s->m, row);
+	st->phase_ns[phase] += row->weight_ns;
+	if (phase == PHASE_FORWARD || phase == PHASE_BACKWARD || phase == PHASE_OPTIMIZER)
+		st->compute_samples += row->count;
 	return 0;
 }
 
@@ -321,10 +325,41 @@ static bool loader_worker(const struct summary *s, const struct summary_process 
 	return label && !strncmp(label, "DataLoader worker", 17);
 }
 
+/* A multiprocessing forkserver or resource tracker starts or tends
+ * processes and runs no loop, yet the forkserver imports the script (its
+ * __main__ preloaded), whose frames may match the phase rules. Told by
+ * its command line, which the label begins with; the forkserver's
+ * children keep that line (they fork without exec), and record marks
+ * them fork_of.PID: they may well be training (a rank started so). */
+static bool launcher(const struct summary *s, const struct summary_process *sp)
+{
+	const char *label = process_label_of(s->p, sp->pid);
+	char key[32];
+
+	snprintf(key, sizeof(key), "fork_of.%" PRIu32, sp->pid);
+	return label && !profile_meta(s->p, key) &&
+	       (strstr(label, "multiprocessing.forkserver") ||
+		strstr(label, "multiprocessing.resource_tracker"));
+}
+
+/* Fewer samples than this in forward, backward and optimizer: no steps to
+ * count (two steps of five samples at the least, steps_unresolved), so no
+ * "steps: not counted" either; a thread that only imported or built a
+ * model looks like this. */
+#define LOOP_MIN_SAMPLES 10
+
+static bool too_few_to_loop(const struct summary_thread *t)
+{
+	/* samples, not time: under load one late sample weighs many periods */
+	return t->compute_samples < LOOP_MIN_SAMPLES;
+}
+
 static int process_find(struct summary *s, struct summary_process *sp)
 {
 	int ret;
 
+	if (launcher(s, sp))
+		return functions_find(s, sp);
 	for (size_t i = 0; i < sp->nthreads; i++)
 		if (classified(&sp->threads[i]) && (!sp->loop || loopier(&sp->threads[i], sp->loop)))
 			sp->loop = &sp->threads[i];
@@ -332,7 +367,8 @@ static int process_find(struct summary *s, struct summary_process *sp)
 		memcpy(sp->loop_ns, sp->loop->phase_ns, sizeof(sp->loop->phase_ns));
 	/* A DataLoader worker forked inside the loop's DataLoader.__iter__:
 	 * its phases are the loop's data, its steps none. */
-	if (sp->loop && profile_keeps_timeline(s->p) && !loader_worker(s, sp)) {
+	if (sp->loop && profile_keeps_timeline(s->p) && !loader_worker(s, sp) &&
+	    !too_few_to_loop(sp->loop)) {
 		ret = steps_find(s->m, sp->pid, sp->loop->tid, &sp->steps);
 		if (ret < 0)
 			return ret;

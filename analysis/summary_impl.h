@@ -21,6 +21,7 @@ struct summary_thread {
 	uint64_t samples, busy_ns, idle_ns, gil_ns;
 	uint64_t cpu_wait_ns;      /* of busy_ns: runnable, waiting for a CPU */
 	uint64_t phase_ns[PHASE_KINDS];
+	uint64_t compute_samples;  /* in forward, backward or the optimizer */
 };
 
 /* A function: its name and file, over all its lines. */

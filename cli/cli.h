@@ -169,6 +169,9 @@ int outputs_finish(struct output *out, int ret, char *err, size_t errlen);
 /* record_report.c: the --stats block; whether PID's stdout or stderr is
  * the terminal our stderr is. */
 void record_stats_print(const struct sampler_stats *st);
+/* One warning line when over 5% of the ticks were missed, saying what
+ * that does to the figures. */
+void record_missed_warn(const struct sampler_stats *st, double rate_hz);
 bool record_target_shares_terminal(pid_t pid);
 
 /* gpu_socket.c: a connection to PID's dormant agent (user uid), checked to

@@ -269,6 +269,8 @@ static int finish(struct run *r, enum sampler_end end)
 	if (st.processes_left && !o->quiet && !(o->subprocesses < 0 ? o->command != NULL : o->subprocesses))
 		cli_warn("%" PRIu64 " child process%s not profiled; -s (--subprocesses) includes them",
 			 st.processes_left, st.processes_left == 1 ? " was" : "es were");
+	if (st.samples && !o->quiet)
+		record_missed_warn(&st, o->rate_hz);
 	if (o->stats)
 		record_stats_print(&st);
 	if (!st.samples && !o->quiet && stopped_at_end(r))
@@ -277,6 +279,26 @@ static int finish(struct run *r, enum sampler_end end)
 		cli_warn("no samples were taken%s", o->idle ? "" :
 			 " (the process was never on a CPU at a tick; --idle keeps blocked threads)");
 	return ret;
+}
+
+/* PID's parent from /proc/PID/stat (its fourth field, after the command
+ * in parentheses, which may hold any character); 0 when unreadable. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *close;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	buf[fread(buf, 1, sizeof(buf) - 1, f)] = 0;
+	fclose(f);
+	close = strrchr(buf, ')');
+	if (!close || sscanf(close + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return ppid;
 }
 
 /* A followed process, as it starts or execs: its label, from its launch
@@ -302,6 +324,21 @@ static void label_process(void *ctx, pid_t pid, int worker)
 		if (proc_command_line(pid, command, sizeof(command)) < 0)
 			return;
 		process_label(command, rank, NULL, label, sizeof(label));
+		/* A fork that kept its parent's command line (a forkserver's
+		 * child, a Pool worker) is not what that line names: the
+		 * summary tells the forkserver from the training it starts. */
+		{
+			pid_t ppid = parent_of(pid);
+			const char *plabel;
+
+			snprintf(key, sizeof(key), "process.%d", (int)ppid);
+			plabel = ppid > 0 ? profile_meta(r->profile, key) : NULL;
+			if (plabel && !strcmp(plabel, label)) {
+				snprintf(key, sizeof(key), "fork_of.%d", (int)pid);
+				snprintf(buf, sizeof(buf), "%d", (int)ppid);
+				profile_set_meta(r->profile, key, buf);
+			}
+		}
 	}
 	snprintf(key, sizeof(key), "process.%d", (int)pid);
 	profile_set_meta(r->profile, key, label);

@@ -104,3 +104,22 @@ void record_stats_print(const struct sampler_stats *st)
 		python,
 		st->py_holder_walks, st->py_walks_redone_stopped, st->py_walks_retried, st->py_walks_torn);
 }
+
+/* A sample is weighted by the time since its thread's previous one, so
+ * shares survive missed ticks; what they cost is resolution, which a
+ * person reading "10 ms" per sample would not guess. A twentieth: the
+ * drawn gaps alone never miss that many on a machine that keeps up. */
+void record_missed_warn(const struct sampler_stats *st, double rate_hz)
+{
+	uint64_t deadlines = st->ticks + st->missed_ticks;
+	double period_ms = rate_hz > 0 ? 1e3 / rate_hz : 0;
+	double mean_ms = st->ticks ? (double)st->elapsed_ns / 1e6 / (double)st->ticks : 0;
+
+	if (!deadlines || st->missed_ticks * 20 <= deadlines)
+		return;
+	cli_warn("%" PRIu64 " of %" PRIu64 " ticks were missed (%.0f%%; the machine or trainsample "
+		 "was too busy): samples stand for %.3g ms each on average, not %.3g ms; shares "
+		 "stay right, but calls shorter than that may be missed (a lower -r misses fewer)",
+		 st->missed_ticks, deadlines, 100.0 * (double)st->missed_ticks / (double)deadlines,
+		 mean_ms, period_ms);
+}

@@ -33,6 +33,7 @@ struct dt {
 	uint32_t *path, cappath;
 	uint64_t rows;            /* rows counted so far, both sides */
 	uint64_t all[2];
+	uint64_t samples[2];      /* all[] is weight; this the samples it sums */
 };
 
 static int fn_of(struct dt *d, uint32_t frame, uint32_t *out)
@@ -71,6 +72,7 @@ static int add_row(const struct profile_aggregate *row, void *ctx)
 		return depth;
 	d->rows++;
 	d->all[d->side] += row->weight_ns;
+	d->samples[d->side] += row->count;
 	for (int i = 0; i < depth; i++) {
 		ret = fn_of(d, d->path[i], &fn);
 		if (ret < 0)
@@ -129,17 +131,20 @@ static int by_change(const void *a, const void *b, void *ctx)
 	return strcmp(d->labels.text[x], d->labels.text[y]);
 }
 
-static void put_side(FILE *out, const char *what, const struct profile *p, uint64_t weight)
+/* The samples, as "wrote" counts them; their weight in periods (what the
+ * shares are of, and what folded lines sum to) where it differs. */
+static void put_side(FILE *out, const char *what, const struct profile *p, uint64_t weight,
+		     uint64_t samples)
 {
 	const char *command = profile_meta(p, "command");
 	const char *period = profile_meta(p, "period_ns");
 	uint64_t per = period ? strtoull(period, NULL, 10) : 0;
 
-	fprintf(out, "%s: ", what);
-	if (per)
-		fprintf(out, "%" PRIu64 " samples", (weight + per / 2) / per);
-	else
-		fprintf(out, "%.3f s of samples", (double)weight / 1e9);
+	fprintf(out, "%s: %" PRIu64 " samples", what, samples);
+	if (per && (weight + per / 2) / per != samples)
+		fprintf(out, " weighing %" PRIu64 " sampling periods", (weight + per / 2) / per);
+	else if (!per)
+		fprintf(out, " (%.3f s)", (double)weight / 1e9);
 	fprintf(out, "%s%s\n", command ? ", " : "", command ? command : "");
 }
 
@@ -185,8 +190,8 @@ int diff_table_write(const struct profile *before, const struct profile *after, 
 		for (uint32_t i = 0; i < d.labels.count; i++)
 			order[i] = i;
 		qsort_r(order, d.labels.count, sizeof(*order), by_change, &d);
-		put_side(out, "older", before, d.all[0]);
-		put_side(out, "newer", after, d.all[1]);
+		put_side(out, "older", before, d.all[0], d.samples[0]);
+		put_side(out, "newer", after, d.all[1], d.samples[1]);
 		write_table(&d, out, order, d.labels.count, top);
 		if (ferror(out))
 			ret = -EIO;

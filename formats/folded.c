@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Folded stacks ("root;...;leaf COUNT", one line per distinct stack), the
- * input of flamegraph.pl, inferno and speedscope's importer.
+ * input of flamegraph.pl, inferno and speedscope's importer. With a period
+ * (every recording has one) COUNT is a weight in sampling periods, not a
+ * number of samples: a sample stands for the time since its thread's
+ * previous one, so where ticks were missed the lines sum to more than the
+ * samples taken; the writer leaves a note saying both then.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -191,7 +195,8 @@ static uint64_t weighted_count(const struct folded_line *l, uint64_t period)
 	return q ? q : 1;
 }
 
-static int print_lines(struct folded_builder *b, FILE *out, uint64_t period)
+static int print_lines(struct folded_builder *b, FILE *out, uint64_t period,
+		       uint64_t *printed, uint64_t *samples)
 {
 	for (size_t i = 0; i < b->count;) {
 		struct folded_line sum = b->lines[i];
@@ -202,6 +207,8 @@ static int print_lines(struct folded_builder *b, FILE *out, uint64_t period)
 			sum.weight_ns += b->lines[j].weight_ns;
 			sum.count += b->lines[j].count;
 		}
+		*printed += weighted_count(&sum, period);
+		*samples += sum.count;
 		if (fprintf(out, "%s %" PRIu64 "\n", sum.text,
 			    weighted_count(&sum, period)) < 0)
 			return errno ? -errno : -EIO; /* ENOSPC says more than EIO */
@@ -226,7 +233,7 @@ int folded_write(const struct profile *p, FILE *out,
 {
 	static const struct render_options defaults = { 0 };
 	struct folded_builder b = { .p = p, .o = o ? o : &defaults };
-	uint64_t period;
+	uint64_t period, printed = 0, samples = 0;
 	int ret;
 
 	if (!p || !out)
@@ -243,10 +250,18 @@ int folded_write(const struct profile *p, FILE *out,
 				  strerror(-ret));
 	}
 	array_sort(b.lines, b.count, sizeof(*b.lines), compare_lines);
-	ret = print_lines(&b, out, period);
+	ret = print_lines(&b, out, period, &printed, &samples);
 	builder_free(&b);
 	if (ret)
 		return errbuf_set(err, errlen, ret,
 				  "folded: cannot write the output: %s", strerror(-ret));
+	/* The sum a reader adds up is not the count "wrote" announced: say
+	 * which is which (a note: success, with a message). */
+	if (period && printed != samples && err && errlen)
+		snprintf(err, errlen,
+			 "its counts are weights in %.3g ms sampling periods, %" PRIu64
+			 " in all for %" PRIu64 " samples (a sample stands for the time since "
+			 "its thread's previous one, longer where ticks were missed)",
+			 (double)period / 1e6, printed, samples);
 	return 0;
 }

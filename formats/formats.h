@@ -271,6 +271,8 @@ struct output_writer {
 	bool diffs;           /* write draws job->baseline too: diff's output */
 	bool record_default;  /* written when record names no output */
 	bool stdout_default;  /* what '-' gets without -f */
+	bool names_files;     /* a name that ends in its first extension is of
+			       * it, no dot needed: "summary.json" */
 };
 
 /* The table's rows, in the order usage lists them; NULL past the last. */

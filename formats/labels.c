@@ -200,6 +200,31 @@ size_t class_root_label(const struct render_options *o, const struct profile_agg
 	return strlen(buf);
 }
 
+/* A label shows this much of a command line: whole arguments only, so a
+ * cut one never reads as a real value ("--val-every )" did). */
+#define PROCESS_LABEL_COMMAND_MAX 80
+
+/* How much of cmd to show in at most max bytes: up to the last argument that
+ * ends in them; a first argument longer than that is cut at a character. */
+static size_t command_cut(const char *cmd, size_t max)
+{
+	size_t n = strlen(cmd), keep = 0;
+
+	if (n <= max)
+		return n;
+	for (size_t i = 1; i <= max; i++)
+		if (cmd[i] == ' ' || cmd[i] == '\n' || cmd[i] == '\t')
+			keep = i;
+	if (!keep) {
+		keep = max;
+		while (keep && ((unsigned char)cmd[keep] & 0xc0) == 0x80)
+			keep--;
+	}
+	while (keep && (cmd[keep - 1] == ' ' || cmd[keep - 1] == '\n' || cmd[keep - 1] == '\t'))
+		keep--;
+	return keep;
+}
+
 /* A process as the summary and pictures name it. */
 void process_label(const char *command, const char *rank, const char *host, char *buf,
 		   size_t len)
@@ -215,12 +240,16 @@ void process_label(const char *command, const char *rank, const char *host, char
 		if (slash && slash + 1 < arg0_end)
 			command = slash + 1;
 	}
-	if (rank && *rank)
+	if (rank && *rank) {
 		snprintf(buf, len, "rank %s%s%s", rank, host && *host ? " on " : "",
 			 host && *host ? host : "");
-	else
-		snprintf(buf, len, "%.80s%s%s", command && *command ? command : "?",
+	} else {
+		const char *cmd = command && *command ? command : "?";
+		size_t keep = command_cut(cmd, PROCESS_LABEL_COMMAND_MAX);
+
+		snprintf(buf, len, "%.*s%s%s%s", (int)keep, cmd, cmd[keep] ? " ..." : "",
 			 host && *host ? " on " : "", host && *host ? host : "");
+	}
 	for (char *c = buf; *c; c++)
 		if (*c == '\n' || *c == '\t')
 			*c = ' ';

@@ -48,6 +48,15 @@ static bool has_extension(const char *base, size_t n, const char *ext)
 	return n > e + 1 && base[n - e - 1] == '.' && !strcasecmp(base + n - e, ext);
 }
 
+/* A row that names files: "summary.json" and "run1_summary.json" say which
+ * format as plainly as "run1.summary.json" does. */
+static bool ends_in_name(const struct output_writer *w, const char *base, size_t n)
+{
+	size_t e = w->extensions[0] ? strlen(w->extensions[0]) : 0;
+
+	return w->names_files && e && n >= e && !strcasecmp(base + n - e, w->extensions[0]);
+}
+
 const struct output_writer *output_writer_by_path(const char *path)
 {
 	const struct output_writer *w, *found = NULL;
@@ -64,7 +73,8 @@ const struct output_writer *output_writer_by_path(const char *path)
 		for (size_t j = 0; j < OUTPUT_EXTENSIONS_MAX && w->extensions[j]; j++) {
 			size_t e = strlen(w->extensions[j]);
 
-			if (e > longest && has_extension(base, n, w->extensions[j])) {
+			if (e > longest && (has_extension(base, n, w->extensions[j]) ||
+					    (!j && ends_in_name(w, base, n)))) {
 				found = w;
 				longest = e;
 			}

@@ -97,6 +97,8 @@ static const struct output_writer writers[] = {
 		.write = write_summary,
 		/* steps are found in time */
 		.needs_timeline = true,
+		/* the name people give it, as the docs call it */
+		.names_files = true,
 	},
 	{
 		.format = OUTPUT_FOLDED,

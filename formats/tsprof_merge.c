@@ -70,7 +70,7 @@ int tsprof_merge_meta(struct tsprof_replay *rp, const char *key, const char *val
 	if (!strcmp(key, "clock_offset_ns") && (first = profile_meta(p, "clock_offset_ns")))
 		rp->time_add = strtoll(value, NULL, 10) - strtoll(first, NULL, 10);
 	if (!strncmp(key, "process.", 8) || !strncmp(key, "rank.", 5) ||
-	    !strncmp(key, "worker.", 7))
+	    !strncmp(key, "worker.", 7) || !strncmp(key, "fork_of.", 8))
 		return merge_process_meta(rp, key, value);
 	return profile_meta(p, key) ? 0 : profile_set_meta(p, key, value);
 }

@@ -28,6 +28,12 @@ KNOWN = [
     ("inner", "function", "<function object>"),
     ("captured", "str", "'cell value'"),
 ]
+# numpy's arrays, where the target could import numpy (else all three None)
+NUMPY = [
+    ("grid", "numpy.ndarray", "<ndarray float64 (3, 4)>"),
+    ("row", "numpy.ndarray", "<ndarray int32 (3,)>"),
+    ("point", "numpy.ndarray", "<ndarray float32 ()>"),
+]
 INNER = [("seen", "str", "'cell value'"), ("captured", "str", "'cell value'")]
 CHURN = {"n = 7", "a = 7", "b = 'churn'", "c = <list of length 2>"}
 CHURNER = {"total = 0", "total = 14"}
@@ -66,10 +72,19 @@ def is_inner(name):
     return name == "inner" or name.endswith(".inner")
 
 
+def with_numpy(got_lines):
+    """KNOWN, and NUMPY unless the target had no numpy."""
+    if "grid = None" in got_lines:
+        return KNOWN
+    return KNOWN + NUMPY
+
+
 def check_text(path):
     frames = text_frames(path)
     got = frame(frames, "known (")[2]
-    for name, _, value in KNOWN:
+    global KNOWN_HERE
+    KNOWN_HERE = with_numpy(got)
+    for name, _, value in KNOWN_HERE:
         want = "%s = %s" % (name, value)
         if want not in got:
             fail("known: %r missing from %s" % (want, got))
@@ -89,7 +104,7 @@ def check_json(path):
     if not known:
         fail("no known frame in the JSON")
     got = {v["name"]: (v["type"], v["value"]) for v in known[0]["locals"]}
-    for name, typ, value in KNOWN:
+    for name, typ, value in KNOWN_HERE:
         if got.get(name) != (typ, value):
             fail("JSON known: %s is %r, not %r" % (name, got.get(name), (typ, value)))
     inner = [f for f in fr if is_inner(f["name"])]
@@ -129,5 +144,6 @@ if any(f[2] for f in text_frames(plain)):
 counts = {}
 for path in sys.argv[5:]:
     check_churn(path, counts)
-print("churn frames %d, churner frames %d, markers %d" %
-      (counts.get("churn", 0), counts.get("churner", 0), counts.get("marker", 0)))
+print("churn frames %d, churner frames %d, markers %d, numpy arrays %s" %
+      (counts.get("churn", 0), counts.get("churner", 0), counts.get("marker", 0),
+       "checked" if KNOWN_HERE != KNOWN else "absent"))

@@ -1,11 +1,20 @@
 # dump --locals: known() holds a local of each kind trainsample renders and
 # blocks in inner(), which reads a free variable (captured, a cell of
 # known's); a thread named "churner" calls and returns churn() all along,
-# so dump meets frames being set up and torn down.
+# so dump meets frames being set up and torn down. With numpy, known()
+# holds arrays too (grid, row, point); without it they are None.
 #   locals.py READY_FILE
+import os
 import sys
 import threading
 import time
+
+# numpy where the interpreter has it: an array shows its dtype and shape.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+try:
+    import numpy
+except ImportError:
+    numpy = None
 
 
 class Widget:
@@ -48,6 +57,9 @@ def known(ready):
     loop.append(loop)
     widget = Widget()
     captured = "cell value"
+    grid = numpy.zeros((3, 4)) if numpy else None
+    row = numpy.arange(5, dtype=numpy.int32)[::2] if numpy else None
+    point = numpy.array(1.5, dtype=numpy.float32) if numpy else None
 
     def inner():
         seen = captured

@@ -97,6 +97,21 @@ Test(diff, table_lists_the_largest_changes_first)
 	char *text = render(before, after, true), *heavy, *light, *fresh, *step;
 
 	cr_assert(strstr(text, "older: 100 samples\nnewer: 200 samples\n"), "%s", text);
+	free(text);
+	/* Samples that stood for two periods each (missed ticks): the count is
+	 * of samples, as "wrote" says; the weight is named apart (issue 29). */
+	{
+		struct profile *slow = profile_new();
+		uint32_t m = frame(slow, FRAME_PYTHON, "<module>", "/src/mix.py", 1);
+
+		profile_set_meta(slow, "period_ns", "1000000");
+		samples(slow, 1, stack(slow, &m, 1), 50, 2 * MS, 0);
+		text = render(before, slow, true);
+		cr_assert(strstr(text, "newer: 50 samples weighing 100 sampling periods\n"), "%s", text);
+		free(text);
+		profile_free(slow);
+	}
+	text = render(before, after, true);
 	heavy = strstr(text, "   25.0%   60.0%   +35.0     25.0%   60.0%   +35.0   heavy (mix.py)\n");
 	light = strstr(text, "   75.0%   20.0%   -55.0     75.0%   20.0%   -55.0   light (mix.py)\n");
 	fresh = strstr(text, "    0.0%   20.0%   +20.0      0.0%   20.0%   +20.0   fresh (mix.py)\n");

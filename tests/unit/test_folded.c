@@ -130,6 +130,17 @@ Test(folded, counts_are_weights_over_the_period_rounded)
 	samples(p, 1, stack(p, &c, 1), 1, 2500000, 0); /* halves round up */
 	samples(p, 1, stack(p, &d, 1), 3, 800000, 0);  /* 2.4 */
 	expect(p, false, false, "a 3\nb 1\nc 3\nd 2\n");
+	/* 9 in all for 7 samples: the writer says which is which (issue 29). */
+	{
+		char err[256] = "";
+		FILE *out = fopen("/dev/null", "w");
+
+		cr_assert_eq(folded_write(p, out, NULL, err, sizeof(err)), 0);
+		cr_assert_str_eq(err, "its counts are weights in 1 ms sampling periods, 9 in all "
+				      "for 7 samples (a sample stands for the time since its "
+				      "thread's previous one, longer where ticks were missed)");
+		fclose(out);
+	}
 	profile_free(p);
 }
 

@@ -94,10 +94,16 @@ Test(output_writers, extensions_round_trip)
 			upper(ext, e, sizeof(ext));
 			snprintf(path, sizeof(path), "OUT.%s", ext);
 			cr_assert_eq(output_writer_by_path(path), w, "%s", path);
-			/* A hidden file, a bare name, a directory: no extension. */
+			/* A hidden file, a bare name, a directory: no extension
+			 * (but a row that names files takes the first two). */
 			snprintf(path, sizeof(path), ".%s", e);
-			cr_assert_null(output_writer_by_path(path), "%s", path);
-			cr_assert_null(output_writer_by_path(e), "%s", e);
+			if (w->names_files && !j) {
+				cr_assert_eq(output_writer_by_path(path), w, "%s", path);
+				cr_assert_eq(output_writer_by_path(e), w, "%s", e);
+			} else {
+				cr_assert_null(output_writer_by_path(path), "%s", path);
+				cr_assert_null(output_writer_by_path(e), "%s", e);
+			}
 			snprintf(path, sizeof(path), "x.%s/out", e);
 			cr_assert_null(output_writer_by_path(path), "%s", path);
 			snprintf(path, sizeof(path), "x.%s.bak", e);
@@ -264,6 +270,14 @@ static void summary_through_hook(const struct profile *p)
 	cr_assert_str_eq(err, "no summary can be made here");
 	cr_assert(w->needs_timeline);
 	cr_assert_eq(output_writer_by_path("run.summary.json"), w);
+	/* the name a person types for it (issue 29) */
+	cr_assert_eq(output_writer_by_path("summary.json"), w);
+	cr_assert_eq(output_writer_by_path("out/SUMMARY.json"), w);
+	cr_assert_eq(output_writer_by_path("run1_summary.json"), w);
+	/* only this row: other names keep needing their stem */
+	cr_assert_null(output_writer_by_path("trace.json"));
+	cr_assert_null(output_writer_by_path("x.json"));
+	cr_assert_null(output_writer_by_path("summary.json/out"));
 }
 
 Test(output_writers, each_row_writes_what_its_writer_does)

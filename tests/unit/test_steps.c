@@ -4,6 +4,8 @@
  * one told apart from a step that was merely slow. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "analysis/analysis.h"
 #include "model_helpers.h"
@@ -289,4 +291,82 @@ Test(steps, chunks_before_every_backward_are_no_validation)
 	st = steps_of(&l);
 	cr_expect_eq(st.eval_passes, 0);
 	cr_expect_eq(st.p50_ns, 22 * MS);
+}
+
+/* The summary's text for l's profile (freed). */
+static char *summary_of(struct loop *l)
+{
+	struct phase_rules *r;
+	struct phase_map *m;
+	struct summary *s;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_eq(phase_rules_new(&r), 0);
+	cr_assert_eq(phase_map_new(r, l->p, &m), 0);
+	cr_assert_eq(summary_build(m, &s), 0);
+	cr_assert_eq(summary_text_write(s, false, f), 0);
+	fclose(f);
+	summary_free(s);
+	phase_map_free(m);
+	phase_rules_free(r);
+	profile_free(l->p);
+	return text;
+}
+
+/* A multiprocessing forkserver imports the script (its __main__ preloaded),
+ * whose frames may match the rules: it is no loop, whatever it ran
+ * (issue 29: "optimizer is seen for 1.0 samples" was printed for one). */
+Test(steps, a_forkserver_is_no_loop)
+{
+	struct loop l;
+	char *text;
+
+	loop_init(&l);
+	for (int i = 0; i < 20; i++)
+		step(&l);
+	cr_assert_eq(profile_set_meta(l.p, "process.100",
+				      "python3.14 -c from multiprocessing.forkserver import main; "
+				      "main(8, 9, ['__main__'], ..."), 0);
+	text = summary_of(&l);
+	cr_assert_null(strstr(text, "steps:"), "%s", text);
+	cr_assert_null(strstr(text, "phases,"), "%s", text);
+	free(text);
+	/* the same samples in a process of another name: a loop */
+	loop_init(&l);
+	for (int i = 0; i < 20; i++)
+		step(&l);
+	text = summary_of(&l);
+	cr_assert(strstr(text, "steps: 20 (") && strstr(text, "phases, thread 101"), "%s", text);
+	free(text);
+	/* a child of the forkserver keeps its command line, and may train */
+	loop_init(&l);
+	for (int i = 0; i < 20; i++)
+		step(&l);
+	cr_assert_eq(profile_set_meta(l.p, "process.100",
+				      "python3.14 -c from multiprocessing.forkserver import main; "
+				      "main(8, 9, ['__main__'], ..."), 0);
+	cr_assert_eq(profile_set_meta(l.p, "fork_of.100", "99"), 0);
+	text = summary_of(&l);
+	cr_assert(strstr(text, "steps: 20 ("), "%s", text);
+	free(text);
+}
+
+/* A thread seen in the training phases a few times only has no steps to
+ * count, not steps too short to count. */
+Test(steps, a_handful_of_samples_is_no_loop)
+{
+	struct loop l;
+	char *text;
+
+	loop_init(&l);
+	for (int i = 0; i < 3; i++) {
+		ticks(&l, l.fwd, 1, 0);
+		ticks(&l, l.bwd, 1, 0);
+		ticks(&l, l.opt, 1, 20);
+	}
+	text = summary_of(&l);
+	cr_assert_null(strstr(text, "steps:"), "%s", text);
+	free(text);
 }

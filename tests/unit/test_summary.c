@@ -53,6 +53,18 @@ Test(summary, a_line_per_process_with_label_shares_and_hottest)
 	cr_assert_eq(profile_set_meta(p, "process.20", label), 0);
 	process_label("python3 eval.py\nx", NULL, "node1", label, sizeof(label));
 	cr_assert_str_eq(label, "python3 eval.py x on node1");
+	/* A long command line is cut between arguments, and says so (issue 29). */
+	{
+		char wide[256];
+
+		process_label("python3 train.py --epochs 3 --batch-size 64 --lr 0.001 "
+			      "--val-every 100 --checkpoint-dir /scratch/run7",
+			      NULL, NULL, wide, sizeof(wide));
+		cr_assert_str_eq(wide, "python3 train.py --epochs 3 --batch-size 64 --lr 0.001 "
+				       "--val-every 100 ...");
+		process_label("python3 train.py --val-every 100", NULL, NULL, wide, sizeof(wide));
+		cr_assert_str_eq(wide, "python3 train.py --val-every 100");
+	}
 	add(p, 20, fwd, 0, 6);
 	add(p, 20, load, 0, 2);
 	add(p, 20, wait, SAMPLE_IDLE, 2);
