@@ -281,24 +281,12 @@ static int finish(struct run *r, enum sampler_end end)
 	return ret;
 }
 
-/* PID's parent from /proc/PID/stat (its fourth field, after the command
- * in parentheses, which may hold any character); 0 when unreadable. */
+/* PID's parent (its status's PPid); 0 when unreadable. */
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], buf[512], *close;
-	int ppid = 0;
-	FILE *f;
+	char ppid[32];
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	buf[fread(buf, 1, sizeof(buf) - 1, f)] = 0;
-	fclose(f);
-	close = strrchr(buf, ')');
-	if (!close || sscanf(close + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return ppid;
+	return proc_status_field(pid, "PPid", ppid, sizeof(ppid)) == 0 ? (pid_t)atoi(ppid) : 0;
 }
 
 /* A followed process, as it starts or execs: its label, from its launch
