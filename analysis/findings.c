@@ -235,7 +235,7 @@ static void data_bound_hint(const struct summary *s, const struct summary_proces
 		finding_hint(f, "not more workers: the CPUs are oversubscribed (cpu-oversubscribed); "
 			     "fewer threads in each worker (torch.set_num_threads(1) in a "
 			     "worker_init_fn), or fewer workers");
-	else if (!workers_of(sp, top))
+	else if (!workers_of(sp, top) && top && top->wait_ns * 10 < top->step_ns[PHASE_DATA])
 		finding_hint(f, "DataLoader workers (num_workers > 0) to load in parallel with the step");
 	else
 		finding_hint(f, "more DataLoader workers (num_workers)");
