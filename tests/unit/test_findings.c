@@ -343,8 +343,8 @@ Test(findings, oversubscribed_says_whose_threads_wait)
 
 	job_init(&j);
 	cr_assert_eq(profile_set_meta(j.p, "cpus", "2"), 0);
-	cr_assert_eq(profile_set_meta(j.p, "target_cpu_ns", "6000000000"), 0);
-	cr_assert_eq(profile_set_meta(j.p, "target_wait_ns", "4000000000"), 0);
+	cr_assert_eq(profile_set_meta(j.p, "target_cpu_ns", "1500000000"), 0);
+	cr_assert_eq(profile_set_meta(j.p, "target_wait_ns", "1000000000"), 0);
 	cr_assert_eq(profile_set_meta(j.p, "runnable_milli", "2500"), 0);
 	train(&j, 2, false);
 	text = findings_of(j.p, SIZE_MAX);
@@ -362,8 +362,8 @@ Test(findings, oversubscribed_says_whose_threads_wait)
 	text = findings_of(j.p, SIZE_MAX);
 	cr_assert(strstr(text, "the machine: 4.5 threads runnable on average (every process's, "
 			 "/proc/loadavg), 2.0 of them other processes' on these CPUs\n"), "%s", text);
-	cr_assert(strstr(text, "of the 4.00 s waiting, about 0.80 s (20%) is the job's own threads "
-			 "outnumbering its CPUs, 3.20 s (80%) other processes' load\n"), "%s", text);
+	cr_assert(strstr(text, "of the 1.00 s waiting, about 0.20 s (20%) is the job's own threads "
+			 "outnumbering its CPUs, 0.80 s (80%) other processes' load\n"), "%s", text);
 	cr_assert(strstr(text, "most of the waiting is other processes'"), "%s", text);
 	free(text);
 	profile_free(j.p);
