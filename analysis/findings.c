@@ -184,9 +184,14 @@ static void loader_workers_evidence(const struct summary *s, const struct summar
 	starts = loader >= 0 ? sp->loaders[loader].worker_starts : 0;
 	if (starts >= 2)
 		snprintf(passes, sizeof(passes), " (started at each of %" PRIu64 " passes)", starts);
-	finding_evidence(f, "%s%s %zu worker%s%s: %s loading thread%s busy %s of the time; hottest: %s",
-			 name, loader >= 0 ? "'s" : "", n, n == 1 ? "" : "s", passes,
-			 n == 1 ? "its" : "their", n == 1 ? "" : "s", shares, text);
+	if (loader >= 0)
+		finding_evidence(f, "%s's %zu worker%s%s: %s loading thread%s busy %s of the time; "
+				 "hottest: %s", name, n, n == 1 ? "" : "s", passes,
+				 n == 1 ? "its" : "their", n == 1 ? "" : "s", shares, text);
+	else
+		finding_evidence(f, "%zu DataLoader worker%s (%s): %s loading thread%s busy %s of the "
+				 "time; hottest: %s", n, n == 1 ? "" : "s", name,
+				 n == 1 ? "its" : "their", n == 1 ? "" : "s", shares, text);
 }
 
 /* The fetched loader's workers first, then the others' (a validation
@@ -207,7 +212,8 @@ static void workers_evidence(const struct summary *s, const struct summary_proce
 		summary_loader_name(s, sp, i, name, sizeof(name));
 		loader_workers_evidence(s, sp, (int)i, name, f);
 	}
-	loader_workers_evidence(s, sp, -1, "DataLoader workers of no loader told,", f);
+	loader_workers_evidence(s, sp, -1, sp->nloaders ? "their loader not told" : "loaders not told: "
+				"steps not counted", f);
 }
 
 /* The loader's workers, told apart: none where none was recorded. */
