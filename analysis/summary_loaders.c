@@ -183,7 +183,7 @@ static int walk_span(const struct profile_span *span, void *ctx)
 	uint64_t len = span->end_ns - span->start_ns;
 	enum phase ph, own, inner;
 	enum epoch_edge edge;
-	int at;
+	int at, made = -1; /* the loader of a data span: its iterator's */
 
 	if (span->pid != sp->pid || span->tid != sp->loop->tid || span->flags & SAMPLE_GPU)
 		return 0;
@@ -203,6 +203,7 @@ static int walk_span(const struct profile_span *span, void *ctx)
 		if (at >= 0) {
 			w->cur = at;
 			sp->loaders[at].train = true;
+			made = at;
 		}
 		if (edge == EPOCH_START) {
 			sp->epochs += !w->in_epoch_start;
@@ -224,6 +225,7 @@ static int walk_span(const struct profile_span *span, void *ctx)
 				return at;
 			if (at >= 0) {
 				w->val_cur = at;
+				made = at;
 				sp->loaders[at].val = true;
 				sp->loaders[at].val_data_ns += len;
 			}
@@ -238,7 +240,7 @@ static int walk_span(const struct profile_span *span, void *ctx)
 		w->in_val_forward = false;
 	}
 	if (edge == EPOCH_START) {
-		int ret = iter_start_add(w, span, ph == PHASE_DATA ? w->cur : w->val_cur);
+		int ret = iter_start_add(w, span, made);
 
 		if (ret < 0)
 			return ret;
