@@ -160,11 +160,11 @@ static void shares_text(const struct summary_process *sp, int loader, char *buf,
 static void loader_workers_evidence(const struct summary *s, const struct summary_process *sp,
 				    int loader, const char *name, struct finding *f)
 {
-	uint64_t best_ns = 0;
+	uint64_t best_ns = 0, busy = 0, waiting = 0;
 	uint32_t best = FRAME_NONE;
 	size_t n = 0;
 	uint64_t starts;
-	char text[200], shares[64], passes[64] = "";
+	char text[200], shares[64], passes[64] = "", wait[48] = "";
 
 	for (size_t i = 0; i < sp->nworkers; i++) {
 		const struct summary_worker *k = &sp->workers[i];
@@ -172,6 +172,8 @@ static void loader_workers_evidence(const struct summary *s, const struct summar
 		if (k->loader != loader || !k->all_ns)
 			continue;
 		n++;
+		busy += k->busy_ns;
+		waiting += k->cpu_wait_ns;
 		if (k->hottest_ns > best_ns) {
 			best_ns = k->hottest_ns;
 			best = k->hottest;
@@ -180,18 +182,22 @@ static void loader_workers_evidence(const struct summary *s, const struct summar
 	if (!n)
 		return;
 	shares_text(sp, loader, shares, sizeof(shares));
+	/* Busy includes waiting for a CPU: more workers do not shorten that. */
+	if (busy && waiting * 10 >= busy)
+		snprintf(wait, sizeof(wait), ", %.0f%% of that waiting for a CPU",
+			 100.0 * (double)waiting / (double)busy);
 	finding_line_text(s->p, best, text, sizeof(text));
 	starts = loader >= 0 ? sp->loaders[loader].worker_starts : 0;
 	if (starts >= 2)
 		snprintf(passes, sizeof(passes), " (started at each of %" PRIu64 " passes)", starts);
 	if (loader >= 0)
-		finding_evidence(f, "%s's %zu worker%s%s: %s loading thread%s busy %s of the time; "
+		finding_evidence(f, "%s's %zu worker%s%s: %s loading thread%s busy %s of the time%s; "
 				 "hottest: %s", name, n, n == 1 ? "" : "s", passes,
-				 n == 1 ? "its" : "their", n == 1 ? "" : "s", shares, text);
+				 n == 1 ? "its" : "their", n == 1 ? "" : "s", shares, wait, text);
 	else
 		finding_evidence(f, "%zu DataLoader worker%s (%s): %s loading thread%s busy %s of the "
-				 "time; hottest: %s", n, n == 1 ? "" : "s", name,
-				 n == 1 ? "its" : "their", n == 1 ? "" : "s", shares, text);
+				 "time%s; hottest: %s", n, n == 1 ? "" : "s", name,
+				 n == 1 ? "its" : "their", n == 1 ? "" : "s", shares, wait, text);
 }
 
 /* The fetched loader's workers first, then the others' (a validation
@@ -216,14 +222,24 @@ static void workers_evidence(const struct summary *s, const struct summary_proce
 				"steps not counted", f);
 }
 
-/* The loader's workers, told apart: none where none was recorded. */
-static size_t workers_of(const struct summary_process *sp, const struct summary_loader *top)
+/* The loader's workers (and those of no loader told): how many, and the
+ * share of their loading threads' busy time spent waiting for a CPU. */
+static size_t workers_of(const struct summary_process *sp, const struct summary_loader *top,
+			 double *waiting)
 {
+	uint64_t busy = 0, wait = 0;
 	size_t n = 0;
 
-	for (size_t i = 0; i < sp->nworkers; i++)
-		n += !top || sp->workers[i].loader == (int)(top - sp->loaders) ||
-		     sp->workers[i].loader < 0;
+	for (size_t i = 0; i < sp->nworkers; i++) {
+		const struct summary_worker *k = &sp->workers[i];
+
+		if (top && k->loader != (int)(top - sp->loaders) && k->loader >= 0)
+			continue;
+		n++;
+		busy += k->busy_ns;
+		wait += k->cpu_wait_ns;
+	}
+	*waiting = busy ? (double)wait / (double)busy : 0;
 	return n;
 }
 
@@ -237,11 +253,18 @@ static void data_bound_hint(const struct summary *s, const struct summary_proces
 			    const struct summary_loader *top, const struct finding_list *l,
 			    struct finding *f)
 {
+	double waiting;
+	size_t n = workers_of(sp, top, &waiting);
+
 	if (finding_listed(l, "cpu-oversubscribed"))
 		finding_hint(f, "not more workers: the CPUs are oversubscribed (cpu-oversubscribed); "
 			     "fewer threads in each worker (torch.set_num_threads(1) in a "
 			     "worker_init_fn), or fewer workers");
-	else if (!workers_of(sp, top) && top && top->wait_ns * 10 < top->step_ns[PHASE_DATA])
+	else if (waiting >= 0.25)
+		finding_hint(f, "not more workers: its workers wait for a CPU %.0f%% of their busy "
+			     "time; free CPUs first (torch.set_num_threads(1) in a worker_init_fn, "
+			     "other load off the machine)", 100.0 * waiting);
+	else if (!n && top && top->wait_ns * 10 < top->step_ns[PHASE_DATA])
 		finding_hint(f, "DataLoader workers (num_workers > 0) to load in parallel with the step");
 	else
 		finding_hint(f, "more DataLoader workers (num_workers)");

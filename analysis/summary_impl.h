@@ -73,6 +73,7 @@ struct summary_worker {
 	int loader;             /* index in the process's loaders; -1 unknown */
 	int start;              /* index in iter_starts; -1 unknown */
 	uint64_t busy_ns, all_ns; /* the loading thread's */
+	uint64_t cpu_wait_ns;     /* ... of busy_ns: waiting for a CPU */
 	uint32_t hottest;       /* its process's hottest line */
 	uint64_t hottest_ns;
 };

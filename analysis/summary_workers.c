@@ -139,6 +139,7 @@ int summary_workers_find(struct summary *s, struct summary_process *sp)
 		sp->workers[sp->nworkers++] = (struct summary_worker){
 			.pid = wp->pid, .tid = t->tid, .site = FRAME_NONE, .loader = -1,
 			.start = -1, .busy_ns = t->busy_ns, .all_ns = t->busy_ns + t->idle_ns,
+			.cpu_wait_ns = t->cpu_wait_ns,
 			.hottest = wp->hottest, .hottest_ns = wp->hottest_ns,
 		};
 	}

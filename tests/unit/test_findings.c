@@ -87,6 +87,7 @@ struct job {
 	int nw;
 	uint32_t next_pid;
 	int steps;      /* each half of an epoch, around its validation */
+	bool starved;   /* the workers wait for a CPU half their busy time */
 };
 
 static uint32_t inherited(struct profile *p, const struct tf *outer, int n, const struct tf *tail)
@@ -153,7 +154,7 @@ static void ticks(struct job *j, uint32_t stack, uint32_t flags, int n)
 			bool busy = w->tick++ % 10 != 9;
 
 			add(j, w->pid, w->pid, busy ? j->s_load[w->val] : j->s_wait[w->val],
-			    busy ? 0 : SAMPLE_IDLE);
+			    !busy ? SAMPLE_IDLE : j->starved && w->tick % 2 ? SAMPLE_CPU_WAIT : 0);
 			add(j, w->pid, w->pid + 1, j->s_feeder, SAMPLE_IDLE);
 		}
 	}
@@ -311,6 +312,26 @@ Test(findings, hints_follow_the_recording)
 	cr_assert(strstr(text, "try: more DataLoader workers (num_workers); persistent_workers=True "
 			 "(its workers start again at each pass); less work"), "%s", text);
 	cr_assert_null(strstr(text, "pin_memory"), "%s", text);
+	free(text);
+	profile_free(j.p);
+}
+
+/* Workers kept off the CPUs (a machine others load): their loading
+ * threads' busy time is 5 ticks in 9 waiting for a CPU, and more workers would
+ * wait too. */
+Test(findings, workers_waiting_for_a_cpu_get_no_more_workers)
+{
+	struct job j;
+	char *text;
+
+	job_init(&j);
+	j.starved = true;
+	train(&j, 2, false);
+	text = findings_of(j.p, SIZE_MAX);
+	cr_assert(strstr(text, "train_loader's 2 workers: their loading threads busy 90% and 90% of "
+			 "the time, 56% of that waiting for a CPU; hottest:"), "%s", text);
+	cr_assert(strstr(text, "try: not more workers: its workers wait for a CPU 56% of their busy "
+			 "time"), "%s", text);
 	free(text);
 	profile_free(j.p);
 }
