@@ -245,7 +245,8 @@ static size_t workers_of(const struct summary_process *sp, const struct summary_
 
 /*
  * What to try, from what the recording shows: more workers unless the
- * CPUs are oversubscribed already (they would wait for a CPU too);
+ * CPUs are oversubscribed already, or the workers already wait for a
+ * CPU a quarter of their busy time (more would wait too);
  * persistent_workers only for a loader whose workers were started again
  * at each pass; pin_memory only where the job used a GPU.
  */
