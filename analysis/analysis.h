@@ -161,7 +161,8 @@ int summary_text_write(const struct summary *s, bool gpu, FILE *out);
 /* Findings (findings.c): the bottlenecks the summary shows (data-bound,
  * host syncs, logging, a slow start, workers restarted each epoch, GIL
  * contention), each with its cost, evidence and a hint; the costliest
- * max of them. */
+ * max of them. max SIZE_MAX (report --findings: all) says so in a line
+ * where there is none. */
 int findings_write(const struct summary *s, size_t max, FILE *out);
 /* summary.json (summary_json.c; docs/summary.schema.json). */
 int summary_json_write(const struct summary *s, FILE *out);

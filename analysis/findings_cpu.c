@@ -55,6 +55,42 @@ void findings_gil_contention(const struct summary *s, const struct summary_proce
 }
 
 /*
+ * Whose threads the waiting is for: the job's own, or other processes'
+ * on the machine (recorded as /proc/loadavg's runnable threads, a second
+ * apart). From averages: of the threads runnable beyond the CPUs, the
+ * part the job's own make up (its runnable less its CPUs) is its own
+ * doing, the rest others', counted on the job's CPUs in proportion to
+ * the machine's. Without the machine's figure, it says so. The job's
+ * own share, -1 unknown.
+ */
+static double whose_wait(const struct summary *s, double runnable, uint64_t waits,
+			 struct finding *f)
+{
+	double others, excess, own;
+
+	if (s->machine_runnable < 0) {
+		finding_evidence(f, "how much of it is other processes' load is not known: the "
+				 "recording has no machine-wide figure (made by an older trainsample)");
+		return -1;
+	}
+	others = s->machine_runnable - runnable;
+	others = others > 0 ? others : 0;
+	if (s->machine_cpus > s->cpus)
+		others = others * (double)s->cpus / (double)s->machine_cpus;
+	excess = runnable + others - (double)s->cpus;
+	own = runnable > (double)s->cpus ? runnable - (double)s->cpus : 0;
+	own = excess > 0 ? (own < excess ? own / excess : 1.0) : 1.0;
+	finding_evidence(f, "the machine: %.1f threads runnable on average (every process's, "
+			 "/proc/loadavg), %.1f of them other processes' on these CPUs",
+			 s->machine_runnable, others);
+	finding_evidence(f, "of the %.2f s waiting, about %.2f s (%.0f%%) is the job's own threads "
+			 "outnumbering its CPUs, %.2f s (%.0f%%) other processes' load",
+			 (double)waits / 1e9, own * (double)waits / 1e9, 100.0 * own,
+			 (1 - own) * (double)waits / 1e9, 100.0 * (1 - own));
+	return own;
+}
+
+/*
  * More runnable threads than CPUs: the target's threads spend a fifth of
  * their busy time or more waiting on a run queue, and it has more of them
  * runnable on average than it may use CPUs. Others' load alone (a busy
@@ -66,7 +102,7 @@ void findings_cpu_oversubscribed(const struct summary *s, struct finding_list *l
 	uint64_t wall = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
 	const struct summary_process *wp[2] = { NULL, NULL };
 	const struct summary_thread *wt[2] = { NULL, NULL };
-	double runnable, cost;
+	double runnable, cost, own;
 	bool queued, spinning;
 	unsigned int team = 0; /* threads busy a tenth of the run or more */
 	struct finding *f;
@@ -132,6 +168,9 @@ void findings_cpu_oversubscribed(const struct summary *s, struct finding_list *l
 			 100.0 * (double)omp / (double)busy);
 	finding_evidence(f, "busy %.2f s in %.2f s, of which %.2f s waiting on a run queue (schedstat)",
 			 (double)all / 1e9, (double)wall / 1e9, (double)waits / 1e9);
+	if (queued && (own = whose_wait(s, runnable, waits, f)) >= 0 && own < 0.5)
+		finding_hint(f, "most of the waiting is other processes': CPUs of its own "
+			     "(taskset, a quieter machine) help more than fewer threads");
 	if (omp * 20 >= busy)
 		finding_evidence(f, "%.0f%% of the busy time inside the OpenMP runtime (its threads "
 				 "waiting at barriers, spinning: OMP_WAIT_POLICY=passive stops the spin)",

@@ -24,7 +24,7 @@ struct finding {
 	char title[256];
 	char evidence[EVIDENCE_MAX][256];
 	int nevidence;
-	const char *hint;
+	char hint[400];
 };
 
 struct finding_list {
@@ -32,10 +32,15 @@ struct finding_list {
 	size_t n;
 };
 
-/* A finding with its cost and hint (a string constant); NULL when the
- * list is full. Its title is the caller's to write. */
+/* A finding with its cost and hint (copied; NULL: none yet, for
+ * finding_hint to build); NULL when the list is full. Its title is the
+ * caller's to write. */
 struct finding *finding_add(struct finding_list *l, const char *id, double cost, uint32_t pid,
 			    const char *hint);
+/* One more part of the hint, after a "; ". */
+void __attribute__((format(printf, 2, 3))) finding_hint(struct finding *f, const char *fmt, ...);
+/* Whether a finding of this id is in the list already. */
+bool finding_listed(const struct finding_list *l, const char *id);
 /* One line of evidence; none past EVIDENCE_MAX, none on a NULL finding. */
 void __attribute__((format(printf, 2, 3))) finding_evidence(struct finding *f, const char *fmt,
 							     ...);

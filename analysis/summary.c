@@ -431,6 +431,10 @@ int summary_build(struct phase_map *m, struct summary **out)
 	s->target_wait_ns = cpus ? strtoull(cpus, NULL, 10) : 0;
 	cpus = profile_meta(s->p, "runnable_milli");
 	s->runnable = cpus ? (double)strtoull(cpus, NULL, 10) / 1000.0 : 0;
+	cpus = profile_meta(s->p, "machine_runnable_milli");
+	s->machine_runnable = cpus ? (double)strtoull(cpus, NULL, 10) / 1000.0 : -1;
+	cpus = profile_meta(s->p, "machine_cpus");
+	s->machine_cpus = cpus ? (unsigned int)strtoul(cpus, NULL, 10) : 0;
 	ret = profile_for_each_aggregate(s->p, tally_row, s);
 	if (!ret && profile_keeps_timeline(s->p))
 		ret = profile_for_each_span(s->p, span_bounds, s);
@@ -438,6 +442,10 @@ int summary_build(struct phase_map *m, struct summary **out)
 		array_sort(s->procs, s->nprocs, sizeof(*s->procs), by_samples);
 	for (size_t i = 0; !ret && i < s->nprocs; i++)
 		ret = process_find(s, &s->procs[i]);
+	/* After every process's figures: a worker's are its own. */
+	for (size_t i = 0; !ret && i < s->nprocs; i++)
+		if (s->procs[i].loop)
+			ret = summary_workers_find(s, &s->procs[i]);
 	if (!ret)
 		ret = summary_gpus_find(s);
 	if (ret < 0) {
@@ -471,6 +479,8 @@ void summary_free(struct summary *s)
 	for (size_t i = 0; i < s->nprocs; i++) {
 		free(s->procs[i].threads);
 		free(s->procs[i].loaders);
+		free(s->procs[i].iter_starts);
+		free(s->procs[i].workers);
 		free(s->procs[i].sites);
 	}
 	free(s->procs);

@@ -45,6 +45,38 @@ struct summary_loader {
 	uint64_t wait_ns;      /* data time spent blocked: waiting for a batch */
 	uint64_t val_batches, val_data_ns, val_forward_ns;
 	bool train, val;
+	/* Training passes started (runs of its *.__iter__), and the time
+	 * they took and their ends (_shutdown_workers) took. */
+	uint64_t epochs, epoch_start_ns, epoch_stop_ns;
+	/* Its iterators that forked worker processes (summary_workers.c):
+	 * two or more, its workers are started again at each pass. */
+	uint64_t worker_starts;
+};
+
+/* The loop thread making a loader's iterator (a run of *.__iter__ data
+ * samples), training or evaluation: its workers fork inside it. */
+struct summary_iter_start {
+	uint64_t start_ns, end_ns;
+	uint32_t site;  /* the loop's line that makes it; FRAME_NONE */
+	int loader;     /* index in the process's loaders; -1 unknown */
+};
+
+/*
+ * A DataLoader worker process of a loop's process, and its loading
+ * thread: the one that runs _worker_loop and __getitem__ (its main
+ * thread), not QueueFeederThread or the others, which mostly sleep.
+ */
+struct summary_worker {
+	uint32_t pid, tid;
+	uint64_t first_ns;      /* its first sample */
+	uint32_t site;          /* its inherited frames' line that made its
+				 * loader's iterator; FRAME_NONE */
+	int loader;             /* index in the process's loaders; -1 unknown */
+	int start;              /* index in iter_starts; -1 unknown */
+	uint64_t busy_ns, all_ns; /* the loading thread's */
+	uint64_t cpu_wait_ns;     /* ... of busy_ns: waiting for a CPU */
+	uint32_t hottest;       /* its process's hottest line */
+	uint64_t hottest_ns;
 };
 
 /* A site's phase, or SITE_OTHER_INNER: the innermost Python frame of the
@@ -93,6 +125,10 @@ struct summary_process {
 					    * (its threads waiting, spinning at barriers) */
 	struct summary_loader *loaders;
 	size_t nloaders, cap_loaders;
+	struct summary_iter_start *iter_starts;
+	size_t niter_starts, cap_iter_starts;
+	struct summary_worker *workers;    /* its DataLoader worker processes */
+	size_t nworkers, cap_workers;
 	/* Its GPU work: the first kernel's start (as summary_gpu's first_ns),
 	 * all activities' time summed. */
 	uint64_t gpu_first_ns, gpu_work_ns;
@@ -145,6 +181,9 @@ struct summary {
 	unsigned int cpus;             /* the target's CPUs (its affinity); 0 unknown */
 	uint64_t target_cpu_ns, target_wait_ns; /* its threads' schedstat totals; 0 unknown */
 	double runnable;               /* its threads runnable at a tick, on average; 0 unknown */
+	double machine_runnable;       /* the machine's, all processes' (from
+					* /proc/loadavg); < 0 unknown */
+	unsigned int machine_cpus;     /* the CPUs they share; 0 unknown */
 	struct summary_gpu *gpus;
 	size_t ngpus, cap_gpus;
 	struct launch_tallies kernel_sites, copy_sites; /* kernels, slow copies */
@@ -173,5 +212,10 @@ int summary_loaders_find(struct summary *s, struct summary_process *sp);
  * ... by first use in the process. */
 void summary_loader_name(const struct summary *s, const struct summary_process *sp, size_t i,
 			 char *buf, size_t len);
+
+/* summary_workers.c: the process's DataLoader worker processes, each
+ * with its loading thread's time and the loader whose iterator made it
+ * (after summary_loaders_find). */
+int summary_workers_find(struct summary *s, struct summary_process *sp);
 
 #endif

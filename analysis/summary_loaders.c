@@ -155,6 +155,24 @@ static int other_sites(struct loader_walk *w, uint32_t stack, uint64_t len)
 	return ret < 0 ? ret : summary_site_add(w->sp, SITE_OTHER_INNER, w->path[inner], len);
 }
 
+/* The loop making an iterator: a run of such spans is one. */
+static int iter_start_add(struct loader_walk *w, const struct profile_span *span, int loader)
+{
+	struct summary_process *sp = w->sp;
+
+	if (w->in_epoch_start && sp->niter_starts) {
+		sp->iter_starts[sp->niter_starts - 1].end_ns = span->end_ns;
+		return 0;
+	}
+	if (ARRAY_RESERVE(sp->iter_starts, sp->cap_iter_starts, sp->niter_starts + 1, 8) < 0)
+		return -ENOMEM;
+	sp->iter_starts[sp->niter_starts++] = (struct summary_iter_start){
+		.start_ns = span->start_ns, .end_ns = span->end_ns, .loader = loader,
+		.site = phase_call_site(w->s->m, span->stack, PHASE_DATA),
+	};
+	return 0;
+}
+
 static int walk_span(const struct profile_span *span, void *ctx)
 {
 	struct loader_walk *w = ctx;
@@ -165,22 +183,19 @@ static int walk_span(const struct profile_span *span, void *ctx)
 	uint64_t len = span->end_ns - span->start_ns;
 	enum phase ph, own, inner;
 	enum epoch_edge edge;
-	int at;
+	int at, made = -1; /* the loader of a data span: its iterator's */
 
 	if (span->pid != sp->pid || span->tid != sp->loop->tid || span->flags & SAMPLE_GPU)
 		return 0;
 	own = phase_of_row(w->s->m, &row);
 	ph = phase_of_span(w->s->m, span);
-	/* An epoch starts where the loop makes a training loader's iterator,
-	 * and ends, with workers, where it joins them. */
-	edge = ph == PHASE_DATA ? stack_epoch_edge(w->s->m, span->stack) : EPOCH_NONE;
-	if (edge == EPOCH_START) {
-		sp->epochs += !w->in_epoch_start;
-		sp->epoch_start_ns += len;
-	} else if (edge == EPOCH_STOP) {
-		sp->epoch_stop_ns += len;
-	}
-	w->in_epoch_start = edge == EPOCH_START;
+	/* A pass found by its shape: the stack's own phase. */
+	inner = own == PHASE_EVAL ? phase_inside_eval(w->s->m, span->stack) : own;
+	/* Where the loop makes a loader's iterator (its workers fork then),
+	 * training or evaluation; an epoch starts where it is a training
+	 * loader's, and ends, with workers, where it joins them. */
+	edge = ph == PHASE_DATA || (ph == PHASE_EVAL && inner == PHASE_DATA) ?
+	       stack_epoch_edge(w->s->m, span->stack) : EPOCH_NONE;
 	if (ph == PHASE_DATA) {
 		at = loader_of_span(w, span, w->cur);
 		if (at < 0 && at != -ENOENT)
@@ -188,17 +203,29 @@ static int walk_span(const struct profile_span *span, void *ctx)
 		if (at >= 0) {
 			w->cur = at;
 			sp->loaders[at].train = true;
+			made = at;
+		}
+		if (edge == EPOCH_START) {
+			sp->epochs += !w->in_epoch_start;
+			sp->epoch_start_ns += len;
+			if (at >= 0) {
+				sp->loaders[at].epochs += !w->in_epoch_start;
+				sp->loaders[at].epoch_start_ns += len;
+			}
+		} else if (edge == EPOCH_STOP) {
+			sp->epoch_stop_ns += len;
+			if (w->cur >= 0)
+				sp->loaders[w->cur].epoch_stop_ns += len;
 		}
 	}
 	if (ph == PHASE_EVAL) {
-		/* A pass found by its shape: the stack's own phase. */
-		inner = own == PHASE_EVAL ? phase_inside_eval(w->s->m, span->stack) : own;
 		if (inner == PHASE_DATA) {
 			at = loader_of_span(w, span, w->val_cur);
 			if (at < 0 && at != -ENOENT)
 				return at;
 			if (at >= 0) {
 				w->val_cur = at;
+				made = at;
 				sp->loaders[at].val = true;
 				sp->loaders[at].val_data_ns += len;
 			}
@@ -212,6 +239,13 @@ static int walk_span(const struct profile_span *span, void *ctx)
 	} else {
 		w->in_val_forward = false;
 	}
+	if (edge == EPOCH_START) {
+		int ret = iter_start_add(w, span, made);
+
+		if (ret < 0)
+			return ret;
+	}
+	w->in_epoch_start = edge == EPOCH_START;
 	/* A step belongs to the loader its data came from last. */
 	if (ph == st->beat && !w->in_beat && w->cur >= 0 && span->start_ns >= st->first_ns &&
 	    span->start_ns < st->last_ns)

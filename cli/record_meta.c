@@ -87,5 +87,11 @@ void record_meta_end(struct profile *p, pid_t pid, const struct sampler_stats *s
 	set_meta_u64(p, "target_wait_ns", st->target_wait_ns);
 	if (st->runnable_ticks)
 		set_meta_u64(p, "runnable_milli", st->runnable_sum * 1000 / st->runnable_ticks);
+	/* Every process's, and the CPUs they share: others' load. */
+	if (st->machine_runnable_reads) {
+		set_meta_u64(p, "machine_runnable_milli",
+			     st->machine_runnable_sum * 1000 / st->machine_runnable_reads);
+		set_meta_u64(p, "machine_cpus", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+	}
 	profile_set_meta(p, "end", why);
 }

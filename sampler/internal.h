@@ -249,6 +249,7 @@ struct sampler {
 
 	uint64_t tick;
 	uint64_t last_tick_ns;
+	uint64_t machine_read_ns; /* the last /proc/loadavg read (tick.c) */
 	uint64_t start_ns, end_ns;
 	uint64_t settled_at_ns, settled_cpu_ns; /* a second into sampling: when,
 						 * and our CPU time then */

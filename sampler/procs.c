@@ -425,6 +425,11 @@ void stats_fold(struct sampler *into, const struct sampler *from)
 	a->runnable_sum += b->runnable_sum;
 	if (!a->runnable_ticks)
 		a->runnable_ticks = b->runnable_ticks;
+	/* The machine is one: the first process's reads stand for it. */
+	if (!a->machine_runnable_reads) {
+		a->machine_runnable_sum = b->machine_runnable_sum;
+		a->machine_runnable_reads = b->machine_runnable_reads;
+	}
 	a->processes_left += b->processes_left;
 	histogram_merge(&into->pause_hist, &from->pause_hist);
 	histogram_merge(&into->unwind_hist, &from->unwind_hist);

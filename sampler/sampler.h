@@ -120,6 +120,8 @@ struct sampler_stats {
 	uint64_t target_wait_ns;   /* wait (schedstat), between the reads made */
 	uint64_t runnable_sum;     /* its threads found runnable (R, or in our stop), */
 	uint64_t runnable_ticks;   /* ... summed over these ticks */
+	uint64_t machine_runnable_sum;   /* the machine's runnable threads, every */
+	uint64_t machine_runnable_reads; /* process's, at these reads (a second apart) */
 	uint64_t cpu_ns;           /* trainsample's own CPU time */
 	uint64_t cpu_settled_ns;   /* ... of it from the first second of sampling
 				    * to its end (not the letting go, the writing) */

@@ -5,6 +5,9 @@
  * without stopping them; unwind and symbolize after everyone runs again.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <sched.h>
@@ -322,6 +325,38 @@ bool tick_sample_blocked(struct sampler *s, struct thread *t)
 }
 
 /*
+ * The machine's runnable threads, every process's (/proc/loadavg's fourth
+ * field, "running/total"), once a second at most: against the target's
+ * own count, it tells the target's wait for a CPU caused by its own
+ * threads from that caused by others' load. Read at the tick's start,
+ * before any thread is stopped (a thread in our stop is not counted
+ * running); we are running as we read it, so one less.
+ */
+static void machine_runnable_read(struct sampler *s, uint64_t now)
+{
+	char buf[128];
+	long running;
+	ssize_t n;
+	int fd;
+
+	if (s->machine_read_ns && now - s->machine_read_ns < 1000000000ull)
+		return;
+	s->machine_read_ns = now;
+	fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (sscanf(buf, "%*s %*s %*s %ld/", &running) != 1 || running < 1)
+		return;
+	s->st.machine_runnable_sum += (uint64_t)(running - 1);
+	s->st.machine_runnable_reads++;
+}
+
+/*
  * Every thread's state is read before any is interrupted: a running thread
  * is stopped for its own copy only, never while the files of hundreds of
  * others are read. s->blocked holds the blocked threads from its start and
@@ -339,6 +374,7 @@ void tick_sample(struct sampler *s, uint64_t now)
 	s->st.ticks++;
 	s->our_cpu = sched_getcpu();
 	s->trap_on_our_cpu = false;
+	machine_runnable_read(s, now);
 	storm_scan(s);
 	pysample_search(s, now);
 	if (pysample_ready(s) && !s->opt.native) {

@@ -95,6 +95,11 @@ grep -q "^trainsample:   \[[a-z]*\] cpu-oversubscribed: [0-9.]* threads runnable
 	grep -q "^trainsample:     waiting most: PID [0-9]* (.*spinners.py.*), thread [0-9]* MainThread: [0-9]*% of its busy time$" "$TMP/crowd.err"
 check $? "findings: CPU oversubscription gives the runnable threads against the CPUs and the threads waiting most" \
 	"$(grep -A5 findings "$TMP/crowd.err")"
+# The recorder's machine-wide count (/proc/loadavg) splits the waiting.
+grep -q "^trainsample:     the machine: [0-9.]* threads runnable on average (every process's, /proc/loadavg), [0-9.]* of them other processes' on these CPUs$" "$TMP/crowd.err" &&
+	grep -q "^trainsample:     of the [0-9.]* s waiting, about [0-9.]* s ([0-9]*%) is the job's own threads outnumbering its CPUs, [0-9.]* s ([0-9]*%) other processes' load$" "$TMP/crowd.err"
+check $? "findings: CPU oversubscription says how much of the waiting is the job's own threads and how much others'" \
+	"$(grep -A7 findings "$TMP/crowd.err")"
 L=$(grep -n 'line = json.dumps(RECORD)' tests/python/hotspot_loop.py | cut -d: -f1)
 grep -q "^trainsample:   \[[a-z]*\] python-hotspot, PID [0-9]*: main (hotspot_loop.py:$L) takes [0-9]*% of the step, outside the model" "$TMP/hotspot.err" &&
 	grep -q "^trainsample:     in JSONEncoder.[a-z]*encode (encoder.py:[0-9]*): [0-9.]* ms a step$" "$TMP/hotspot.err"
@@ -105,6 +110,9 @@ grep -q "^trainsample:     the loop making the loader's iterator (DataLoader.__i
 	awk '/ending each pass \(_shutdown_workers: its workers joined\)/ { ms = $(NF - 3) } END { exit !(ms >= 150 && ms <= 300) }' "$TMP/restart.f"
 check $? "findings: worker-restart gives each epoch's start and its workers' shutdown (200 ms an epoch)" \
 	"$(cat "$TMP/restart.f")"
+grep -q "worker-restart, PID [0-9]*: each epoch starts loader again: 3 epochs" "$TMP/restart.f" &&
+	grep -q "^trainsample:     try: persistent_workers=True on loader keeps its workers" "$TMP/restart.f"
+check $? "findings: worker-restart names the loader that restarts" "$(cat "$TMP/restart.f")"
 grep -q "^trainsample:     [0-9]*% of the busy time inside the OpenMP runtime (its threads waiting at barriers, spinning" "$TMP/omp.err"
 check $? "findings: an OpenMP team spinning on too few CPUs is named with its time in the OpenMP runtime" \
 	"$(grep -A5 findings "$TMP/omp.err")"
@@ -116,5 +124,5 @@ check $? "findings: cpu-copies gives the share in ATen's copies (20 of 50 ms, wi
 	"$(grep -A4 findings "$TMP/aten_copies.err")"
 $TS report "$TMP/plain.tsprof" --findings >"$TMP/none.f" 2>&1
 rc=$?
-[ $rc -eq 0 ] && ! grep -q . "$TMP/none.f"
-check $? "findings: a recording without any says nothing" "exit $rc: $(cat "$TMP/none.f")"
+[ $rc -eq 0 ] && [ "$(wc -l <"$TMP/none.f")" -eq 1 ] && grep -q "^trainsample: no findings: " "$TMP/none.f"
+check $? "findings: a recording without any says so in one line" "exit $rc: $(cat "$TMP/none.f")"
