@@ -10,8 +10,8 @@
  * from the loop, then `model(x)` in it; or the loop's own validation
  * line), so each line that runs the model in one context is one site:
  *
- *   - a forward site is eval when no backward or optimizer ever follows
- *     one of its calls before another forward, and it is met in at most
+ *   - a forward site is eval when a backward follows few of its calls
+ *     before another forward (a third of the others at most), and it is met in at most
  *     half of the gaps between backward runs (a teacher's no-grad forward
  *     runs at every step: it is part of the step, not a validation);
  *   - a data site (the line that fetches a batch) is eval when the
@@ -45,7 +45,8 @@
 struct site_votes {
 	uint32_t node;          /* the call path's stack node */
 	bool forward;           /* a forward site, else a data site */
-	bool trained;           /* forward: a backward or step followed it */
+	uint64_t trained, untrained; /* forward: its runs followed by a backward
+				      * before the next forward run, or not */
 	uint64_t gaps, last_gap; /* forward: backward gaps it was met in */
 	uint64_t eval_votes, train_votes; /* data: the forwards after it */
 	bool eval;
@@ -122,30 +123,40 @@ static bool training_phase(int ph)
 	return ph == PHASE_BACKWARD;
 }
 
-/* Forward sites: followed by training, and in how many gaps between
- * backward runs each is met. Returns the gaps. */
+/*
+ * Forward sites: how many of their runs a backward followed before the
+ * next forward run, how many not, and in how many gaps between backward
+ * runs each is met. Returns the gaps. Votes, not one sight: under load a
+ * training forward can go unsampled, and the validation's last forward is
+ * then the one seen before a backward.
+ */
 static uint64_t vote_forwards(struct eval_walk *w)
 {
 	uint64_t gap = 0;
-	uint32_t last = NO_SITE;
-	bool in_train = false;
+	uint32_t run = NO_SITE; /* the forward run open, not voted yet */
+	bool in_train = false, fetched = false;
 
 	for (size_t i = 0; i < w->nspans; i++) {
 		const struct eval_span *e = &w->spans[i];
 
 		if (training_phase(e->ph)) {
-			if (last != NO_SITE)
-				w->sites[last].trained = true;
-			last = NO_SITE;
+			if (run != NO_SITE)
+				w->sites[run].trained++;
+			run = NO_SITE;
 			gap += !in_train;
 			in_train = true;
 			continue;
 		}
 		in_train = false;
+		fetched |= e->ph == PHASE_DATA;
 		if (e->ph == PHASE_FORWARD && e->site != NO_SITE) {
 			struct site_votes *v = &w->sites[e->site];
 
-			last = e->site;
+			/* A new run: another line, or a batch fetched since. */
+			if (run != NO_SITE && (run != e->site || fetched))
+				w->sites[run].untrained++;
+			run = e->site;
+			fetched = false;
 			if (v->last_gap != gap) {
 				v->last_gap = gap;
 				v->gaps++;
@@ -379,7 +390,9 @@ int eval_passes_find(struct phase_map *m, uint32_t pid, uint32_t tid, struct eva
 	for (size_t i = 0; i < w.nsites; i++) {
 		struct site_votes *v = &w.sites[i];
 
-		v->eval = v->forward && !v->trained && v->gaps * 2 <= gaps;
+		/* Mostly not followed by a backward (a validation's last batch
+		 * may be, where the training forward after it went unseen). */
+		v->eval = v->forward && v->trained * 3 <= v->untrained && v->gaps * 2 <= gaps;
 		any |= v->eval;
 	}
 	vote_data(&w);
