@@ -134,7 +134,7 @@ static uint64_t vote_forwards(struct eval_walk *w)
 {
 	uint64_t gap = 0;
 	uint32_t run = NO_SITE; /* the forward run open, not voted yet */
-	bool in_train = false, fetched = false;
+	bool in_train = false, ended = false;
 
 	for (size_t i = 0; i < w->nspans; i++) {
 		const struct eval_span *e = &w->spans[i];
@@ -148,15 +148,15 @@ static uint64_t vote_forwards(struct eval_walk *w)
 			continue;
 		}
 		in_train = false;
-		fetched |= e->ph == PHASE_DATA;
+		ended |= e->ph != PHASE_FORWARD;
 		if (e->ph == PHASE_FORWARD && e->site != NO_SITE) {
 			struct site_votes *v = &w->sites[e->site];
 
-			/* A new run: another line, or a batch fetched since. */
-			if (run != NO_SITE && (run != e->site || fetched))
+			/* A new run: another line, or the call returned since. */
+			if (run != NO_SITE && (run != e->site || ended))
 				w->sites[run].untrained++;
 			run = e->site;
-			fetched = false;
+			ended = false;
 			if (v->last_gap != gap) {
 				v->last_gap = gap;
 				v->gaps++;
@@ -219,9 +219,10 @@ static bool eval_span(const struct eval_walk *w, const struct eval_span *e)
 	return e->ph == PHASE_EVAL || e->gap_eval || (e->site != NO_SITE && w->sites[e->site].eval);
 }
 
-/* Runs of forward at site since span `from` (a run: its spans with no
- * other forward, fetch or backward between); *last the last run's
- * first span. */
+/* Runs of forward at site since span `from` (a run: its spans with
+ * nothing else between; a call of the model returns before anything else
+ * of the loop runs, its fetch unseen or not); *last the last run's first
+ * span. */
 static size_t runs_of(const struct eval_walk *w, size_t from, size_t to, uint32_t site, size_t *last)
 {
 	size_t runs = 0;
@@ -230,8 +231,6 @@ static size_t runs_of(const struct eval_walk *w, size_t from, size_t to, uint32_
 	for (size_t i = from; i < to; i++) {
 		const struct eval_span *e = &w->spans[i];
 
-		if (e->ph != PHASE_FORWARD && e->ph != PHASE_DATA)
-			continue;
 		if (e->ph == PHASE_FORWARD && e->site == site) {
 			if (!in) {
 				runs++;
@@ -263,6 +262,7 @@ static void gap_mark(struct eval_walk *w, size_t from, size_t keep)
 
 struct gap {
 	size_t from, to, keep, runs;
+	uint64_t ns;
 };
 
 static int by_runs(const void *a, const void *b)
@@ -272,16 +272,27 @@ static int by_runs(const void *a, const void *b)
 	return (x->runs > y->runs) - (x->runs < y->runs);
 }
 
+static int by_ns(const void *a, const void *b)
+{
+	const struct gap *x = a, *y = b;
+
+	return (x->ns > y->ns) - (x->ns < y->ns);
+}
+
 /*
  * The gaps between backward runs that hold a validation on the training
  * lines (see the top): three runs of the gap's last forward line or more,
  * and over twice the usual (a step that runs its model on several chunks
- * before one backward does so at every step).
+ * before one backward does so at every step); after the last backward,
+ * two in a time three times the usual gap's or more (quick batches back
+ * to back are seen as one run; in a gap between backward runs, two runs
+ * are as often a step whose backward went unsampled).
  */
 static int vote_gaps(struct eval_walk *w)
 {
 	struct gap *gaps = NULL, *sorted;
 	size_t n = 0, cap = 0, from = 0, usual;
+	uint64_t usual_ns;
 	uint32_t site = NO_SITE, last_fwd = NO_SITE;
 
 	for (size_t i = 0; i <= w->nspans; i++) {
@@ -295,8 +306,10 @@ static int vote_gaps(struct eval_walk *w)
 		/* After the last backward: the training lines of the gaps before. */
 		if (end)
 			last_fwd = site;
-		if (last_fwd != NO_SITE) {
+		/* Before the first backward: the start, not a gap to judge. */
+		if (last_fwd != NO_SITE && from > 0) {
 			g.runs = runs_of(w, from, i, last_fwd, &g.keep);
+			g.ns = i > from ? w->spans[i - 1].end - w->spans[from].start : 0;
 			if (end)
 				g.keep = i;
 			if (ARRAY_RESERVE(gaps, cap, n + 1, 64) < 0) {
@@ -304,8 +317,8 @@ static int vote_gaps(struct eval_walk *w)
 				return -ENOMEM;
 			}
 			gaps[n++] = g;
-			site = last_fwd;
 		}
+		site = last_fwd != NO_SITE ? last_fwd : site;
 		last_fwd = NO_SITE;
 		while (i + 1 < w->nspans && training_phase(w->spans[i + 1].ph))
 			i++;
@@ -321,9 +334,16 @@ static int vote_gaps(struct eval_walk *w)
 		array_sort(sorted, n, sizeof(*sorted), by_runs);
 	}
 	usual = n ? sorted[n / 2].runs : 0;
-	for (size_t k = 0; k < n; k++)
-		if (gaps[k].runs >= 3 && gaps[k].runs > 2 * usual)
+	if (n)
+		array_sort(sorted, n, sizeof(*sorted), by_ns);
+	usual_ns = n ? sorted[n / 2].ns : 0;
+	for (size_t k = 0; k < n; k++) {
+		bool last = gaps[k].keep == gaps[k].to && gaps[k].to == w->nspans;
+
+		if ((gaps[k].runs >= 3 && gaps[k].runs > 2 * usual) ||
+		    (gaps[k].runs >= 2 && usual <= 1 && last && gaps[k].ns >= 3 * usual_ns))
 			gap_mark(w, gaps[k].from, gaps[k].keep);
+	}
 	free(sorted);
 	free(gaps);
 	return 0;

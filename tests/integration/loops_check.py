@@ -41,8 +41,10 @@ if truth:
               steps, st["epochs"], named, st["phase_ms"]["forward"], truth["forward_ms"]))
     if off > 5:
         bad.append("eval %.2f s against %.2f s" % (st["eval_s"], truth["val_s"]))
-    if not steps - 2 <= st["count"] <= steps:
-        bad.append("%d steps counted of %d" % (st["count"], steps))
+    # Under load a tick late by more than a backward merges two steps:
+    # the steps line says how many may be two.
+    if not steps - 2 <= st["count"] + st["maybe_merged"] or st["count"] > steps:
+        bad.append("%d steps counted (%d may be two) of %d" % (st["count"], st["maybe_merged"], steps))
     # An epoch is seen where its iterator is made: a persistent loader's
     # reset can be too quick to see, a validation's never counts.
     if not 1 <= st["epochs"] <= truth["epochs"]:
@@ -54,7 +56,7 @@ else:
     if not st["eval_passes"]:
         bad.append("no evaluation pass")
 train = loaders.get("train_loader")
-if not train or train["train_steps"] < steps - 3:
+if not train or train["train_steps"] < st["count"] - 2:
     bad.append("train_loader has %s training steps" % (train and train["train_steps"]))
 val = loaders.get("val_loader")
 if not val or val["train_steps"] or not val["val_batches"]:
