@@ -20,7 +20,7 @@ run_loop() { # LABEL PYTHON ARGS...
 	shift 2
 	$TS record -q -r 200 $NATIVE -o "$TMP/l.summary.json" -o "$TMP/l.trace.json" -- \
 		$py tests/python/train_cnn.py --steps 45 "$@" >"$TMP/l.truth" 2>"$TMP/l.err"
-	out=$(/usr/bin/python3 tests/integration/loops_check.py "$TMP/l.summary.json" "$TMP/l.truth" \
+	out=$(NATIVE=$NATIVE /usr/bin/python3 tests/integration/loops_check.py "$TMP/l.summary.json" "$TMP/l.truth" \
 		"$TMP/l.trace.json" 2>&1)
 	check $? "$label: validation is eval, the steps train_loader's, val_loader's batches its own" \
 		"$out $(tail -3 "$TMP/l.err")" "$(printf '%s' "$out" | head -1)"
