@@ -118,10 +118,6 @@ static int add_line(const struct profile_aggregate *row, void *ctx)
 		err = text_put(&b->text, "[gpu];", 6);
 	if (!err && b->o->processes)
 		err = put_process(&b->text, b->p, row);
-	if (!err && !gpu_line && thread_idle_throughout(b->o, row->pid, row->tid)) {
-		err = text_put(&b->text, IDLE_THREADS_FRAME, strlen(IDLE_THREADS_FRAME));
-		goto line;
-	}
 	if (!err && b->o->threads)
 		err = put_thread(&b->text, b->p, row);
 	if (!err && b->o->class_root) {
@@ -134,7 +130,6 @@ static int add_line(const struct profile_aggregate *row, void *ctx)
 	}
 	if (!err)
 		err = put_stack(b, row->stack);
-line:
 	if (err)
 		return err;
 	if (ARRAY_RESERVE(b->lines, b->cap, b->count + 1, 64) < 0)

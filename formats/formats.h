@@ -389,6 +389,10 @@ void thread_shares_free(struct thread_shares *s);
 
 /* ---- folded stacks ---- */
 
+struct thread_ref {
+	uint32_t pid, tid;
+};
+
 struct render_options {
 	bool threads;      /* a "thread TID (name)" root frame per thread */
 	bool processes;    /* a "process PID (label)" root frame per process
@@ -419,14 +423,23 @@ struct render_options {
 	 * written through cli/'s hook; NULL refuses the format. */
 	int (*summary)(void *ctx, FILE *out);
 	void *summary_ctx;
-	/* Each thread's busy share (NULL: not known). fold_idle_threads puts
-	 * the samples of threads busy under 5% of their time (not a process's
-	 * main thread) under one "[idle threads]" frame (folded, flamegraph);
-	 * busy_roots has the
+	/* Each thread's busy share (NULL: not known); busy_roots has the
 	 * flamegraph's thread roots say "busy N%". */
 	const struct thread_shares *thread_busy;
-	bool fold_idle_threads;
 	bool busy_roots;
+	/* Whose waits the picture keeps (cli/ finds them with analysis/: the
+	 * training loops' threads, their step time; else each process's main
+	 * thread), sorted by pid, tid: with idle_kept_only, the SAMPLE_IDLE
+	 * samples of every other thread (helper threads, idle DataLoader
+	 * workers, a launcher waiting on its ranks) are left out. */
+	const struct thread_ref *idle_keep;
+	size_t nidle_keep;
+	bool idle_kept_only;
+	/* speedscope: the thread whose profile opens first (0: the busiest). */
+	uint32_t open_pid, open_tid;
+	/* diff: the older profile's own (its threads' idle_keep, pid, tid);
+	 * NULL: these. */
+	const struct render_options *baseline;
 	/* trace: the training loops' step starts (cli/ finds them with
 	 * analysis/), marked on their threads' phase tracks. */
 	const struct step_mark *step_marks;
@@ -439,9 +452,8 @@ struct step_mark {
 	uint64_t step;    /* from 1 */
 };
 
-/* Whether o folds this thread's samples into "[idle threads]". */
-bool thread_idle_throughout(const struct render_options *o, uint32_t pid, uint32_t tid);
-#define IDLE_THREADS_FRAME "[idle threads]"
+/* Whether o keeps this thread's waits (idle_keep). */
+bool render_keeps_idle_of(const struct render_options *o, uint32_t pid, uint32_t tid);
 
 /* "[KIND: NAME]" of a row's class into buf; 0 when it has none. */
 size_t class_root_label(const struct render_options *o, const struct profile_aggregate *row,

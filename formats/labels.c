@@ -75,7 +75,8 @@ bool render_keeps(const struct profile *p, const struct render_options *o,
 
 	if (!(row->flags & SAMPLE_GPU) != !o->gpu)
 		return false;
-	if ((row->flags & SAMPLE_IDLE && !o->include_idle) ||
+	if ((row->flags & SAMPLE_IDLE &&
+	     (!o->include_idle || !render_keeps_idle_of(o, row->pid, row->tid))) ||
 	    (o->gil_only && !(row->flags & SAMPLE_GIL)) ||
 	    (o->pid && row->pid != o->pid) || (o->tid && row->tid != o->tid))
 		return false;
