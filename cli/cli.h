@@ -92,8 +92,8 @@ struct cli_phases {
 	struct step_mark *marks; /* phases_find_steps: the trace's step marks */
 	size_t nmarks, cap_marks;
 	/* phases_find_loops: each process's training loop thread (the
-	 * summary's, where its steps were counted), the busiest process's
-	 * first; nloops 0 where none is. */
+	 * summary's: where its steps were counted, else the thread that
+	 * computes), the busiest process's first; nloops 0 where none is. */
 	struct thread_ref *loops;
 	size_t nloops;
 };

@@ -379,10 +379,11 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 		phases_close(&cp);
 		return -ENOMEM;
 	}
-	/* The trace marks the steps on the loops' phase tracks. */
+	/* The trace marks the steps on the loops' phase tracks; --group-by
+	 * phase puts what came before the first step under startup. */
 	for (int i = 0; !ret && i < o->noutputs; i++)
-		if (o->outputs[i].writer->format == OUTPUT_TRACE && profile_keeps_timeline(p) &&
-		    !cp.nmarks)
+		if ((o->outputs[i].writer->format == OUTPUT_TRACE || o->group_by) &&
+		    profile_keeps_timeline(p) && !cp.nmarks)
 			ret = phases_find_steps(&cp);
 	/* The loops' threads: whose waits the pictures keep, the thread
 	 * speedscope opens on. */

@@ -155,7 +155,7 @@ int phases_find_loops(struct cli_phases *cp)
 	for (size_t i = 0; !ret && i < summary_process_count(s); i++) {
 		uint32_t pid, tid;
 
-		if (summary_loop_of(s, i, &pid, &tid))
+		if (summary_loop_thread_of(s, i, &pid, &tid))
 			cp->loops[cp->nloops++] = (struct thread_ref){ pid, tid };
 	}
 	summary_free(s);

@@ -197,7 +197,7 @@ int flame_tree_build(struct flame_tree *g, const struct profile *p,
 	g->nnodes = g->capnodes = 1;
 	if (intern_label(g, "all", &g->nodes[0].label) < 0)
 		goto fail;
-	ret = profile_for_each_aggregate(p, add_row, g);
+	ret = render_for_each_row(p, o, add_row, g);
 	if (ret < 0)
 		goto fail;
 	for (uint32_t i = 0; i < g->nnodes; i++)

@@ -231,7 +231,7 @@ int folded_write(const struct profile *p, FILE *out,
 	ret = parse_period(p, &period, err, errlen);
 	if (ret)
 		return ret;
-	ret = profile_for_each_aggregate(p, add_line, &b);
+	ret = render_for_each_row(p, b.o, add_line, &b);
 	if (ret) {
 		builder_free(&b);
 		return errbuf_set(err, errlen, ret, "folded: %s",

@@ -52,6 +52,9 @@ enum sample_flag {
 				     * not a CPU sample (profile_add_gpu_activity) */
 	SAMPLE_CPU_WAIT = 1u << 4,  /* runnable but waiting for a CPU: its run-queue
 				     * wait grew by half the time since the last read */
+	SAMPLE_BEFORE_STEPS = 1u << 31, /* rendering only, never stored: the part
+					 * of a row before its thread's first
+					 * step (render_for_each_row) */
 };
 
 struct sample {
@@ -455,7 +458,17 @@ struct step_mark {
 /* Whether o keeps this thread's waits (idle_keep). */
 bool render_keeps_idle_of(const struct render_options *o, uint32_t pid, uint32_t tid);
 
-/* "[KIND: NAME]" of a row's class into buf; 0 when it has none. */
+/*
+ * The rows a picture draws: profile_for_each_aggregate's, except that
+ * under class roots (--group-by) with the loops' step marks and a
+ * timeline, a loop thread's samples before its first step are rows of
+ * their own, flagged SAMPLE_BEFORE_STEPS (their class: "startup").
+ */
+int render_for_each_row(const struct profile *p, const struct render_options *o,
+			int (*fn)(const struct profile_aggregate *row, void *ctx), void *ctx);
+
+/* "[KIND: NAME]" of a row's class into buf ("[KIND: startup]" before the
+ * first step); 0 when it has none. */
 size_t class_root_label(const struct render_options *o, const struct profile_aggregate *row,
 			char *buf, size_t len);
 
