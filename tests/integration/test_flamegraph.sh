@@ -104,10 +104,10 @@ EOT
 prc=$?
 [ $rc -eq 0 ] && [ $prc -eq 0 ] &&
 	grep -q "load_batch (helpers_loop.py:[0-9]*);.*\[idle: " "$TMP/hl.folded" &&
-	[ "$(cut -d';' -f1 "$TMP/hl.folded" | sort -u | wc -l)" -eq 1 ] &&
+	! grep -q "\[idle: read\]" "$TMP/hl.folded" && grep -q "\[idle: read\]" "$TMP/hl-idle.folded" &&
 	grep -q "^trainsample: left out [0-9.]* s of idle threads' time.*(--idle keeps it)" "$TMP/hl.err" &&
-	! grep -q "Event.wait (" "$TMP/hl.folded" &&
-	grep -q "Event.wait (.*\[idle: " "$TMP/hl-idle.folded"
+	! grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl.folded" &&
+	grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl-idle.folded"
 check $? "flamegraph: by default every thread's work and the loop's waits: forward and backward most of the page, idle helpers and workers left out and counted on stderr; --idle keeps them" \
-	"exit $rc; $(cat "$TMP/hl.check" | tail -3); $(grep 'left out' "$TMP/hl.err"); roots: $(cut -d';' -f1 "$TMP/hl.folded" | sort -u | head -3)" \
+	"exit $rc; $(cat "$TMP/hl.check" | tail -3); $(grep 'left out' "$TMP/hl.err"); waits: $(grep -o '\[idle: [a-z_0-9]*\]' "$TMP/hl.folded" | sort | uniq -c | tr '\n' ' ')" \
 	"$(head -1 "$TMP/hl.check")"
