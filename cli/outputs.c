@@ -351,11 +351,16 @@ void outputs_say_idle_left_out(uint64_t weight_ns, bool quiet)
 
 /* The pictures that show where the job's time goes (flamegraph, folded):
  * every thread's work and the loops' waits, unless --idle (or a recording
- * made with it) asks for every wait. */
+ * made with it) asks for every wait, or --thread, --tid, --pid or
+ * --process chose the threads. */
 bool outputs_idle_kept_only(const struct cli_options *o, const struct profile *p,
 			    const struct output_writer *w)
 {
 	bool every_wait = o->idle_given ? o->idle : recorded_with_idle(p);
+
+	/* A picture of chosen threads shows what they did, waits too. */
+	if (o->thread || o->tid || (o->input && o->pid) || o->process)
+		every_wait = !(o->idle_given && !o->idle);
 
 	return !every_wait && (w->format == OUTPUT_SVG || w->format == OUTPUT_FOLDED);
 }

@@ -77,7 +77,8 @@ fi
 # forward and backward, 5 of each 7-unit step, cover most of the page;
 # the helpers' and workers' waits are left out (no "[idle threads]" root,
 # as until issue 29 part 4, where they took ~85% of the page) and one
-# line on stderr says how much; --idle brings them back.
+# line on stderr says how much; --idle brings them back, and a report of
+# chosen threads (--thread) keeps their waits.
 cat >"$TMP/hl.rules" <<'EOR'
 data       load_batch
 forward    model_forward
@@ -87,6 +88,7 @@ $TS record -r 500 --phases "$TMP/hl.rules" -o "$TMP/hl.svg" -o "$TMP/hl.folded" 
 	"$PY" tests/python/helpers_loop.py 1.2 >/dev/null 2>"$TMP/hl.err"
 rc=$?
 $TS report -q --phases "$TMP/hl.rules" --idle "$TMP/hl.tsprof" -o "$TMP/hl-idle.svg" -o "$TMP/hl-idle.folded"
+$TS report -q --phases "$TMP/hl.rules" --thread helper0 "$TMP/hl.tsprof" -o "$TMP/hl-h0.folded"
 python3 - "$TMP/hl.svg" "$TMP/hl-idle.svg" >"$TMP/hl.check" 2>&1 <<'EOT'
 import re, sys
 def share(path):
@@ -107,7 +109,8 @@ prc=$?
 	! grep -q "\[idle: read\]" "$TMP/hl.folded" && grep -q "\[idle: read\]" "$TMP/hl-idle.folded" &&
 	grep -q "^trainsample: left out [0-9.]* s of idle threads' time.*(--idle keeps it)" "$TMP/hl.err" &&
 	! grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl.folded" &&
-	grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl-idle.folded"
-check $? "flamegraph: by default every thread's work and the loop's waits: forward and backward most of the page, idle helpers and workers left out and counted on stderr; --idle keeps them" \
+	grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl-idle.folded" &&
+	grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl-h0.folded"
+check $? "flamegraph: by default every thread's work and the loop's waits: forward and backward most of the page, idle helpers and workers left out and counted on stderr; --idle (or --thread) keeps them" \
 	"exit $rc; $(cat "$TMP/hl.check" | tail -3); $(grep 'left out' "$TMP/hl.err"); waits: $(grep -o '\[idle: [a-z_0-9]*\]' "$TMP/hl.folded" | sort | uniq -c | tr '\n' ' ')" \
 	"$(head -1 "$TMP/hl.check")"
