@@ -89,7 +89,8 @@ $TS record -r 500 --phases "$TMP/hl.rules" -o "$TMP/hl.svg" -o "$TMP/hl.folded" 
 rc=$?
 $TS report -q --phases "$TMP/hl.rules" --idle "$TMP/hl.tsprof" -o "$TMP/hl-idle.svg" -o "$TMP/hl-idle.folded"
 $TS report -q --phases "$TMP/hl.rules" --thread helper0 "$TMP/hl.tsprof" -o "$TMP/hl-h0.folded"
-python3 - "$TMP/hl.svg" "$TMP/hl-idle.svg" >"$TMP/hl.check" 2>&1 <<'EOT'
+$TS report -q --phases "$TMP/hl.rules" --group-by phase "$TMP/hl.tsprof" -o "$TMP/hl-phase.svg"
+python3 - "$TMP/hl.svg" "$TMP/hl-idle.svg" "$TMP/hl-phase.svg" >"$TMP/hl.check" 2>&1 <<'EOT'
 import re, sys
 def share(path):
     svg = open(path).read()
@@ -102,6 +103,19 @@ every, _ = share(sys.argv[2])
 print("forward+backward %.0f%% of the page, %.0f%% with --idle" % (default, every))
 assert "[idle threads]" not in svg, "idle helpers shown"
 assert default >= 55 and every <= 35, (default, every)
+# --group-by phase: the loop's data, forward and backward roots each wide
+# enough for its whole label on the 1200 px page (a window of 1400 px
+# shows it all), without a click.
+svg = open(sys.argv[3]).read()
+page = int(re.search(r'<svg [^>]*width="(\d+)"', svg).group(1))
+pad, cw = float(re.search(r'data-pad="([\d.]+)"', svg).group(1)), float(re.search(r'data-charwidth="([\d.]+)"', svg).group(1))
+total = int(re.search(r'data-total="(\d+)"', svg).group(1))
+roots = {t: int(w) * (page - 2 * pad) / total for w, t in
+         re.findall(r'<g class="f" data-x="\d+" data-w="(\d+)" data-d="1"><title>(\[phase: [a-z]+\])', svg)}
+print("phase roots (px): " + ", ".join("%s %.0f" % (t, w) for t, w in sorted(roots.items())))
+for name in ("data", "forward", "backward"):
+    label = "[phase: %s]" % name
+    assert roots.get(label, 0) >= (len(label) + 1) * cw, (label, roots)
 EOT
 prc=$?
 [ $rc -eq 0 ] && [ $prc -eq 0 ] &&
@@ -113,4 +127,4 @@ prc=$?
 	grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl-h0.folded"
 check $? "flamegraph: by default every thread's work and the loop's waits: forward and backward most of the page, idle helpers and workers left out and counted on stderr; --idle (or --thread) keeps them" \
 	"exit $rc; $(cat "$TMP/hl.check" | tail -3); $(grep 'left out' "$TMP/hl.err"); waits: $(grep -o '\[idle: [a-z_0-9]*\]' "$TMP/hl.folded" | sort | uniq -c | tr '\n' ' ')" \
-	"$(head -1 "$TMP/hl.check")"
+	"$(head -2 "$TMP/hl.check" | tr "\n" " ")"
