@@ -155,6 +155,10 @@ int summary_build(struct phase_map *m, struct summary **out);
  * thread where its steps were counted: false if none. */
 size_t summary_process_count(const struct summary *s);
 bool summary_loop_of(const struct summary *s, size_t i, uint32_t *pid, uint32_t *tid);
+/* The same, or where its steps were not counted (too short for the rate,
+ * no timeline) the thread that computes (forward, backward, optimizer),
+ * not a DataLoader worker's: false if none. */
+bool summary_loop_thread_of(const struct summary *s, size_t i, uint32_t *pid, uint32_t *tid);
 /* For a terminal (summary_text.c): a line per process and its details;
  * gpu adds a line per GPU (record prints its own). */
 int summary_text_write(const struct summary *s, bool gpu, FILE *out);

@@ -472,6 +472,22 @@ bool summary_loop_of(const struct summary *s, size_t i, uint32_t *pid, uint32_t 
 	return true;
 }
 
+bool summary_loop_thread_of(const struct summary *s, size_t i, uint32_t *pid, uint32_t *tid)
+{
+	const struct summary_process *sp = &s->procs[i];
+	const struct summary_thread *t = sp->loop;
+
+	if (summary_loop_of(s, i, pid, tid))
+		return true;
+	/* A DataLoader worker's fetching thread is no loop of its own. */
+	if (!t || loader_worker(s, sp) ||
+	    !(t->phase_ns[PHASE_FORWARD] + t->phase_ns[PHASE_BACKWARD] + t->phase_ns[PHASE_OPTIMIZER]))
+		return false;
+	*pid = sp->pid;
+	*tid = t->tid;
+	return true;
+}
+
 void summary_free(struct summary *s)
 {
 	if (!s)

@@ -91,12 +91,24 @@ struct cli_phases {
 	struct phase_map *map;
 	struct step_mark *marks; /* phases_find_steps: the trace's step marks */
 	size_t nmarks, cap_marks;
+	/* phases_find_loops: each process's training loop thread (the
+	 * summary's: where its steps were counted, else the thread that
+	 * computes), the busiest process's first; nloops 0 where none is. */
+	struct thread_ref *loops;
+	size_t nloops;
 };
 /* --phase, --group-by and --phases FILE checked, said; -1 when wrong. */
 int phases_check_options(const struct cli_options *o);
 int phases_open(const struct cli_options *o, const struct profile *p, struct cli_phases *cp);
 /* The loops' step starts, for the trace (a timeline needed). */
 int phases_find_steps(struct cli_phases *cp);
+/* The loops' threads into cp->loops (a timeline needed). */
+int phases_find_loops(struct cli_phases *cp);
+/* Whose waits the pictures keep by default: the training loops' threads
+ * (cp->loops), else (no loop anywhere) each process's main thread; sorted
+ * (render_options.idle_keep). The caller frees *out. */
+int phases_idle_keep(const struct cli_phases *cp, const struct profile *p,
+		     struct thread_ref **out, size_t *n);
 /* Sets fo's class callbacks (filters where --phase or --group-by asks),
  * the summary's hook and the step marks. */
 void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
@@ -191,6 +203,13 @@ int outputs_keep_timeline(const struct cli_options *o, struct profile *p);
 void outputs_announce(const struct output *out, uint64_t samples, bool quiet);
 /* The samples the filters of fo keep. */
 uint64_t outputs_samples_kept(const struct profile *p, const struct render_options *fo);
+/* Whether w's output keeps only the loops' waits (the default of the
+ * flamegraph and folded stacks; --idle keeps every wait). */
+bool outputs_idle_kept_only(const struct cli_options *o, const struct profile *p,
+			    const struct output_writer *w);
+/* The idle time fo's idle_keep leaves out, and the line that says it. */
+uint64_t outputs_idle_left_out(const struct profile *p, const struct render_options *fo);
+void outputs_say_idle_left_out(uint64_t weight_ns, bool quiet);
 /* Whether report's filters (--thread, --pid, --tid, --from, --to, --no-idle,
  * -g) were given. */
 bool outputs_filtered(const struct cli_options *o);

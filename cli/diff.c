@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* diff: how a newer recording differs from an older one, as a differential
  * flamegraph and a table of the largest changes on stdout. */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -52,10 +55,75 @@ static int write_flamegraphs(struct cli_options *o, const struct profile *before
 	return failed ? -1 : 0;
 }
 
+/* One recording's side: its loops' threads, whose waits it keeps. */
+struct diff_side {
+	struct cli_phases cp;
+	struct thread_ref *keep;
+	size_t nkeep;
+	struct render_options fo, loop;
+};
+
+static int side_open(struct cli_options *o, const struct profile *p, struct diff_side *d)
+{
+	int ret = phases_open(o, p, &d->cp);
+
+	if (ret < 0)
+		return ret;
+	ret = phases_find_loops(&d->cp);
+	if (!ret)
+		ret = phases_idle_keep(&d->cp, p, &d->keep, &d->nkeep);
+	if (ret < 0)
+		return ret;
+	outputs_render_options(o, &d->fo);
+	d->fo.idle_keep = d->keep;
+	d->fo.nidle_keep = d->nkeep;
+	d->fo.idle_kept_only = outputs_idle_kept_only(o, p, output_writer_of(OUTPUT_SVG));
+	/* The loop thread alone, its waits (its step time) in. */
+	d->loop = d->fo;
+	d->loop.idle_kept_only = false;
+	if (d->cp.nloops) {
+		d->loop.pid = d->cp.loops[0].pid;
+		d->loop.tid = d->cp.loops[0].tid;
+	}
+	return 0;
+}
+
+static void side_close(struct diff_side *d)
+{
+	free(d->keep);
+	phases_close(&d->cp);
+}
+
+/*
+ * The table: the training loops' threads first where both runs have one
+ * (a change there is a change of the step), then every thread's work and
+ * the loops' waits, as the flamegraph shows them.
+ */
+static int write_tables(struct cli_options *o, const struct profile *before,
+			const struct profile *after, struct diff_side *b, struct diff_side *a,
+			char *err, size_t errlen)
+{
+	int ret;
+
+	if (b->cp.nloops && a->cp.nloops && !o->pid && !o->tid) {
+		printf("the training loop's thread: older PID %" PRIu32 " thread %" PRIu32
+		       ", newer PID %" PRIu32 " thread %" PRIu32 "\n",
+		       b->loop.pid, b->loop.tid, a->loop.pid, a->loop.tid);
+		a->loop.baseline = &b->loop;
+		ret = diff_table_write(before, after, stdout, &a->loop, o->top, err, errlen);
+		if (ret < 0)
+			return ret;
+		printf("\nall threads%s:\n", a->fo.idle_kept_only ?
+		       " (their work; of the waits, the loops' only: --idle keeps every wait)" : "");
+	}
+	a->fo.baseline = &b->fo;
+	return diff_table_write(before, after, stdout, &a->fo, o->top, err, errlen);
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	struct cli_options o;
-	struct render_options fo;
+	struct diff_side b = { 0 }, a = { 0 };
 	struct profile *before = NULL, *after = NULL;
 	char err[256] = "";
 	int ret;
@@ -83,10 +151,17 @@ int cmd_diff(int argc, char **argv)
 	    outputs_check_kept(&o, before, o.baseline) < 0 ||
 	    outputs_check_kept(&o, after, o.input) < 0 || outputs_open(&o) < 0)
 		goto out;
-	outputs_render_options(&o, &fo);
-	if (write_flamegraphs(&o, before, after, &fo) < 0)
+	if (side_open(&o, before, &b) < 0 || side_open(&o, after, &a) < 0) {
+		cli_error("out of memory");
 		goto out;
-	if (diff_table_write(before, after, stdout, &fo, o.top, err, sizeof(err)) < 0) {
+	}
+	a.fo.baseline = &b.fo;
+	if (write_flamegraphs(&o, before, after, &a.fo) < 0)
+		goto out;
+	if (a.fo.idle_kept_only)
+		outputs_say_idle_left_out(outputs_idle_left_out(before, &b.fo) +
+					  outputs_idle_left_out(after, &a.fo), o.quiet);
+	if (write_tables(&o, before, after, &b, &a, err, sizeof(err)) < 0) {
 		cli_error("%s", err);
 		goto out;
 	}
@@ -96,6 +171,8 @@ int cmd_diff(int argc, char **argv)
 	}
 	ret = fflush(stdout) ? 1 : 0;
 out:
+	side_close(&b);
+	side_close(&a);
 	outputs_free(&o);
 	profile_free(before);
 	profile_free(after);

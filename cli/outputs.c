@@ -314,15 +314,69 @@ static bool recorded_with_idle(const struct profile *p)
 	return idle && !strcmp(idle, "1");
 }
 
+struct left_out {
+	const struct profile *p;
+	const struct render_options *all, *kept;
+	uint64_t weight_ns;
+};
+
+static int count_left_out(const struct profile_aggregate *row, void *ctx)
+{
+	struct left_out *l = ctx;
+
+	if (row->flags & SAMPLE_IDLE && render_keeps(l->p, l->all, row) &&
+	    !render_keeps(l->p, l->kept, row))
+		l->weight_ns += row->weight_ns;
+	return 0;
+}
+
+/* The waits the pictures leave out by default: the time of every thread's
+ * but the loops' (idle_keep). */
+uint64_t outputs_idle_left_out(const struct profile *p, const struct render_options *fo)
+{
+	struct render_options all = *fo;
+	struct left_out l = { .p = p, .all = &all, .kept = fo };
+
+	all.idle_kept_only = false;
+	profile_for_each_aggregate(p, count_left_out, &l);
+	return l.weight_ns;
+}
+
+void outputs_say_idle_left_out(uint64_t weight_ns, bool quiet)
+{
+	if (!quiet && weight_ns)
+		fprintf(stderr, "trainsample: left out %.1f s of idle threads' time: helper threads' "
+			"and idle processes' waits (--idle keeps it)\n", (double)weight_ns / 1e9);
+}
+
+/* The pictures that show where the job's time goes (flamegraph, folded):
+ * every thread's work and the loops' waits, unless --idle (or a recording
+ * made with it) asks for every wait, or --thread, --tid, --pid or
+ * --process chose the threads. */
+bool outputs_idle_kept_only(const struct cli_options *o, const struct profile *p,
+			    const struct output_writer *w)
+{
+	bool every_wait = o->idle_given ? o->idle : recorded_with_idle(p);
+
+	/* A picture of chosen threads shows what they did, waits too. */
+	if (o->thread || o->tid || (o->input && o->pid) || o->process)
+		every_wait = !(o->idle_given && !o->idle);
+
+	return !every_wait && (w->format == OUTPUT_SVG || w->format == OUTPUT_FOLDED);
+}
+
 int outputs_write(struct cli_options *o, const struct profile *p)
 {
 	struct render_options fo;
 	struct output_job job = { .profile = p, .options = &fo };
 	char err[256] = "";
-	int failed = 0;
+	int failed = 0, ret = 0;
+	bool left_out = false;
 
 	struct cli_phases cp;
 	struct thread_shares busy;
+	struct thread_ref *keep = NULL;
+	size_t nkeep = 0;
 
 	if (phases_open(o, p, &cp) < 0)
 		return -EINVAL;
@@ -330,30 +384,44 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 		phases_close(&cp);
 		return -ENOMEM;
 	}
-	/* The trace marks the steps on the loops' phase tracks. */
-	for (int i = 0; i < o->noutputs; i++)
-		if (o->outputs[i].writer->format == OUTPUT_TRACE && profile_keeps_timeline(p) &&
-		    !cp.nmarks && phases_find_steps(&cp) < 0) {
-			thread_shares_free(&busy);
-			phases_close(&cp);
-			return -ENOMEM;
-		}
+	/* The trace marks the steps on the loops' phase tracks; --group-by
+	 * phase puts what came before the first step under startup. */
+	for (int i = 0; !ret && i < o->noutputs; i++)
+		if ((o->outputs[i].writer->format == OUTPUT_TRACE || o->group_by) &&
+		    profile_keeps_timeline(p) && !cp.nmarks)
+			ret = phases_find_steps(&cp);
+	/* The loops' threads: whose waits the pictures keep, the thread
+	 * speedscope opens on. */
+	if (!ret)
+		ret = phases_find_loops(&cp);
+	if (!ret)
+		ret = phases_idle_keep(&cp, p, &keep, &nkeep);
+	if (ret < 0) {
+		thread_shares_free(&busy);
+		phases_close(&cp);
+		return -ENOMEM;
+	}
 	outputs_render_options(o, &fo);
 	phases_render_options(o, &cp, &fo);
 	/* A tree of processes: each under a root of its own. */
 	fo.processes = !fo.pid && profile_process_count(p, 2) > 1;
-	/* Threads idle throughout fold into one frame, unless --idle asks
-	 * for every wait; thread roots say how busy each was. */
+	/* Thread roots say how busy each was. */
 	fo.thread_busy = &busy;
-	fo.fold_idle_threads = !o->idle_given && !recorded_with_idle(p);
 	fo.busy_roots = true;
+	fo.idle_keep = keep;
+	fo.nidle_keep = nkeep;
+	if (cp.nloops) {
+		fo.open_pid = cp.loops[0].pid;
+		fo.open_tid = cp.loops[0].tid;
+	}
 	for (int i = 0; i < o->noutputs; i++) {
 		struct output *out = &o->outputs[i];
-		int ret;
 
 		if (out->writer->streams || !out->file)
 			continue;
 		fo.gpu = out->gpu; /* only where the format has the variant (outputs_resolve) */
+		fo.idle_kept_only = outputs_idle_kept_only(o, p, out->writer);
+		left_out |= fo.idle_kept_only && !fo.gpu;
 		job.file = out->file;
 		err[0] = 0;
 		ret = out->writer->write(&job, err, sizeof(err));
@@ -366,6 +434,12 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 		if (err[0] && !o->quiet)
 			fprintf(stderr, "trainsample: %s: %s\n", out->path, err);
 	}
+	if (left_out) {
+		fo.gpu = false;
+		fo.idle_kept_only = true;
+		outputs_say_idle_left_out(outputs_idle_left_out(p, &fo), o->quiet);
+	}
+	free(keep);
 	thread_shares_free(&busy);
 	phases_close(&cp);
 	return failed ? -EIO : 0;

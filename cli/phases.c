@@ -148,8 +148,86 @@ int phases_find_steps(struct cli_phases *cp)
 	return ret;
 }
 
+int phases_find_loops(struct cli_phases *cp)
+{
+	struct summary *s;
+	int ret = cp->map && !cp->loops ? summary_build(cp->map, &s) : 0;
+
+	if (!cp->map || cp->loops || ret < 0)
+		return ret;
+	cp->loops = calloc(summary_process_count(s) + 1, sizeof(*cp->loops));
+	if (!cp->loops)
+		ret = -ENOMEM;
+	for (size_t i = 0; !ret && i < summary_process_count(s); i++) {
+		uint32_t pid, tid;
+
+		if (summary_loop_thread_of(s, i, &pid, &tid))
+			cp->loops[cp->nloops++] = (struct thread_ref){ pid, tid };
+	}
+	summary_free(s);
+	return ret;
+}
+
+static int by_thread_key(const void *a, const void *b)
+{
+	const struct thread_ref *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+struct main_threads {
+	struct thread_ref *v;
+	size_t n, cap;
+};
+
+static int add_main_thread(const struct profile_aggregate *row, void *ctx)
+{
+	struct main_threads *m = ctx;
+
+	if (m->n && m->v[m->n - 1].pid == row->pid)
+		return 0;
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].pid == row->pid)
+			return 0;
+	if (ARRAY_RESERVE(m->v, m->cap, m->n + 1, 16) < 0)
+		return -ENOMEM;
+	m->v[m->n++] = (struct thread_ref){ row->pid, row->pid };
+	return 0;
+}
+
+int phases_idle_keep(const struct cli_phases *cp, const struct profile *p,
+		     struct thread_ref **out, size_t *n)
+{
+	struct main_threads m = { 0 };
+	int ret = 0;
+
+	if (cp->nloops) {
+		m.v = malloc(cp->nloops * sizeof(*m.v));
+		if (!m.v)
+			return -ENOMEM;
+		memcpy(m.v, cp->loops, cp->nloops * sizeof(*m.v));
+		m.n = cp->nloops;
+	} else {
+		/* No loop: a script's main thread's wait is what it waits for. */
+		ret = profile_for_each_aggregate(p, add_main_thread, &m);
+	}
+	if (ret < 0) {
+		free(m.v);
+		return ret;
+	}
+	array_sort(m.v, m.n, sizeof(*m.v), by_thread_key);
+	*out = m.v;
+	*n = m.n;
+	return 0;
+}
+
 void phases_close(struct cli_phases *cp)
 {
+	free(cp->loops);
+	cp->loops = NULL;
+	cp->nloops = 0;
 	free(cp->marks);
 	cp->marks = NULL;
 	cp->nmarks = cp->cap_marks = 0;

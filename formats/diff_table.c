@@ -23,7 +23,8 @@ struct fn_weights {
 
 struct dt {
 	const struct profile *p;
-	const struct render_options *o;
+	const struct render_options *o;   /* the side's */
+	const struct render_options *top; /* the newer's: labels */
 	int side;                 /* 0 before, 1 after */
 	const char *script_dir;
 	struct label_set labels;
@@ -46,7 +47,7 @@ static int fn_of(struct dt *d, uint32_t frame, uint32_t *out)
 		*out = d->label_of[frame] - 1;
 		return 0;
 	}
-	frame_label(d->p, frame, d->o, d->script_dir, buf, sizeof(buf));
+	frame_label(d->p, frame, d->top, d->script_dir, buf, sizeof(buf));
 	ret = label_set_intern(&d->labels, buf, out, &added);
 	if (ret < 0)
 		return ret;
@@ -93,6 +94,7 @@ static int count_side(struct dt *d, const struct profile *p, int side)
 
 	d->p = p;
 	d->side = side;
+	d->o = !side && d->top->baseline ? d->top->baseline : d->top;
 	d->script_dir = profile_meta(p, "python_script_dir");
 	free(d->label_of);
 	d->label_of = calloc((size_t)profile_frame_count(p) + 1, sizeof(*d->label_of));
@@ -176,7 +178,7 @@ int diff_table_write(const struct profile *before, const struct profile *after, 
 		     const struct render_options *o, unsigned top, char *err, size_t errlen)
 {
 	static const struct render_options defaults = { 0 };
-	struct dt d = { .o = o ? o : &defaults };
+	struct dt d = { .top = o ? o : &defaults };
 	uint32_t *order = NULL;
 	int ret = count_side(&d, before, 0);
 

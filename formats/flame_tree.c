@@ -114,9 +114,6 @@ static int add_row(const struct profile_aggregate *row, void *ctx)
 		if (ret < 0)
 			return ret;
 	}
-	/* A thread idle throughout: one frame for all of them. */
-	if (!(row->flags & SAMPLE_GPU) && thread_idle_throughout(g->o, row->pid, row->tid))
-		return grey_root(g, IDLE_THREADS_FRAME, row->weight_ns, &node);
 	if (g->o->threads) {
 		size_t n = thread_label(g->p, row->pid, row->tid, buf, sizeof(buf));
 		const struct thread_share *t = g->o->busy_roots ?
@@ -200,7 +197,7 @@ int flame_tree_build(struct flame_tree *g, const struct profile *p,
 	g->nnodes = g->capnodes = 1;
 	if (intern_label(g, "all", &g->nodes[0].label) < 0)
 		goto fail;
-	ret = profile_for_each_aggregate(p, add_row, g);
+	ret = render_for_each_row(p, o, add_row, g);
 	if (ret < 0)
 		goto fail;
 	for (uint32_t i = 0; i < g->nnodes; i++)

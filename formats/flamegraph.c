@@ -222,9 +222,11 @@ static void write_head(const struct fg *g, FILE *out, double height)
 		fprintf(out, "%.1f s, ", strtod(dur, NULL) / 1e9);
 	if (rate)
 		fprintf(out, "%s Hz, ", rate);
-	fprintf(out, "%" PRIu64 " samples%s%s%s</text>\n", count_of(g, g->t->nodes[0].weight),
+	fprintf(out, "%" PRIu64 " samples%s%s%s%s</text>\n", count_of(g, g->t->nodes[0].weight),
 		g->o->gil_only ? ", GIL holder only" : "",
 		g->o->include_idle ? "" : ", running threads only",
+		g->o->include_idle && g->o->idle_kept_only ?
+			", idle threads' waits left out (--idle keeps them)" : "",
 		g->o->inverted ? ", inverted" : "");
 	fprintf(out, "<text id=\"unzoom\" class=\"button hide\" x=\"%.0f\" y=\"24\">Reset zoom</text>\n"
 		"<text id=\"search\" class=\"button\" x=\"%.0f\" y=\"24\" text-anchor=\"end\">Search</text>\n"
@@ -304,7 +306,7 @@ int flamegraph_diff_write(const struct profile *before, const struct profile *af
 	static const struct render_options defaults = { 0 };
 	struct flame_tree old, t;
 	struct fg g = { .t = &t, .o = o ? o : &defaults, .before = before };
-	int ret = flame_tree_build(&old, before, g.o);
+	int ret = flame_tree_build(&old, before, g.o->baseline ? g.o->baseline : g.o);
 
 	if (!ret) {
 		ret = flame_tree_build(&t, after, g.o);

@@ -122,10 +122,6 @@ static int add_line(const struct profile_aggregate *row, void *ctx)
 		err = text_put(&b->text, "[gpu];", 6);
 	if (!err && b->o->processes)
 		err = put_process(&b->text, b->p, row);
-	if (!err && !gpu_line && thread_idle_throughout(b->o, row->pid, row->tid)) {
-		err = text_put(&b->text, IDLE_THREADS_FRAME, strlen(IDLE_THREADS_FRAME));
-		goto line;
-	}
 	if (!err && b->o->threads)
 		err = put_thread(&b->text, b->p, row);
 	if (!err && b->o->class_root) {
@@ -138,7 +134,6 @@ static int add_line(const struct profile_aggregate *row, void *ctx)
 	}
 	if (!err)
 		err = put_stack(b, row->stack);
-line:
 	if (err)
 		return err;
 	if (ARRAY_RESERVE(b->lines, b->cap, b->count + 1, 64) < 0)
@@ -243,7 +238,7 @@ int folded_write(const struct profile *p, FILE *out,
 	ret = parse_period(p, &period, err, errlen);
 	if (ret)
 		return ret;
-	ret = profile_for_each_aggregate(p, add_line, &b);
+	ret = render_for_each_row(p, b.o, add_line, &b);
 	if (ret) {
 		builder_free(&b);
 		return errbuf_set(err, errlen, ret, "folded: %s",

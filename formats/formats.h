@@ -52,6 +52,9 @@ enum sample_flag {
 				     * not a CPU sample (profile_add_gpu_activity) */
 	SAMPLE_CPU_WAIT = 1u << 4,  /* runnable but waiting for a CPU: its run-queue
 				     * wait grew by half the time since the last read */
+	SAMPLE_BEFORE_STEPS = 1u << 31, /* rendering only, never stored: the part
+					 * of a row before its thread's first
+					 * step (render_for_each_row) */
 };
 
 struct sample {
@@ -391,6 +394,10 @@ void thread_shares_free(struct thread_shares *s);
 
 /* ---- folded stacks ---- */
 
+struct thread_ref {
+	uint32_t pid, tid;
+};
+
 struct render_options {
 	bool threads;      /* a "thread TID (name)" root frame per thread */
 	bool processes;    /* a "process PID (label)" root frame per process
@@ -424,14 +431,23 @@ struct render_options {
 	 * written through cli/'s hook; NULL refuses the format. */
 	int (*summary)(void *ctx, FILE *out);
 	void *summary_ctx;
-	/* Each thread's busy share (NULL: not known). fold_idle_threads puts
-	 * the samples of threads busy under 5% of their time (not a process's
-	 * main thread) under one "[idle threads]" frame (folded, flamegraph);
-	 * busy_roots has the
+	/* Each thread's busy share (NULL: not known); busy_roots has the
 	 * flamegraph's thread roots say "busy N%". */
 	const struct thread_shares *thread_busy;
-	bool fold_idle_threads;
 	bool busy_roots;
+	/* Whose waits the picture keeps (cli/ finds them with analysis/: the
+	 * training loops' threads, their step time; else each process's main
+	 * thread), sorted by pid, tid: with idle_kept_only, the SAMPLE_IDLE
+	 * samples of every other thread (helper threads, idle DataLoader
+	 * workers, a launcher waiting on its ranks) are left out. */
+	const struct thread_ref *idle_keep;
+	size_t nidle_keep;
+	bool idle_kept_only;
+	/* speedscope: the thread whose profile opens first (0: the busiest). */
+	uint32_t open_pid, open_tid;
+	/* diff: the older profile's own (its threads' idle_keep, pid, tid);
+	 * NULL: these. */
+	const struct render_options *baseline;
 	/* trace: the training loops' step starts (cli/ finds them with
 	 * analysis/), marked on their threads' phase tracks. */
 	const struct step_mark *step_marks;
@@ -444,11 +460,20 @@ struct step_mark {
 	uint64_t step;    /* from 1 */
 };
 
-/* Whether o folds this thread's samples into "[idle threads]". */
-bool thread_idle_throughout(const struct render_options *o, uint32_t pid, uint32_t tid);
-#define IDLE_THREADS_FRAME "[idle threads]"
+/* Whether o keeps this thread's waits (idle_keep). */
+bool render_keeps_idle_of(const struct render_options *o, uint32_t pid, uint32_t tid);
 
-/* "[KIND: NAME]" of a row's class into buf; 0 when it has none. */
+/*
+ * The rows a picture draws: profile_for_each_aggregate's, except that
+ * under class roots (--group-by) with the loops' step marks and a
+ * timeline, a loop thread's samples before its first step are rows of
+ * their own, flagged SAMPLE_BEFORE_STEPS (their class: "startup").
+ */
+int render_for_each_row(const struct profile *p, const struct render_options *o,
+			int (*fn)(const struct profile_aggregate *row, void *ctx), void *ctx);
+
+/* "[KIND: NAME]" of a row's class into buf ("[KIND: startup]" before the
+ * first step); 0 when it has none. */
 size_t class_root_label(const struct render_options *o, const struct profile_aggregate *row,
 			char *buf, size_t len);
 

@@ -75,7 +75,8 @@ bool render_keeps(const struct profile *p, const struct render_options *o,
 
 	if (!(row->flags & SAMPLE_GPU) != !o->gpu)
 		return false;
-	if ((row->flags & SAMPLE_IDLE && !o->include_idle) ||
+	if ((row->flags & SAMPLE_IDLE &&
+	     (!o->include_idle || !render_keeps_idle_of(o, row->pid, row->tid))) ||
 	    (o->gil_only && !(row->flags & SAMPLE_GIL)) ||
 	    (o->pid && row->pid != o->pid) || (o->tid && row->tid != o->tid))
 		return false;
@@ -194,8 +195,9 @@ size_t class_root_label(const struct render_options *o, const struct profile_agg
 
 	if (!o->row_class || !o->class_root || !len)
 		return 0;
-	c = o->row_class(o->row_class_ctx, row);
+	c = row->flags & SAMPLE_BEFORE_STEPS ? -1 : o->row_class(o->row_class_ctx, row);
 	snprintf(buf, len, "[%s: %s]", o->class_kind ? o->class_kind : "class",
+		 row->flags & SAMPLE_BEFORE_STEPS ? "startup" :
 		 c >= 0 && o->class_names ? o->class_names[c] : "?");
 	return strlen(buf);
 }

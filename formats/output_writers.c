@@ -61,6 +61,8 @@ static const struct output_writer writers[] = {
 		.gpu_variant = true,
 		.diffs = true,
 		.record_default = true,
+		/* the loops' threads, whose waits it keeps, by their steps */
+		.needs_timeline = true,
 	},
 	{
 		.format = OUTPUT_SPEEDSCOPE,
@@ -68,8 +70,9 @@ static const struct output_writer writers[] = {
 		.names = { "speedscope" },
 		.extensions = { "speedscope.json" },
 		.write = write_speedscope,
-		/* it draws the GPU streams in time */
+		/* it draws the GPU streams, and each thread's samples, in time */
 		.needs_gpu_activities = true,
+		.needs_timeline = true,
 	},
 	{
 		.format = OUTPUT_TRACE,
@@ -108,6 +111,8 @@ static const struct output_writer writers[] = {
 		.contents = "folded stacks",
 		.write = write_folded,
 		.stdout_default = true,
+		/* the loops' threads, whose waits it keeps, by their steps */
+		.needs_timeline = true,
 	},
 	{
 		.format = OUTPUT_TSPROF,

@@ -3,11 +3,13 @@
  * speedscope's file format (https://www.speedscope.app): one sampled
  * profile per thread, named "PID/NAME (TID)", its distinct stacks as
  * samples with their weights in seconds, frames shared with their file and
- * line. The busiest thread is the one speedscope opens on. The model keeps
- * aggregates, not every sample, so a profile's samples are its distinct
- * stacks, not in time order: the left-heavy and sandwich views are exact,
- * the time-order view is not a timeline. GPU streams, where the
- * activities were kept, follow as evented profiles: their order is time.
+ * line. speedscope opens on the training loop's thread where cli/ names
+ * it (render_options.open_pid, open_tid), else on the busiest. Where the
+ * timeline was kept, a profile's samples are its runs of one stack in
+ * time order, so the time-order view is true; else (no timeline) they are
+ * its distinct stacks: the left-heavy and sandwich views are exact
+ * either way. GPU streams, where the activities were kept, follow as
+ * evented profiles: their order is time.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,6 +25,7 @@
 struct row {
 	uint32_t pid, tid, stack;
 	uint64_t weight_ns;
+	uint64_t seq; /* time order within its thread (spans); 0 aggregates */
 };
 
 struct sp {
@@ -58,8 +61,81 @@ static int collect(const struct profile_aggregate *a, void *ctx)
 	if (ARRAY_RESERVE(s->rows, s->caprows, s->nrows + 1, 256) < 0)
 		return -ENOMEM;
 	/* One row per (thread, stack): flags split the model's rows. */
-	s->rows[s->nrows++] = (struct row){ a->pid, a->tid, a->stack, a->weight_ns };
+	s->rows[s->nrows++] = (struct row){ a->pid, a->tid, a->stack, a->weight_ns, 0 };
 	return 0;
+}
+
+/* Samples kept, counted in aggregates and in spans: the spans stand for
+ * every sample only where the two agree. */
+struct kept_counts {
+	const struct profile *p;
+	const struct render_options *o;
+	uint64_t rows, spans;
+};
+
+static int count_rows(const struct profile_aggregate *a, void *ctx)
+{
+	struct kept_counts *k = ctx;
+
+	if (render_keeps(k->p, k->o, a))
+		k->rows += a->count;
+	return 0;
+}
+
+static int count_spans(const struct profile_span *span, void *ctx)
+{
+	struct kept_counts *k = ctx;
+	struct profile_aggregate a = { span->pid, span->tid, span->stack, span->flags,
+				       span->end_ns - span->start_ns, span->count };
+
+	if (render_keeps(k->p, k->o, &a))
+		k->spans += span->count;
+	return 0;
+}
+
+static int collect_span(const struct profile_span *span, void *ctx)
+{
+	struct sp *s = ctx;
+	struct profile_aggregate a = { span->pid, span->tid, span->stack, span->flags,
+				       span->end_ns - span->start_ns, span->count };
+	struct row *last = NULL;
+
+	if (!render_keeps(s->p, s->o, &a) || !a.weight_ns)
+		return 0;
+	/* The thread's last run: one more of its stack (flags changed) adds
+	 * to it. Spans come per thread in order, threads interleaved. */
+	for (size_t i = s->nrows; i-- > 0 && s->nrows - i <= 64;)
+		if (s->rows[i].pid == a.pid && s->rows[i].tid == a.tid) {
+			last = &s->rows[i];
+			break;
+		}
+	if (last && last->stack == a.stack) {
+		last->weight_ns += a.weight_ns;
+		return 0;
+	}
+	if (ARRAY_RESERVE(s->rows, s->caprows, s->nrows + 1, 256) < 0)
+		return -ENOMEM;
+	s->rows[s->nrows] = (struct row){ a.pid, a.tid, a.stack, a.weight_ns, s->nrows + 1 };
+	s->nrows++;
+	return 0;
+}
+
+/* A thread's samples in time order where the timeline has them all. */
+static int collect_rows(struct sp *s)
+{
+	struct kept_counts k = { .p = s->p, .o = s->o };
+	int ret;
+
+	if (profile_keeps_timeline(s->p) && !s->o->gpu) {
+		ret = profile_for_each_aggregate(s->p, count_rows, &k);
+		if (!ret)
+			ret = profile_for_each_span(s->p, count_spans, &k);
+		if (ret < 0)
+			return ret;
+		if (k.spans && k.spans == k.rows)
+			return profile_for_each_span(s->p, collect_span, s);
+	}
+	return profile_for_each_aggregate(s->p, collect, s);
 }
 
 static int by_thread(const void *a, const void *b)
@@ -70,6 +146,8 @@ static int by_thread(const void *a, const void *b)
 		return x->pid < y->pid ? -1 : 1;
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
 	return (x->stack > y->stack) - (x->stack < y->stack);
 }
 
@@ -320,7 +398,8 @@ static void sp_free(struct sp *s)
 	label_set_free(&s->frames);
 }
 
-/* The profile of the thread with the most weight. */
+/* The profile of the thread to open on (o->open_pid, open_tid), else of
+ * the thread with the most weight. */
 static size_t busiest(const struct sp *s)
 {
 	uint64_t best = 0, cur = 0;
@@ -331,6 +410,9 @@ static size_t busiest(const struct sp *s)
 			index++;
 			cur = 0;
 		}
+		if (s->o->open_pid && s->rows[i].pid == s->o->open_pid &&
+		    s->rows[i].tid == s->o->open_tid)
+			return index;
 		cur += s->rows[i].weight_ns;
 		if (cur > best) {
 			best = cur;
@@ -358,7 +440,7 @@ int speedscope_write(const struct profile *p, FILE *out, const struct render_opt
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = profile_for_each_aggregate(p, collect, &s);
+	ret = collect_rows(&s);
 	if (ret < 0)
 		goto out;
 	array_sort(s.rows, s.nrows, sizeof(*s.rows), by_thread);

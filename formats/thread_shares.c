@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Each thread's busy share of its sampled time: thread roots in the
- * flamegraph say it, and threads idle nearly throughout (busy under 5% of
- * their sampled time, main threads aside: a data-bound
- * job's QueueFeederThreads, pin-memory and helper threads, blocked from
- * start to end) fold into one "[idle threads]" frame, instead of taking
- * most of the picture's width with the same wait.
+ * flamegraph say it. And whose waits a picture keeps (idle_keep): the
+ * training loop's are its step time; a helper thread's or an idle
+ * worker's would take most of the picture's width with the same wait.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -67,18 +65,22 @@ const struct thread_share *thread_shares_get(const struct thread_shares *s, uint
 	return s && s->n ? bsearch(&key, s->v, s->n, sizeof(*s->v), by_thread) : NULL;
 }
 
-bool thread_idle_throughout(const struct render_options *o, uint32_t pid, uint32_t tid)
+static int by_key(const void *a, const void *b)
 {
-	const struct thread_share *t;
+	const struct thread_ref *x = a, *y = b;
 
-	if (!o->fold_idle_threads || !o->include_idle)
-		return false;
-	/* A process's main thread stays: its wait (a join, a queue) tells
-	 * what the whole process waits for. */
-	if (tid == pid)
-		return false;
-	t = thread_shares_get(o->thread_busy, pid, tid);
-	return t && t->all_ns && t->busy_ns * 20 < t->all_ns;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+bool render_keeps_idle_of(const struct render_options *o, uint32_t pid, uint32_t tid)
+{
+	struct thread_ref key = { .pid = pid, .tid = tid };
+
+	if (!o->idle_kept_only)
+		return true;
+	return o->nidle_keep && bsearch(&key, o->idle_keep, o->nidle_keep, sizeof(key), by_key);
 }
 
 void thread_shares_free(struct thread_shares *s)

@@ -83,8 +83,9 @@ host_interpreter() {
 			"$TMP/$label.json" "$pid"
 	check $? "$label: dump by host PID names the threads, each with its Python frames, and the PID inside (text and JSON)" \
 		"$(cat "$TMP/$label.dump" "$TMP/$label.json")"
-	# --idle: the main thread waits in join throughout (else it is one
-	# of the [idle threads]).
+	# --idle: the main thread waits in join throughout (the default keeps
+	# a main thread's waits only where no loop was found; --idle keeps
+	# them all).
 	$TS attach "$pid" -q -t --idle -r 500 -d 1 -o "$TMP/$label.t.folded" 2>/dev/null
 	[ "$(folded_with_prefix "$TMP/$label.t.folded" "thread $pid (MainThread)")" -gt 0 ] &&
 		grep -q "^thread [0-9]* (loader);.*spin_loader (" "$TMP/$label.t.folded" &&

@@ -44,6 +44,31 @@ $TS report -q "$TMP/b.tsprof" -o "$TMP/b.svg"
 [ "$(grep -o 'data-total="[0-9]*"' "$TMP/d.svg")" = "$(grep -o 'data-total="[0-9]*"' "$TMP/b.svg")" ]
 check $? "diff: widths are the newer recording's"
 
+# A loop beside idle helper threads and workers (tests/python/helpers_loop.py)
+# whose backward goes from 1 to 4 units of a step: the table ranks the
+# training loop's thread's changes first, backward on top by 15 points or
+# more (on the loop thread about +27); until issue 29 part 4 the table
+# was of all samples, helpers' waits in, where backward moved ~4 points.
+cat >"$TMP/hl.rules" <<'EOR'
+data       load_batch
+forward    model_forward
+backward   model_backward
+EOR
+$TS record -q -r 500 -o "$TMP/hl1.tsprof" -- "$PY" tests/python/helpers_loop.py 1 1 >/dev/null
+$TS record -q -r 500 -o "$TMP/hl4.tsprof" -- "$PY" tests/python/helpers_loop.py 1 4 >/dev/null
+$TS diff -q --phases "$TMP/hl.rules" "$TMP/hl1.tsprof" "$TMP/hl4.tsprof" >"$TMP/hl.table" 2>"$TMP/hl.err"
+rc=$?
+[ $rc = 0 ] && python3 - "$TMP/hl.table" >"$TMP/hl.check" 2>&1 <<'EOT'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+assert lines[0].startswith("the training loop's thread: older PID "), lines[0]
+rows = [l.split() for l in lines if re.match(r"\s+\d+\.\d%", l)]
+print("%s %s" % (rows[0][6], rows[0][2]))
+assert rows[0][6] == "model_backward" and float(rows[0][2]) >= 15, rows[:2]
+EOT
+check $? "diff: the training loop's thread's changes first, backward on top" \
+	"rc $rc $(cat "$TMP/hl.err" "$TMP/hl.check" | tail -3); $(head -8 "$TMP/hl.table")" "$(tail -1 "$TMP/hl.check")"
+
 # A recording against itself: nothing changed.
 $TS diff "$TMP/a.tsprof" "$TMP/a.tsprof" >"$TMP/same" 2>&1
 grep -q "no function's share changed" "$TMP/same"

@@ -69,3 +69,62 @@ else
 	NODE_PATH=build/npm/node_modules timeout 120 node tests/browser/flamegraph_roots.js \
 		"$TMP/deep.svg" "$TMP/deep-diff.svg" "$TMP/deep-inverted.svg"
 fi
+
+# By default the picture shows where the job's time goes: every thread's
+# work and the training loop's waits (its data wait, its step time). A
+# loop beside four helper threads and two worker processes idle
+# throughout (tests/python/helpers_loop.py, as a PyTorch job has them):
+# forward and backward, 5 of each 7-unit step, cover most of the page;
+# the helpers' and workers' waits are left out (no "[idle threads]" root,
+# as until issue 29 part 4, where they took ~85% of the page) and one
+# line on stderr says how much; --idle brings them back, and a report of
+# chosen threads (--thread) keeps their waits.
+cat >"$TMP/hl.rules" <<'EOR'
+data       load_batch
+forward    model_forward
+backward   model_backward
+EOR
+$TS record -r 500 --phases "$TMP/hl.rules" -o "$TMP/hl.svg" -o "$TMP/hl.folded" -o "$TMP/hl.tsprof" -- \
+	"$PY" tests/python/helpers_loop.py 1.2 >/dev/null 2>"$TMP/hl.err"
+rc=$?
+$TS report -q --phases "$TMP/hl.rules" --idle "$TMP/hl.tsprof" -o "$TMP/hl-idle.svg" -o "$TMP/hl-idle.folded"
+$TS report -q --phases "$TMP/hl.rules" --thread helper0 "$TMP/hl.tsprof" -o "$TMP/hl-h0.folded"
+$TS report -q --phases "$TMP/hl.rules" --group-by phase "$TMP/hl.tsprof" -o "$TMP/hl-phase.svg"
+python3 - "$TMP/hl.svg" "$TMP/hl-idle.svg" "$TMP/hl-phase.svg" >"$TMP/hl.check" 2>&1 <<'EOT'
+import re, sys
+def share(path):
+    svg = open(path).read()
+    frames = re.findall(r'<g class="f" data-x="\d+" data-w="(\d+)" data-d="\d+"><title>([^\n<]*)', svg)
+    page = max(int(w) for w, _ in frames)
+    fb = sum(int(w) for w, t in frames if t.startswith(("model_forward (", "model_backward (")))
+    return 100.0 * fb / page, svg
+default, svg = share(sys.argv[1])
+every, _ = share(sys.argv[2])
+print("forward+backward %.0f%% of the page, %.0f%% with --idle" % (default, every))
+assert "[idle threads]" not in svg, "idle helpers shown"
+assert default >= 55 and every <= 35, (default, every)
+# --group-by phase: the loop's data, forward and backward roots each wide
+# enough for its whole label on the 1200 px page (a window of 1400 px
+# shows it all), without a click.
+svg = open(sys.argv[3]).read()
+page = int(re.search(r'<svg [^>]*width="(\d+)"', svg).group(1))
+pad, cw = float(re.search(r'data-pad="([\d.]+)"', svg).group(1)), float(re.search(r'data-charwidth="([\d.]+)"', svg).group(1))
+total = int(re.search(r'data-total="(\d+)"', svg).group(1))
+roots = {t: int(w) * (page - 2 * pad) / total for w, t in
+         re.findall(r'<g class="f" data-x="\d+" data-w="(\d+)" data-d="1"><title>(\[phase: [a-z]+\])', svg)}
+print("phase roots (px): " + ", ".join("%s %.0f" % (t, w) for t, w in sorted(roots.items())))
+for name in ("data", "forward", "backward"):
+    label = "[phase: %s]" % name
+    assert roots.get(label, 0) >= (len(label) + 1) * cw, (label, roots)
+EOT
+prc=$?
+[ $rc -eq 0 ] && [ $prc -eq 0 ] &&
+	grep -q "load_batch (helpers_loop.py:[0-9]*);.*\[idle: " "$TMP/hl.folded" &&
+	! grep -q "\[idle: read\]" "$TMP/hl.folded" && grep -q "\[idle: read\]" "$TMP/hl-idle.folded" &&
+	grep -q "^trainsample: left out [0-9.]* s of idle threads' time.*(--idle keeps it)" "$TMP/hl.err" &&
+	! grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl.folded" &&
+	grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl-idle.folded" &&
+	grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl-h0.folded"
+check $? "flamegraph: by default every thread's work and the loop's waits: forward and backward most of the page, idle helpers and workers left out and counted on stderr; --idle (or --thread) keeps them" \
+	"exit $rc; $(cat "$TMP/hl.check" | tail -3); $(grep 'left out' "$TMP/hl.err"); waits: $(grep -o '\[idle: [a-z_0-9]*\]' "$TMP/hl.folded" | sort | uniq -c | tr '\n' ' ')" \
+	"$(head -2 "$TMP/hl.check" | tr "\n" " ")"

@@ -305,21 +305,26 @@ rc=$?
 check $? "diff: the main loops side by side, each phase's time a step and the step times" \
 	"exit $rc: $(tail -12 "$TMP/diff.out")"
 
-# Threads idle throughout (the sleeper; not the main thread, in join)
-# fold into one [idle threads] frame unless --idle; the flamegraph's thread roots
-# say how busy each thread was.
+# The pictures show where the job's time goes: every thread's work and the
+# loop's waits (here no loop: the main thread's, in join); the waits of
+# other threads (the sleeper, idle throughout) are left out, and one line
+# on stderr says how much, unless --idle. (Until issue 29 part 4 they were
+# folded into one "[idle threads]" frame, kept by default.) The
+# flamegraph's thread roots say how busy each thread was.
 $TS record -q -t -o "$TMP/th.tsprof" -o "$TMP/th.folded" -o "$TMP/th.svg" -- $PY tests/python/threads.py 1 >/dev/null
 $TS report -q -t --idle "$TMP/th.tsprof" -o "$TMP/thi.folded"
-idle=$(awk '$1 == "[idle" && $2 == "threads]" { n += $3 } END { print n + 0 }' "$TMP/th.folded")
-[ "$idle" -ge 80 ] && grep -q "^thread [0-9]* (loader);.*spin_loader (" "$TMP/th.folded" &&
-	grep -q "^thread [0-9]* (MainThread);.*Thread.join (" "$TMP/th.folded" &&
-	! grep -q "sleeper" "$TMP/th.folded" &&
+$TS report -t "$TMP/th.tsprof" -o "$TMP/th2.folded" 2>"$TMP/th2.err"
+grep -q "^thread [0-9]* (loader);.*spin_loader (" "$TMP/th.folded" &&
+	grep -q "^thread [0-9]* (MainThread);.*Thread.join (.*\[idle: " "$TMP/th.folded" &&
+	! grep -q "sleeper\|idle threads" "$TMP/th.folded" &&
+	grep -q "^trainsample: left out [0-9.]* s of idle threads' time.*--idle keeps it" "$TMP/th2.err" &&
+	cmp -s "$TMP/th.folded" "$TMP/th2.folded" &&
 	grep -q "^thread [0-9]* (sleeper);.*sleeper (threads.py:[0-9]*);\[idle: " "$TMP/thi.folded" &&
 	! grep -q "idle threads" "$TMP/thi.folded" &&
 	grep -q "thread [0-9]* (loader) busy [0-9]*%" "$TMP/th.svg" &&
-	grep -q "\[idle threads\]" "$TMP/th.svg"
-check $? "threads idle throughout fold into [idle threads] unless --idle; the flamegraph's thread roots say each one's busy share" \
-	"$idle samples folded; $(cut -c1-150 "$TMP/th.folded" | head -5); --idle: $(grep -c sleeper "$TMP/thi.folded") sleeper lines"
+	! grep -q "\[idle threads\]\|sleeper" "$TMP/th.svg"
+check $? "by default the pictures leave out the waits of threads but the main one (no loop here), and say how much on stderr; --idle keeps them; the flamegraph's thread roots say each one's busy share" \
+	"$(cut -c1-150 "$TMP/th.folded" | head -5); $(cat "$TMP/th2.err"); --idle: $(grep -c sleeper "$TMP/thi.folded") sleeper lines"
 
 # Epochs: each pass over the loader starts by making its iterator
 # (DataLoader.__iter__ of a stand-in with torch's file and names, 20 ms as
@@ -411,6 +416,21 @@ $TS report -q "$TMP/pl.tsprof" --phases "$TMP/rules" --group-by phase -o "$TMP/p
 	grep -q '\[phase: forward\]' "$TMP/p.svg"
 check $? "the flamegraph gets the phase roots too"
 
+# The loop thread's time before its first step is startup in the
+# grouped pictures as in the summary (imports, build_model's 0.4 s here;
+# until issue 29 part 4 they were 'other'): it needs the samples' times,
+# kept by record and read back from the .tsprof.
+$TS record -q -r 500 --phases "$TMP/rules" --group-by phase -o "$TMP/su.folded" -o "$TMP/su.tsprof" -- \
+	$PY tests/python/phase_loop.py 0.8 0.4 >/dev/null
+$TS report -q "$TMP/su.tsprof" --phases "$TMP/rules" --group-by phase -o "$TMP/su2.folded"
+startup=$(awk '/^\[phase: startup\];/ { n += $NF } END { print n + 0 }' "$TMP/su.folded")
+[ "$startup" -ge 150 ] && grep -q '^\[phase: startup\];.*build_model (' "$TMP/su.folded" &&
+	! grep -q '^\[phase: other\];.*build_model (' "$TMP/su.folded" &&
+	grep -q '^\[phase: backward\];.*model_backward (' "$TMP/su.folded" &&
+	cmp -s "$TMP/su.folded" "$TMP/su2.folded"
+check $? "--group-by phase: the loop thread's time before its first step is startup (record, and report of the .tsprof)" \
+	"$startup samples in startup; $(cut -d';' -f1 "$TMP/su.folded" | sort | uniq -c | tr '\n' ' ')"
+
 printf 'data load_batch\nlunch eat\n' >"$TMP/bad"
 $TS record --phases "$TMP/bad" -o "$TMP/bad.folded" -- $PY -c 'open("'"$TMP"'/ran", "w")' 2>"$TMP/bad.err"
 rc=$?
@@ -443,7 +463,7 @@ torch_checks() {
 	# torch_phases.py): a data-bound one (slow __getitem__, 2 workers) and a
 	# compute-bound one; the summary.json's split of the four phases within 5
 	# points of theirs. The data-bound one's pictures: its workers' queue
-	# feeder threads folded into [idle threads], --phase data keeping the
+	# waits left out of the pictures, --phase data keeping the
 	# loader, the workers' loop and the iterator's end (its workers joined).
 	for mode in data compute; do
 		$TS record -q -r 500 -o "$TMP/tp_$mode.summary.json" -o "$TMP/tp_$mode.tsprof" -- \
@@ -475,34 +495,22 @@ torch_checks() {
 			"exit $rc; $(tail -c 400 "$TMP/tp_$mode.check"); $(tail -3 "$TMP/tp_$mode.err")" \
 			"$(tail -1 "$TMP/tp_$mode.check") (trainsample/truth)"
 	done
-	# A feeder is shown only where it was busy 5% of its time (pickling
-	# batches on a loaded machine): 1.4 to 2.7% here, over 5% once in a
-	# fresh clone's run. Its share from the samples (with --idle), 4% at
-	# least to allow for the weights.
+	# The pictures keep every thread's work but only the loop's waits (its
+	# data wait here): the workers' waits (their queues, their feeder
+	# threads') are left out, not folded into "[idle threads]" as before
+	# issue 29 part 4; --idle keeps them.
 	$TS report -q "$TMP/tp_data.tsprof" -t -o "$TMP/tpd.folded"
 	$TS report -q "$TMP/tp_data.tsprof" -t --idle -o "$TMP/tpd_idle.folded"
 	$TS report -q "$TMP/tp_data.tsprof" --phase data -o "$TMP/tpd_data.folded"
 	n=$(wc -l <"$TMP/tpd_data.folded")
-	shown_feeders=$(/usr/bin/python3 - "$TMP/tpd.folded" "$TMP/tpd_idle.folded" <<'EOT'
-import collections, sys
-busy, every = collections.Counter(), collections.Counter()
-for line in open(sys.argv[2]):
-    stack, count = line.rsplit(" ", 1)
-    frames = stack.split(";")
-    every[frames[1]] += int(count)
-    if not frames[-1].startswith("[idle"):
-        busy[frames[1]] += int(count)
-shown = {l.split(";")[1] for l in open(sys.argv[1]) if "Queue._feed (" in l}
-print(" ".join("%s:%.1f%%" % (t.split(" ")[1], 100.0 * busy[t] / every[t]) for t in sorted(shown)))
-sys.exit(any(busy[t] < 0.04 * every[t] for t in shown))
-EOT
-)
-	feeders_rc=$?
-	grep -q "^process [0-9]* (DataLoader worker [01]);\[idle threads\] " "$TMP/tpd.folded" &&
-		[ $feeders_rc -eq 0 ] && [ "$n" -gt 0 ] &&
+	! grep -q "idle threads" "$TMP/tpd.folded" &&
+		! grep -q "^process [0-9]* (DataLoader worker [01]);.*\[idle: " "$TMP/tpd.folded" &&
+		grep -q "^process [0-9]* (DataLoader worker [01]);.*\[idle: " "$TMP/tpd_idle.folded" &&
+		grep -q "^process [0-9]* ([^;]*torch_phases.py[^;]*);.*_BaseDataLoaderIter.__next__ (.*\[idle: " "$TMP/tpd.folded" &&
+		[ "$n" -gt 0 ] &&
 		[ "$(grep -c "_BaseDataLoaderIter.__next__ (\|_worker_loop (\|DataLoader.__iter__ (\|Iter.__del__ (torch/utils/data/dataloader.py\|Iter._shutdown_workers (torch/utils/data/dataloader.py" "$TMP/tpd_data.folded")" -eq "$n" ]
-	check $? "$torch_label, data-bound: the workers' feeder threads fold into [idle threads] (unless busy 5% of their time); --phase data keeps the loader's and workers' stacks" \
-		"feeders shown (busy share): ${shown_feeders:-none}; --phase data: $(grep -v "_BaseDataLoaderIter.__next__ (\|_worker_loop (\|DataLoader.__iter__ (\|Iter.__del__ (torch/utils/data/dataloader.py\|Iter._shutdown_workers (torch/utils/data/dataloader.py" "$TMP/tpd_data.folded" | head -2 | cut -c1-200)"
+	check $? "$torch_label, data-bound: the pictures keep the loop's data wait, leave out the workers' waits (--idle keeps them); --phase data keeps the loader's and workers' stacks" \
+		"$(grep -c "\[idle: " "$TMP/tpd.folded") idle lines, $(grep -c "DataLoader worker.*\[idle: " "$TMP/tpd.folded") of workers; --phase data: $(grep -v "_BaseDataLoaderIter.__next__ (\|_worker_loop (\|DataLoader.__iter__ (\|Iter.__del__ (torch/utils/data/dataloader.py\|Iter._shutdown_workers (torch/utils/data/dataloader.py" "$TMP/tpd_data.folded" | head -2 | cut -c1-200)"
 
 	# With --native, the share of busy time in compute libraries: most of a
 	# compute-bound loop's steady state (its steps after the first), far
@@ -569,7 +577,7 @@ else
 	for t in "data, forward, backward and optimizer by the built-in rules" \
 		"data-bound: summary.json's phase split within 5 points of the loop's own clocks" \
 		"compute-bound: summary.json's phase split within 5 points of the loop's own clocks" \
-		"data-bound: the workers' feeder threads fold into [idle threads]" \
+		"data-bound: the pictures keep the loop's data wait, leave out the workers' waits" \
 		"--native: compute is most of a compute-bound loop's busy time" \
 		"--native: cpu-copies names a loop's dtype conversion" \
 		"one line fetching from two DataLoaders of 2 workers"; do

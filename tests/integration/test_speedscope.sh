@@ -1,6 +1,7 @@
 # speedscope: one profile per thread named PID/NAME (TID), equal-length
 # samples and positive weights, frames with file and line, the busiest
-# thread active; report writes what record wrote; and the files validate
+# thread active (here also the loop's); samples in time order and the
+# training loop's thread active under a launcher; report writes what record wrote; and the files validate
 # against speedscope's published schema (ajv and the speedscope package
 # from npm, installed here into build/npm).
 . tests/integration/lib.sh
@@ -34,6 +35,38 @@ check $? "speedscope: a profile per named thread, samples and weights agree, fra
 $TS report -q "$TMP/t.tsprof" -o "$TMP/r.speedscope.json"
 cmp -s "$TMP/t.speedscope.json" "$TMP/r.speedscope.json"
 check $? "speedscope: report writes what record wrote"
+
+# A launcher waiting for a child that runs the loop (as torchrun waits for
+# its ranks; tests/python/helpers_loop.py --launch): speedscope opens on the
+# loop's thread, not on the launcher's wait (the longest), and its samples
+# are in time order, so the time-order view shows each step's backward
+# once per step (until issue 29 part 4: its distinct stacks, a handful).
+cat >"$TMP/hl.rules" <<'EOR'
+data       load_batch
+forward    model_forward
+backward   model_backward
+EOR
+$TS record -q -r 500 --phases "$TMP/hl.rules" -o "$TMP/hl.speedscope.json" -- \
+	"$PY" tests/python/helpers_loop.py 1 --launch >"$TMP/hl.out"
+python3 - "$TMP/hl.speedscope.json" $(cat "$TMP/hl.out") >"$TMP/hl.check" 2>&1 <<'EOT'
+import json, sys
+d = json.load(open(sys.argv[1]))
+frames = d["shared"]["frames"]
+steps = int(sys.argv[3])
+active = d["profiles"][d["activeProfileIndex"]]
+def runs(profile):
+    n, prev = 0, False
+    for s in profile["samples"]:
+        cur = any(frames[i]["name"] == "model_backward" for i in s)
+        n += cur and not prev
+        prev = cur
+    return n
+print("%s: %d runs of backward, %d steps" % (active["name"], runs(active), steps))
+assert "--launch" not in active["name"] and "MainThread" in active["name"], active["name"]
+assert runs(active) >= steps * 0.6, (runs(active), steps)
+EOT
+check $? "speedscope: opens on the training loop's thread, not the launcher's; its samples in time order (a run of backward per step)" \
+	"$(tail -3 "$TMP/hl.check")" "$(tail -1 "$TMP/hl.check")"
 
 if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
 	skip "speedscope: files validate against speedscope's schema" "no node/npm to install ajv and speedscope"

@@ -87,6 +87,29 @@ Test(folded, per_thread_roots)
 	profile_free(p);
 }
 
+/* idle_kept_only: every thread's work, the waits of the threads in
+ * idle_keep only (the training loop's); thread 101's wait is left out
+ * unless it is one of them. */
+Test(folded, waits_of_the_kept_threads_only)
+{
+	struct profile *p = small_profile();
+	struct thread_ref loop = { 100, 100 }, waiter = { 100, 101 };
+	struct render_options o = { .threads = true, .include_idle = true,
+				    .idle_keep = &loop, .nidle_keep = 1, .idle_kept_only = true };
+	char *got = written(folded_write, p, &o, 0);
+
+	cr_assert_str_eq(got,
+			 "thread 100 (python);main;compute 3\n"
+			 "thread 100 (python);main;train (train.py:10);step (model.py) 1\n"
+			 "thread 101;main;compute 2\n");
+	free(got);
+	o.idle_keep = &waiter;
+	got = written(folded_write, p, &o, 0);
+	cr_assert(strstr(got, "thread 101;main;[idle: futex] 4\n"), "%s", got);
+	free(got);
+	profile_free(p);
+}
+
 Test(folded, gpu_frames_and_empty_stacks)
 {
 	struct profile *p = profile_new();

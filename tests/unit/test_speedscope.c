@@ -74,3 +74,55 @@ Test(speedscope, frames_of_one_name_in_two_files_stay_apart)
 	free(text);
 	profile_free(p);
 }
+
+/* With a timeline, a thread's samples are its runs of one stack in time
+ * order (forward, backward, forward again: three samples, not two
+ * distinct stacks), and speedscope opens on the thread named by
+ * open_pid/open_tid (the training loop's), not the busiest. */
+Test(speedscope, time_order_and_the_loop_thread_first)
+{
+	struct profile *p = profile_new();
+	uint32_t m = frame(p, FRAME_PYTHON, "main", "/src/train.py", 1);
+	uint32_t f = frame(p, FRAME_PYTHON, "forward", "/src/train.py", 30);
+	uint32_t b = frame(p, FRAME_PYTHON, "backward", "/src/train.py", 40);
+	uint32_t w = frame(p, FRAME_PYTHON, "wait", "/src/launch.py", 9);
+	uint32_t s1[] = { m, f }, s2[] = { m, b }, s3[] = { w };
+	uint32_t fwd, bwd, launcher;
+	struct render_options o = { 0 };
+	uint64_t t = 1000000000;
+	char *text;
+
+	cr_assert_eq(profile_keep_timeline(p), 0);
+	profile_set_thread(p, 100, 1, "MainThread");
+	profile_set_thread(p, 100, 2, "launcher");
+	fwd = stack(p, s1, 2);
+	bwd = stack(p, s2, 2);
+	launcher = stack(p, s3, 1);
+	/* The loop, thread 1: forward 2, backward 1, forward 1 (10 ms each);
+	 * thread 2 waits throughout, 6 samples. */
+	uint32_t order[] = { fwd, fwd, bwd, fwd };
+	for (int i = 0; i < 4; i++) {
+		struct sample s = { .time_ns = t + (uint64_t)i * 10000000, .pid = 100, .tid = 1,
+				    .stack = order[i], .weight_ns = 10000000 };
+
+		cr_assert_eq(profile_add_sample(p, &s), 0);
+	}
+	for (int i = 0; i < 6; i++) {
+		struct sample s = { .time_ns = t + (uint64_t)i * 10000000, .pid = 100, .tid = 2,
+				    .stack = launcher, .weight_ns = 10000000, .flags = SAMPLE_IDLE };
+
+		cr_assert_eq(profile_add_sample(p, &s), 0);
+	}
+	o.include_idle = true;
+	text = speedscope(p, &o);
+	/* Three runs of the loop thread, in time order. */
+	cr_assert(strstr(text, "\"weights\":[0.020000000,0.010000000,0.010000000]"), "%s", text);
+	cr_assert(strstr(text, "\"activeProfileIndex\":1"), "the busiest: %s", text);
+	free(text);
+	o.open_pid = 100;
+	o.open_tid = 1;
+	text = speedscope(p, &o);
+	cr_assert(strstr(text, "\"activeProfileIndex\":0"), "the loop's: %s", text);
+	free(text);
+	profile_free(p);
+}
