@@ -332,9 +332,11 @@ check $? "by default the pictures leave out the waits of threads but the main on
 $TS record -r 1000 --phases "$TMP/rules" -o "$TMP/ep.summary.json" -- $PY tests/python/epochs_loop.py 3 10 \
 	>"$TMP/ep.out" 2>"$TMP/ep.err"
 rc=$?
-st=$(/usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["processes"][0]["loop"]["steps"]; print(s["epochs"], s["count"])' \
+# Steps: 30, or fewer with as many said to be two (a tick late by more
+# than a backward on a loaded machine merges two).
+st=$(/usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["processes"][0]["loop"]["steps"]; print(s["epochs"], 30 if s["count"] <= 30 <= s["count"] + s["maybe_merged"] else s["count"])' \
 	"$TMP/ep.summary.json" 2>&1)
-[ $rc -eq 0 ] && [ "$st" = "3 30" ] && grep -q "; 3 epochs (DataLoader passes started)$" "$TMP/ep.err"
+[ $rc -eq 0 ] && [ "$st" = "3 30" ] && grep -q "; 3 epochs (DataLoader passes started)" "$TMP/ep.err"
 check $? "epochs: each pass over a DataLoader counted where its iterator is made" \
 	"exit $rc; epochs, steps: $st; $(grep 'steps:' "$TMP/ep.err")" "epochs, steps: $st"
 
