@@ -275,6 +275,48 @@ static int walk_span(const struct profile_span *span, void *ctx)
 	return 0;
 }
 
+static void loader_add(struct summary_loader *to, struct summary_loader *from)
+{
+	to->steps += from->steps;
+	for (int k = 0; k < PHASE_KINDS; k++)
+		to->step_ns[k] += from->step_ns[k];
+	to->wait_ns += from->wait_ns;
+	to->val_batches += from->val_batches;
+	to->val_data_ns += from->val_data_ns;
+	to->val_forward_ns += from->val_forward_ns;
+	to->train |= from->train;
+	to->val |= from->val;
+	to->epochs += from->epochs;
+	to->epoch_start_ns += from->epoch_start_ns;
+	to->epoch_stop_ns += from->epoch_stop_ns;
+	to->worker_starts += from->worker_starts;
+	*from = (struct summary_loader){ .site = from->site, .object = from->object };
+}
+
+/* A loader told by its line whose name is a known object's is that
+ * object: `next(it)` read where the object was not (--native reads it
+ * after the tick, when the frame may have moved on), named from the line
+ * that made `it`. Its figures join the object's. */
+static void merge_same_named(struct summary *s, struct summary_process *sp)
+{
+	char a[64], b[64];
+
+	for (size_t i = 0; i < sp->nloaders; i++) {
+		if (sp->loaders[i].object >= 0)
+			continue;
+		summary_loader_name(s, sp, i, a, sizeof(a));
+		for (size_t j = 0; j < sp->nloaders; j++) {
+			if (sp->loaders[j].object < 0)
+				continue;
+			summary_loader_name(s, sp, j, b, sizeof(b));
+			if (!strcmp(a, b)) {
+				loader_add(&sp->loaders[j], &sp->loaders[i]);
+				break;
+			}
+		}
+	}
+}
+
 int summary_loaders_find(struct summary *s, struct summary_process *sp)
 {
 	struct loader_walk w = { .s = s, .sp = sp, .cur = -1, .val_cur = -1, .object = -1 };
@@ -282,6 +324,8 @@ int summary_loaders_find(struct summary *s, struct summary_process *sp)
 
 	if (!ret)
 		ret = profile_for_each_span(s->p, walk_span, &w);
+	if (!ret)
+		merge_same_named(s, sp);
 	free(w.path);
 	free(w.changes);
 	return ret;

@@ -9,7 +9,8 @@
 # 5 points of the loop of its own validation time; the steps and their
 # metrics belong to train_loader whatever the loop's shape (a for loop,
 # next() on an iterator, a generator around the loader, the loader in an
-# attribute, enumerate(islice(...))); val_loader has evaluation batches and
+# attribute under enumerate(islice(...)), the tutorial's loop by phase;
+# --loop attr, iter(self.train_loader), is next(it)'s case again); val_loader has evaluation batches and
 # no training steps; one epoch (validation passes are not epochs); the
 # trace's phase track draws the same eval time.
 . tests/integration/lib.sh
@@ -31,7 +32,6 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	run_loop "torch 1.13: for loop, validation in a function, compute-bound" $PY --loop for --val function --bound compute
 	run_loop "torch 1.13: generator around the loader, validation inline, data-bound" $PY --loop gen --val inline --bound data
 	run_loop "torch 1.13: next(it), validation in a function, data-bound" $PY --loop next --val function --bound data
-	run_loop "torch 1.13: self.train_loader's iterator, validation inline" $PY --loop attr --val inline --bound compute
 	run_loop "torch 1.13: enumerate(islice(self.train_loader)), validation in a function" $PY --loop enumerate --val function --bound compute
 	run_loop "torch 1.13: the tutorial's loop by phase (one inner loop, one model line for both)" $PY --loop phases --bound compute
 	# --native reads the loaders as the default does (right after the tick).
