@@ -59,6 +59,7 @@ struct eval_span {
 			    * told by its gap, a fetch by the forward after it */
 	uint32_t site;     /* index in sites, or NO_SITE */
 	bool pass_end;     /* a loader's pass ending (its workers joined) */
+	bool pass_start;   /* ... or starting (its iterator made) */
 };
 
 struct eval_walk {
@@ -106,6 +107,7 @@ static int collect(const struct profile_span *s, void *ctx)
 	*e = (struct eval_span){ .start = s->start_ns, .end = s->end_ns, .ph = (uint8_t)ph,
 				 .site = NO_SITE };
 	e->pass_end = ph == PHASE_DATA && stack_epoch_edge(w->m, s->stack) == EPOCH_STOP;
+	e->pass_start = ph == PHASE_DATA && stack_epoch_edge(w->m, s->stack) == EPOCH_START;
 	if (ph == PHASE_FORWARD || ph == PHASE_DATA) {
 		uint32_t node = call_path(w, s->stack, ph);
 
@@ -262,7 +264,8 @@ static void gap_mark(struct eval_walk *w, size_t from, size_t keep)
 
 struct gap {
 	size_t from, to, keep, runs;
-	uint64_t ns;
+	uint64_t ns, forward_ns;
+	bool loader_pass; /* a loader's pass started or ended in it */
 };
 
 static int by_runs(const void *a, const void *b)
@@ -279,20 +282,29 @@ static int by_ns(const void *a, const void *b)
 	return (x->ns > y->ns) - (x->ns < y->ns);
 }
 
+static int by_forward_ns(const void *a, const void *b)
+{
+	const struct gap *x = a, *y = b;
+
+	return (x->forward_ns > y->forward_ns) - (x->forward_ns < y->forward_ns);
+}
+
 /*
  * The gaps between backward runs that hold a validation on the training
  * lines (see the top): three runs of the gap's last forward line or more,
  * and over twice the usual (a step that runs its model on several chunks
- * before one backward does so at every step); after the last backward,
- * two in a time three times the usual gap's or more (quick batches back
- * to back are seen as one run; in a gap between backward runs, two runs
- * are as often a step whose backward went unsampled).
+ * before one backward does so at every step). Quick batches back to back
+ * are seen as one run (their fetches and losses unsampled): two runs or
+ * more whose forward time is three times the usual gap's are one too
+ * (two is a step whose backward went unsampled); after the last backward,
+ * forward time twice the usual, or two runs in three times the usual gap;
+ * either only where a loader's pass starts or ends in the gap.
  */
 static int vote_gaps(struct eval_walk *w)
 {
 	struct gap *gaps = NULL, *sorted;
 	size_t n = 0, cap = 0, from = 0, usual;
-	uint64_t usual_ns;
+	uint64_t usual_ns, usual_fwd;
 	uint32_t site = NO_SITE, last_fwd = NO_SITE;
 
 	for (size_t i = 0; i <= w->nspans; i++) {
@@ -310,6 +322,11 @@ static int vote_gaps(struct eval_walk *w)
 		if (last_fwd != NO_SITE && from > 0) {
 			g.runs = runs_of(w, from, i, last_fwd, &g.keep);
 			g.ns = i > from ? w->spans[i - 1].end - w->spans[from].start : 0;
+			for (size_t k = from; k < i; k++) {
+				if (w->spans[k].ph == PHASE_FORWARD && !eval_span(w, &w->spans[k]))
+					g.forward_ns += w->spans[k].end - w->spans[k].start;
+				g.loader_pass |= w->spans[k].pass_start || w->spans[k].pass_end;
+			}
 			if (end)
 				g.keep = i;
 			if (ARRAY_RESERVE(gaps, cap, n + 1, 64) < 0) {
@@ -337,11 +354,23 @@ static int vote_gaps(struct eval_walk *w)
 	if (n)
 		array_sort(sorted, n, sizeof(*sorted), by_ns);
 	usual_ns = n ? sorted[n / 2].ns : 0;
+	if (n)
+		array_sort(sorted, n, sizeof(*sorted), by_forward_ns);
+	usual_fwd = n ? sorted[n / 2].forward_ns : 0;
 	for (size_t k = 0; k < n; k++) {
-		bool last = gaps[k].keep == gaps[k].to && gaps[k].to == w->nspans;
+		const struct gap *g = &gaps[k];
+		bool last = g->keep == g->to && g->to == w->nspans;
 
-		if ((gaps[k].runs >= 3 && gaps[k].runs > 2 * usual) ||
-		    (gaps[k].runs >= 2 && usual <= 1 && last && gaps[k].ns >= 3 * usual_ns))
+		/* Runs merged are told by time only where a loader's pass
+		 * starts or ends in the gap (a validation makes its iterator;
+		 * a machine so loaded that backward went unsampled for steps
+		 * on end does not). */
+		bool merged = usual <= 1 && g->loader_pass &&
+			      ((g->runs >= 2 && g->forward_ns >= 3 * usual_fwd) ||
+			       (last && g->runs >= 1 && g->forward_ns >= 2 * usual_fwd) ||
+			       (last && g->runs >= 2 && g->ns >= 3 * usual_ns));
+
+		if ((g->runs >= 3 && g->runs > 2 * usual) || merged)
 			gap_mark(w, gaps[k].from, gaps[k].keep);
 	}
 	free(sorted);
