@@ -486,14 +486,21 @@ void pysample_tick(struct sampler *s)
 		 * but for a moment: read as such, not passed by. */
 		if (c == 't' && s->memory_only)
 			c = 'R';
+		pt = pysample_thread_of(py, n, t->tid);
 		/* In a ptrace stop of its own (a fork's event being handled):
-		 * in the kernel, its frames held still; sampled as waiting. */
-		if (c == 't' && !t->interrupt_sent)
+		 * in the kernel, its frames held still; sampled as waiting. A
+		 * thread not yet running Python (a new one's first stop) is
+		 * passed by, its time carried to its next sample. */
+		if (c == 't' && !t->interrupt_sent) {
+			if (!pt) {
+				thread_passed_by(s, t);
+				continue;
+			}
 			c = 'S';
+		}
 		runnable += c == 'R';
 		if (c != 'R' && c != 'S' && c != 'D')
 			continue;
-		pt = pysample_thread_of(py, n, t->tid);
 		if (pt) {
 			sample_thread(s, t, pt, c);
 			if (s->py != py)
