@@ -6,6 +6,7 @@
 #ifndef TRAINSAMPLE_ANALYSIS_FINDINGS_IMPL_H
 #define TRAINSAMPLE_ANALYSIS_FINDINGS_IMPL_H
 
+#include "analysis/analysis.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,6 +55,19 @@ uint32_t finding_python_leaf(const struct summary *s, uint32_t stack);
 int finding_heaviest_site(const struct summary_process *sp, int kind, bool *used);
 
 /* findings_cpu.c */
+/* findings.c: a process's steps and their figures, for the rules. */
+bool finding_steps_counted(const struct summary_process *sp);
+double finding_ms_a_step(const struct summary_process *sp, uint64_t ns);
+uint64_t finding_step_ns(const struct summary_process *sp);
+bool finding_phase_of_loop(const struct summary_process *sp, enum phase ph, uint64_t *ns,
+			   uint64_t *base);
+void finding_cost_text(const struct summary_process *sp, uint64_t ns, uint64_t base, char *buf,
+		       size_t len);
+/* findings_data.c: data-bound and worker-restart. */
+void findings_data_bound(const struct summary *s, const struct summary_process *sp,
+			 struct finding_list *l);
+void findings_worker_restarts(const struct summary *s, const struct summary_process *sp,
+			      struct finding_list *l);
 void findings_gil_contention(const struct summary *s, const struct summary_process *sp,
 			     struct finding_list *l);
 void findings_cpu_oversubscribed(const struct summary *s, struct finding_list *l);
