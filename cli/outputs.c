@@ -252,7 +252,7 @@ uint64_t outputs_samples_kept(const struct profile *p, const struct render_optio
 {
 	struct kept_count k = { .p = p, .o = fo };
 
-	profile_for_each_aggregate(p, count_kept, &k);
+	render_for_each_row(p, fo, count_kept, &k);
 	return k.n;
 }
 
@@ -273,6 +273,12 @@ int outputs_check_kept(const struct cli_options *o, const struct profile *p, con
 		return 0;
 	if (phases_open(o, p, &cp) < 0)
 		return -EINVAL;
+	/* --phase eval keeps validation passes, found with the steps */
+	if (o->phase && profile_keeps_timeline(p) && phases_find_steps(&cp) < 0) {
+		phases_close(&cp);
+		cli_error("out of memory");
+		return -ENOMEM;
+	}
 	outputs_render_options(o, &fo);
 	phases_render_options(o, &cp, &fo);
 	kept = outputs_samples_kept(p, &fo);
@@ -385,9 +391,10 @@ int outputs_write(struct cli_options *o, const struct profile *p)
 		return -ENOMEM;
 	}
 	/* The trace marks the steps on the loops' phase tracks; --group-by
-	 * phase puts what came before the first step under startup. */
+	 * phase puts what came before the first step under startup, and it
+	 * and --phase class validation passes (found with the steps) eval. */
 	for (int i = 0; !ret && i < o->noutputs; i++)
-		if ((o->outputs[i].writer->format == OUTPUT_TRACE || o->group_by) &&
+		if ((o->outputs[i].writer->format == OUTPUT_TRACE || o->group_by || o->phase) &&
 		    profile_keeps_timeline(p) && !cp.nmarks)
 			ret = phases_find_steps(&cp);
 	/* The loops' threads: whose waits the pictures keep, the thread

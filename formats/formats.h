@@ -55,7 +55,12 @@ enum sample_flag {
 	SAMPLE_BEFORE_STEPS = 1u << 31, /* rendering only, never stored: the part
 					 * of a row before its thread's first
 					 * step (render_for_each_row) */
+	SAMPLE_CLASS_SET = 1u << 30,    /* rendering only: a part of a row whose
+					 * class, told by time, is in the bits
+					 * at SAMPLE_CLASS_SHIFT */
 };
+#define SAMPLE_CLASS_SHIFT 24
+#define SAMPLE_CLASS_MAX 0x3f
 
 struct sample {
 	uint64_t time_ns;   /* CLOCK_MONOTONIC */
@@ -465,12 +470,17 @@ bool render_keeps_idle_of(const struct render_options *o, uint32_t pid, uint32_t
 
 /*
  * The rows a picture draws: profile_for_each_aggregate's, except that
- * under class roots (--group-by) with the loops' step marks and a
+ * under class roots (--group-by) or a kept class (--phase), with a
  * timeline, a loop thread's samples before its first step are rows of
- * their own, flagged SAMPLE_BEFORE_STEPS (their class: "startup").
+ * their own, flagged SAMPLE_BEFORE_STEPS (their class: "startup"), and
+ * spans whose span_class is not their row's (a validation pass) rows of
+ * that class.
  */
 int render_for_each_row(const struct profile *p, const struct render_options *o,
 			int (*fn)(const struct profile_aggregate *row, void *ctx), void *ctx);
+/* A row's class as render_for_each_row gave it: -1 before the first step
+ * (or no class), else the class index. */
+int render_row_class(const struct render_options *o, const struct profile_aggregate *row);
 
 /* "[KIND: NAME]" of a row's class into buf ("[KIND: startup]" before the
  * first step); 0 when it has none. */

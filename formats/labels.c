@@ -80,8 +80,7 @@ bool render_keeps(const struct profile *p, const struct render_options *o,
 	    (o->gil_only && !(row->flags & SAMPLE_GIL)) ||
 	    (o->pid && row->pid != o->pid) || (o->tid && row->tid != o->tid))
 		return false;
-	if (o->row_class && o->keep_class &&
-	    o->row_class(o->row_class_ctx, row) + 1 != o->keep_class)
+	if (o->row_class && o->keep_class && render_row_class(o, row) + 1 != o->keep_class)
 		return false;
 	if (o->process) {
 		const char *label = process_label_of(p, row->pid);
@@ -195,7 +194,7 @@ size_t class_root_label(const struct render_options *o, const struct profile_agg
 
 	if (!o->row_class || !o->class_root || !len)
 		return 0;
-	c = row->flags & SAMPLE_BEFORE_STEPS ? -1 : o->row_class(o->row_class_ctx, row);
+	c = render_row_class(o, row);
 	snprintf(buf, len, "[%s: %s]", o->class_kind ? o->class_kind : "class",
 		 row->flags & SAMPLE_BEFORE_STEPS ? "startup" :
 		 c >= 0 && o->class_names ? o->class_names[c] : "?");

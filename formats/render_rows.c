@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * The rows a grouped picture draws (--group-by phase): where the training
- * loops' first steps are known (render_options.step_marks, a timeline
- * kept), the part of a loop thread's row that came before its first step
- * is a row of its own, flagged SAMPLE_BEFORE_STEPS: its class root says
- * "startup" (imports, the model built, the first batch), as the summary's
- * phases do, whatever its frames.
+ * The rows a grouped or filtered picture draws (--group-by phase, --phase
+ * NAME): a row's class comes from its stack, but where the timeline
+ * tells more, parts of the row are classed by time. A loop thread's
+ * samples before its first step (render_options.step_marks) are a part
+ * flagged SAMPLE_BEFORE_STEPS, "startup" (imports, the model built, the
+ * first batch) as the summary's phases have it, whatever its frames; a
+ * span whose class (span_class: a validation pass's forward and data
+ * waits are eval) is not its row's is a part carrying that class in
+ * SAMPLE_CLASS_SET's bits.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,14 +21,16 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-struct before_row {
+/* A part of a row: its samples of one class (-1: before the first step). */
+struct part_row {
 	uint32_t pid, tid, stack, flags;
+	int cls;
 	uint64_t weight_ns, count;
 };
 
-struct before {
+struct parts {
 	const struct render_options *o;
-	struct before_row *v;
+	struct part_row *v;
 	size_t n, cap;
 	int (*fn)(const struct profile_aggregate *row, void *ctx);
 	void *ctx;
@@ -33,7 +38,7 @@ struct before {
 
 static int by_row(const void *a, const void *b)
 {
-	const struct before_row *x = a, *y = b;
+	const struct part_row *x = a, *y = b;
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
@@ -42,6 +47,14 @@ static int by_row(const void *a, const void *b)
 	if (x->stack != y->stack)
 		return x->stack < y->stack ? -1 : 1;
 	return (x->flags > y->flags) - (x->flags < y->flags);
+}
+
+static int by_part(const void *a, const void *b)
+{
+	const struct part_row *x = a, *y = b;
+	int c = by_row(a, b);
+
+	return c ? c : (x->cls > y->cls) - (x->cls < y->cls);
 }
 
 /* The thread's first step's start; 0 when it has no step marked. */
@@ -60,64 +73,86 @@ static uint64_t first_step_ns(const struct render_options *o, uint32_t pid, uint
 
 static int add_span(const struct profile_span *span, void *ctx)
 {
-	struct before *b = ctx;
+	struct parts *b = ctx;
+	const struct render_options *o = b->o;
+	struct profile_aggregate row = { span->pid, span->tid, span->stack, span->flags, 0, 0 };
 	uint64_t first;
+	int cls;
 
 	if (span->flags & SAMPLE_GPU)
 		return 0;
-	first = first_step_ns(b->o, span->pid, span->tid);
-	if (!first || span->start_ns >= first)
+	first = first_step_ns(o, span->pid, span->tid);
+	if (first && span->start_ns < first) {
+		cls = -1;
+	} else if (o->span_class) {
+		cls = o->span_class(o->row_class_ctx, span);
+		if (cls < 0 || cls > SAMPLE_CLASS_MAX || cls == o->row_class(o->row_class_ctx, &row))
+			return 0;
+	} else {
 		return 0;
+	}
 	if (ARRAY_RESERVE(b->v, b->cap, b->n + 1, 256) < 0)
 		return -ENOMEM;
-	b->v[b->n++] = (struct before_row){ span->pid, span->tid, span->stack, span->flags,
-					    span->end_ns - span->start_ns, span->count };
+	b->v[b->n++] = (struct part_row){ span->pid, span->tid, span->stack, span->flags, cls,
+					  span->end_ns - span->start_ns, span->count };
 	return 0;
 }
 
 static int split_row(const struct profile_aggregate *row, void *ctx)
 {
-	struct before *b = ctx;
-	struct before_row key = { row->pid, row->tid, row->stack, row->flags, 0, 0 };
-	const struct before_row *hit = b->n ? bsearch(&key, b->v, b->n, sizeof(key), by_row) : NULL;
-	struct profile_aggregate part;
-	int ret;
+	struct parts *b = ctx;
+	struct part_row key = { row->pid, row->tid, row->stack, row->flags, 0, 0, 0 };
+	size_t lo = 0, hi = b->n;
+	struct profile_aggregate rest = *row;
+	int ret = 0;
 
-	if (!hit)
-		return b->fn(row, b->ctx);
-	/* Spans and aggregates weigh the same samples: the part before the
-	 * first step, then the rest. */
-	part = *row;
-	part.flags |= SAMPLE_BEFORE_STEPS;
-	part.weight_ns = min_u64(hit->weight_ns, row->weight_ns);
-	part.count = min_u64(hit->count, row->count);
-	ret = b->fn(&part, b->ctx);
-	if (ret || row->weight_ns <= part.weight_ns)
+	/* the first part of this row */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (by_row(&b->v[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Spans and aggregates weigh the same samples: each part, then the
+	 * rest in the row's own class. */
+	for (; !ret && lo < b->n && !by_row(&b->v[lo], &key) && rest.weight_ns; lo++) {
+		struct profile_aggregate part = *row;
+		const struct part_row *h = &b->v[lo];
+
+		part.flags |= h->cls < 0 ? SAMPLE_BEFORE_STEPS :
+					   SAMPLE_CLASS_SET | (uint32_t)h->cls << SAMPLE_CLASS_SHIFT;
+		part.weight_ns = min_u64(h->weight_ns, rest.weight_ns);
+		part.count = min_u64(h->count, rest.count);
+		rest.weight_ns -= part.weight_ns;
+		rest.count -= part.count;
+		ret = b->fn(&part, b->ctx);
+	}
+	if (ret || !rest.weight_ns)
 		return ret;
-	part = *row;
-	part.weight_ns -= min_u64(hit->weight_ns, row->weight_ns);
-	part.count -= min_u64(hit->count, row->count);
-	return b->fn(&part, b->ctx);
+	return b->fn(&rest, b->ctx);
 }
 
 int render_for_each_row(const struct profile *p, const struct render_options *o,
 			int (*fn)(const struct profile_aggregate *row, void *ctx), void *ctx)
 {
-	struct before b = { .o = o, .fn = fn, .ctx = ctx };
+	struct parts b = { .o = o, .fn = fn, .ctx = ctx };
 	size_t n = 0;
 	int ret;
 
-	if (!o->class_root || !o->row_class || !o->nstep_marks || !profile_keeps_timeline(p))
+	if (!(o->class_root || o->keep_class) || !o->row_class ||
+	    !(o->nstep_marks || o->span_class) || !profile_keeps_timeline(p))
 		return profile_for_each_aggregate(p, fn, ctx);
 	ret = profile_for_each_span(p, add_span, &b);
 	if (ret < 0) {
 		free(b.v);
 		return ret;
 	}
-	/* One row per thread, stack and flags, as the aggregates are. */
-	array_sort(b.v, b.n, sizeof(*b.v), by_row);
+	/* One part per thread, stack, flags and class. */
+	array_sort(b.v, b.n, sizeof(*b.v), by_part);
 	for (size_t i = 0; i < b.n; i++) {
-		if (n && !by_row(&b.v[n - 1], &b.v[i])) {
+		if (n && !by_part(&b.v[n - 1], &b.v[i])) {
 			b.v[n - 1].weight_ns += b.v[i].weight_ns;
 			b.v[n - 1].count += b.v[i].count;
 		} else {
@@ -128,4 +163,13 @@ int render_for_each_row(const struct profile *p, const struct render_options *o,
 	ret = profile_for_each_aggregate(p, split_row, &b);
 	free(b.v);
 	return ret;
+}
+
+int render_row_class(const struct render_options *o, const struct profile_aggregate *row)
+{
+	if (row->flags & SAMPLE_BEFORE_STEPS)
+		return -1;
+	if (row->flags & SAMPLE_CLASS_SET)
+		return (int)(row->flags >> SAMPLE_CLASS_SHIFT & SAMPLE_CLASS_MAX);
+	return o->row_class ? o->row_class(o->row_class_ctx, row) : -1;
 }

@@ -340,67 +340,10 @@ static int render_len(const struct py_target *t, uint64_t obj, uint32_t off, str
 	return 0;
 }
 
-/* numpy's PyArrayObject and PyArray_Descr, as numpy 1.x and 2.x lay them
- * out (ndarraytypes.h; stable ABI): after the object's header come data,
- * nd, dimensions; descr is the sixth pointer. A descr's kind, type and
- * byteorder chars and int type_num follow its header and typeobj in both;
- * elsize moved (int in 1.x, npy_intp in 2.x), so the dtype is named by
- * type_num. */
-#define NDARRAY_ND 8
-#define NDARRAY_DIMENSIONS 16
-#define NDARRAY_DESCR 40
-#define DESCR_TYPE_NUM 12
-#define NDARRAY_DIMS_SHOWN 8
-
-static const char *const npy_type_names[] = {
-	"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32",
-	"int64", "uint64", /* NPY_LONG: 64 bits on LP64 */
-	"longlong", "ulonglong", "float32", "float64", "longdouble",
-	"complex64", "complex128", "clongdouble", "object", "bytes", "str",
-	"void", "datetime64", "timedelta64", "float16",
-};
-
-/* "<ndarray float64 (3, 4)>": the dtype and shape, read from the array's
- * header and descr; its data is never read. */
-static int render_ndarray(const struct py_target *t, uint64_t obj, struct py_local *v)
-{
-	uint64_t head = t->l.object_type + 8; /* ob_type ends the header in every build */
-	int64_t dims[NDARRAY_DIMS_SHOWN];
-	uint64_t dims_at, descr;
-	int32_t nd, type_num;
-	size_t used;
-	int ret = py_read(t, obj + head + NDARRAY_ND, &nd, sizeof(nd));
-
-	if (!ret)
-		ret = read_u64(t, obj + head + NDARRAY_DIMENSIONS, &dims_at);
-	if (!ret)
-		ret = read_u64(t, obj + head + NDARRAY_DESCR, &descr);
-	if (!ret)
-		ret = py_read(t, descr + head + DESCR_TYPE_NUM, &type_num, sizeof(type_num));
-	if (ret < 0)
-		return ret;
-	/* NPY_MAXDIMS is 64 in numpy 2 */
-	if (nd < 0 || nd > 64 || (nd && !dims_at))
-		return -EPROTO;
-	if (nd && (ret = py_read(t, dims_at, dims,
-				 sizeof(dims[0]) * (nd < NDARRAY_DIMS_SHOWN ? nd : NDARRAY_DIMS_SHOWN))) < 0)
-		return ret;
-	if (type_num >= 0 && type_num < (int32_t)(sizeof(npy_type_names) / sizeof(npy_type_names[0])))
-		used = (size_t)snprintf(v->value, sizeof(v->value), "<ndarray %s (",
-					npy_type_names[type_num]);
-	else
-		used = (size_t)snprintf(v->value, sizeof(v->value), "<ndarray dtype#%d (", type_num);
-	for (int32_t i = 0; i < nd && i < NDARRAY_DIMS_SHOWN; i++)
-		used += (size_t)snprintf(v->value + used, sizeof(v->value) - used, "%s%" PRId64,
-					 i ? ", " : "", dims[i]);
-	snprintf(v->value + used, sizeof(v->value) - used, "%s)>",
-		 nd > NDARRAY_DIMS_SHOWN ? ", ..." : nd == 1 ? "," : "");
-	return 0;
-}
-
 static int render_known(const struct py_target *t, uint64_t obj, uint64_t flags, struct py_local *v)
 {
 	const struct py_layout *l = &t->l;
+	int ret;
 
 	if (builtin(v, flags, "NoneType", 0)) {
 		snprintf(v->value, sizeof(v->value), "None");
@@ -412,8 +355,8 @@ static int render_known(const struct py_target *t, uint64_t obj, uint64_t flags,
 		return render_int(t, obj, true, v);
 	if (builtin(v, flags, "float", 0)) {
 		double d;
-		int ret = py_read(t, obj + l->float_value, &d, sizeof(d));
 
+		ret = py_read(t, obj + l->float_value, &d, sizeof(d));
 		if (!ret)
 			py_float_render(d, v->value, sizeof(v->value));
 		return ret;
@@ -430,10 +373,9 @@ static int render_known(const struct py_target *t, uint64_t obj, uint64_t flags,
 		return render_len(t, obj, l->dict_used, v);
 	if (builtin(v, flags, "set", 0))
 		return render_len(t, obj, l->set_used, v);
-	/* only numpy's own type has this tp_name (a class's is its bare
-	 * name), and its subclasses share its layout */
-	if (py_type_derives(t, obj, "numpy.ndarray"))
-		return render_ndarray(t, obj, v);
+	ret = py_array_render(t, obj, v);
+	if (ret != -ENOENT)
+		return ret;
 	snprintf(v->value, sizeof(v->value), "<%s object>", v->type);
 	return 0;
 }

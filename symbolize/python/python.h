@@ -276,6 +276,20 @@ bool py_type_derives(const struct py_target *t, uint64_t obj, const char *name);
 /* One object into v's type and value; a negative errno (and "<unreadable>")
  * when it cannot be read. */
 int py_value_render(const struct py_target *t, uint64_t obj, struct py_local *v);
+/* A numpy array or a torch.Tensor (a subclass too) into v's value, its
+ * dtype, shape and (a tensor's) device; -ENOENT when obj is neither. */
+int py_array_render(const struct py_target *t, uint64_t obj, struct py_local *v);
+/* What a c10::TensorImpl's words w[0..n) say, found from word from on:
+ * the word index of its ndim, or -ENOENT. Past five dimensions the sizes
+ * are at sizes_at in the target, to be read and checked against numel
+ * (w[at + 12]) by the caller. */
+struct py_tensor_meta {
+	int ndim, dtype, device_type, device_index;
+	int64_t sizes[8];
+	uint64_t sizes_at;
+	size_t at;
+};
+int py_tensor_meta_find(const uint64_t *w, size_t n, size_t from, struct py_tensor_meta *m);
 /* The renderings themselves, from values already read. An int of n 30-bit
  * digits in decimal (-E2BIG beyond PY_INT_DIGITS_MAX); a double as repr()
  * shows it; n characters of a str of length characters, quoted and

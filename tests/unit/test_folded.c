@@ -225,3 +225,67 @@ Test(output_format, from_path)
 	cr_assert_eq(output_format_from_path("/tmp/a.folded/out"), OUTPUT_UNKNOWN);
 	cr_assert_eq(output_format_from_path("noext"), OUTPUT_UNKNOWN);
 }
+
+/* --group-by phase and --phase: a row's class is its stack's, but the
+ * part of the row before the thread's first step is startup, and spans
+ * that span_class tells apart by time (a validation pass on the training
+ * lines) are theirs; a kept class keeps only its parts. */
+static const char *const test_classes[] = { "forward", "eval" };
+
+static int class_by_row(void *ctx, const struct profile_aggregate *row)
+{
+	(void)ctx;
+	(void)row;
+	return 0;
+}
+
+static int class_by_time(void *ctx, const struct profile_span *span)
+{
+	(void)ctx;
+	return span->start_ns >= 5000000 && span->start_ns < 8000000;
+}
+
+Test(folded, classes_told_by_time)
+{
+	struct profile *p = profile_new();
+	uint32_t a[] = { frame(p, FRAME_PYTHON, "loop", "train.py", 3),
+			 frame(p, FRAME_PYTHON, "forward", "model.py", 9) };
+	uint32_t sts[2] = { stack(p, a, 2), stack(p, a, 1) };
+	struct step_mark mark = { 100, 100, 2000000, 1 };
+	struct render_options o = {
+		.row_class = class_by_row, .span_class = class_by_time,
+		.class_names = test_classes, .class_kind = "phase", .class_root = true,
+		.step_marks = &mark, .nstep_marks = 1,
+	};
+	char *got;
+
+	cr_assert_eq(profile_keep_timeline(p), 0);
+	cr_assert_eq(profile_set_meta(p, "period_ns", "1000000"), 0);
+	/* one sample a millisecond, 1 to 10 ms, in turn in the model and on
+	 * the loop's line: one span each, from the sample before (0 to 9 ms);
+	 * two before the first step, three from 5 ms told eval */
+	for (int i = 0; i < 10; i++) {
+		struct sample s = { .time_ns = (uint64_t)i * 1000000 + 1000000, .pid = 100, .tid = 100,
+				    .stack = sts[i % 2], .weight_ns = 1000000 };
+
+		cr_assert_eq(profile_add_sample(p, &s), 0);
+	}
+	got = written(folded_write, p, &o, 0);
+	cr_assert_str_eq(got, "[phase: eval];loop (train.py:3) 2\n"
+			      "[phase: eval];loop (train.py:3);forward (model.py:9) 1\n"
+			      "[phase: forward];loop (train.py:3) 2\n"
+			      "[phase: forward];loop (train.py:3);forward (model.py:9) 3\n"
+			      "[phase: startup];loop (train.py:3) 1\n"
+			      "[phase: startup];loop (train.py:3);forward (model.py:9) 1\n", "%s", got);
+	free(got);
+	o.class_root = false;
+	o.keep_class = 2; /* eval */
+	got = written(folded_write, p, &o, 0);
+	cr_assert_str_eq(got, "loop (train.py:3) 2\nloop (train.py:3);forward (model.py:9) 1\n", "%s", got);
+	free(got);
+	o.keep_class = 1;
+	got = written(folded_write, p, &o, 0);
+	cr_assert_str_eq(got, "loop (train.py:3) 2\nloop (train.py:3);forward (model.py:9) 3\n", "%s", got);
+	free(got);
+	profile_free(p);
+}

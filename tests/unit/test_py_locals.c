@@ -273,3 +273,60 @@ Test(py_locals, garbage_renders_safely)
 	}
 	cr_log_info("%ld garbage values rendered", rendered);
 }
+
+/* A TensorImpl's shape, dtype and device found in its words as torch 1.13
+ * and torch 2.14 laid them out (read from real tensors: float64 of shape
+ * (4, 7) at storage offset 28), a CUDA device in either optional's
+ * layout, sizes out of line past five dimensions, and words that are no
+ * tensor. */
+Test(py_locals, tensor_impl_words)
+{
+	static const uint64_t torch113[] = {
+		0x7f849a3f7ab8, 1, 1, 0x3c46c250, 0x3897d6b0, 0, 0x3890e080, 0x3b48dc60,
+		0x7f849b5421c0, 2, 4, 7, 0, 0, 0, 7, 1, 0, 0, 0, 0x1c, 0x1c,
+		0x141ff00010007, 0x12800004001, 0x7f847b5cb0b0, 0x41,
+	};
+	static const uint64_t torch214[] = {
+		0x7faf30df5c00, 0x8000000100000001, 0x2ae9dc30, 0x2b6f9b40, 0, 0x2b6f7030,
+		0x7faf3458a570, 2, 4, 7, 0, 0, 0, 7, 1, 0, 0, 0, 0x1c, 0x1c,
+		0x14101ff000007, 0x9400010001, 0xc0, 0x441,
+	};
+	uint64_t w[32];
+	struct py_tensor_meta m;
+
+	cr_assert_eq(py_tensor_meta_find(torch113, 26, 0, &m), 9);
+	cr_assert(m.ndim == 2 && m.sizes[0] == 4 && m.sizes[1] == 7 && m.dtype == 7);
+	cr_assert(m.device_type == 0 && m.device_index == -1 && !m.sizes_at);
+	cr_assert_eq(py_tensor_meta_find(torch214, 24, 0, &m), 7);
+	cr_assert(m.ndim == 2 && m.sizes[0] == 4 && m.sizes[1] == 7 && m.dtype == 7);
+	cr_assert(m.device_type == 0 && m.device_index == -1);
+
+	/* cuda:0, bfloat16: c10::optional (flag, type, index) and std's
+	 * (type, index, flag) */
+	memcpy(w, torch113, sizeof(torch113));
+	w[22] = 0x141000101000f;
+	cr_assert_eq(py_tensor_meta_find(w, 26, 0, &m), 9);
+	cr_assert(m.dtype == 15 && m.device_type == 1 && m.device_index == 0);
+	memcpy(w, torch214, sizeof(torch214));
+	w[20] = 0x141010001000f;
+	cr_assert_eq(py_tensor_meta_find(w, 24, 0, &m), 7);
+	cr_assert(m.dtype == 15 && m.device_type == 1 && m.device_index == 0);
+
+	/* seven dimensions: the sizes behind a pointer, for the caller */
+	memcpy(w, torch214, sizeof(torch214));
+	w[7] = 7;
+	w[8] = 0x55aa00;
+	cr_assert_eq(py_tensor_meta_find(w, 24, 0, &m), 7);
+	cr_assert(m.ndim == 7 && m.sizes_at == 0x55aa00);
+
+	/* numel not the product of the sizes; no set device; too few words */
+	memcpy(w, torch214, sizeof(torch214));
+	w[19] = 29;
+	cr_assert_eq(py_tensor_meta_find(w, 24, 0, &m), -ENOENT);
+	memcpy(w, torch214, sizeof(torch214));
+	w[20] = 0x14101ff000007 & ~0xff00000000ull;
+	cr_assert_eq(py_tensor_meta_find(w, 24, 0, &m), -ENOENT);
+	cr_assert_eq(py_tensor_meta_find(torch214, 20, 0, &m), -ENOENT);
+	memset(w, 0, sizeof(w));
+	cr_assert_eq(py_tensor_meta_find(w, 32, 0, &m), -ENOENT);
+}
