@@ -147,6 +147,22 @@ struct signal_masks {
 	unsigned long long blocked, ignored, caught;
 };
 
+/* A queued signal, told from another: who sent it, why, with what. */
+struct queued_signal {
+	int signo, code, status;
+	pid_t pid;
+	bool set;
+};
+
+/* Resumes held for a signal queued for the process (shared_signals.c):
+ * the one nobody took while a thread was held for it (not waited for
+ * again while it stays queued), and the time spent holding in the
+ * current second, which has a ceiling. */
+struct signal_holds {
+	struct queued_signal unclaimed;
+	uint64_t second_start_ns, second_held_ns;
+};
+
 struct sampler {
 	pid_t pid;
 	/* Following subprocesses (procs.c): each process has a sampler of its
@@ -244,7 +260,7 @@ struct sampler {
 	struct thread **blocked; /* blocked threads of this tick */
 	size_t cap_blocked;
 	uint64_t maps_reread_tick; /* the last tick a leaf made us re-read maps */
-	uint64_t signal_hold_off_until_ns; /* shared_signals.c: no holds till then */
+	struct signal_holds signal_holds;
 	struct signal_masks signal_masks;
 
 	uint64_t tick;
@@ -352,6 +368,12 @@ void syscall_undo_eintr(struct sampler *s, pid_t tid,
 
 /* shared_signals.c */
 bool woke_only_because_traced(struct sampler *s, int sig);
+/* The same at a signal-delivery stop, where nothing may wait: from the
+ * masks last read (read now only for a signal ignored by default, if
+ * never read), which signal_masks_refresh reads again once the signal is
+ * passed on (if older than 10 ms: a handler may have changed). */
+bool signal_traced_only_known(struct sampler *s, int sig);
+void signal_masks_refresh(struct sampler *s);
 /* Before resuming tid: a signal queued for the process only because we
  * trace is left a moment to the thread the kernel woke for it. */
 void shared_signals_leave_to_woken(struct sampler *s, pid_t tid);

@@ -12,6 +12,12 @@
  * So before resuming a thread, a signal of that kind still queued for the
  * process is left a moment to the thread the kernel woke for it, if
  * another thread is runnable; none is when the resumed one was woken.
+ * One that nobody takes (the kernel woke no one: every thread was in a
+ * stop of ours when it came) is not waited for again while it stays
+ * queued; every new one is, up to a ceiling of held time a second. (A
+ * second of no holds after any that timed out left a program forking 200
+ * children a second, its main thread in sigwaitinfo, a few spurious
+ * EINTRs each run.)
  */
 #include <signal.h>
 #include <stdint.h>
@@ -26,8 +32,9 @@
 #define PEEK_SHARED 1                 /* PTRACE_PEEKSIGINFO_SHARED */
 #define PEEK_MAX 8
 #define HOLD_MAX_NS 500000ull         /* the woken thread runs within microseconds */
-#define HOLD_BACKOFF_NS 1000000000ull /* after one nobody took: no holds a while */
+#define HOLDS_NS_A_SECOND 20000000ull /* the most a second's holds may take */
 #define MASKS_KEPT_NS 250000000ull
+#define MASKS_FRESH_NS 10000000ull    /* after a signal passed on: a handler changed? */
 
 /* The kernel's struct ptrace_peeksiginfo_args (glibc does not declare it). */
 struct peek_args {
@@ -39,10 +46,10 @@ struct peek_args {
 /* SigBlk, SigIgn and SigCgt of the main thread in one read of its status
  * (tens of microseconds, while threads wait to be resumed), kept a
  * quarter second: a signal left queued (one every thread blocks) then
- * costs four reads a second, not one per resume. A signal-delivery stop
- * reads them afresh (stops.c). Unknown masks read as all set: blocked, so
- * never "only because traced". */
-static const struct signal_masks *masks_of(struct sampler *s)
+ * costs four reads a second, not one per resume; kept_ns 0 reads now.
+ * Unknown masks read as all set: blocked, so never "only because
+ * traced". */
+static const struct signal_masks *masks_read(struct sampler *s, uint64_t kept_ns)
 {
 	struct signal_masks *m = &s->signal_masks;
 	static const char *const names[] = { "SigBlk:", "SigIgn:", "SigCgt:" };
@@ -51,7 +58,7 @@ static const struct signal_masks *masks_of(struct sampler *s)
 	char path[64], line[256];
 	FILE *f;
 
-	if (m->valid && now - m->read_ns < MASKS_KEPT_NS)
+	if (m->valid && now - m->read_ns < kept_ns)
 		return m;
 	m->valid = true;
 	m->read_ns = now;
@@ -68,19 +75,10 @@ static const struct signal_masks *masks_of(struct sampler *s)
 	return m;
 }
 
-/*
- * Untraced, a process discards a signal it ignores as it is sent, unless
- * the thread it is sent to (the leader, for kill) blocks it; traced, it is
- * delivered anyway and wakes a blocked syscall, only because we trace.
- */
-bool woke_only_because_traced(struct sampler *s, int sig)
+static bool masks_say_traced_only(const struct signal_masks *m, int sig)
 {
-	const struct signal_masks *m;
 	unsigned long long bit = 1ull << (sig - 1);
 
-	if (sig < 1 || sig > 64)
-		return false;
-	m = masks_of(s);
 	if (m->blocked & bit)
 		return false;
 	if (m->ignored & bit)
@@ -90,19 +88,58 @@ bool woke_only_because_traced(struct sampler *s, int sig)
 	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
 }
 
+/*
+ * Untraced, a process discards a signal it ignores as it is sent, unless
+ * the thread it is sent to (the leader, for kill) blocks it; traced, it is
+ * delivered anyway and wakes a blocked syscall, only because we trace.
+ */
+bool woke_only_because_traced(struct sampler *s, int sig)
+{
+	return sig >= 1 && sig <= 64 && masks_say_traced_only(masks_read(s, MASKS_KEPT_NS), sig);
+}
+
+bool signal_traced_only_known(struct sampler *s, int sig)
+{
+	const struct signal_masks *m = &s->signal_masks;
+	bool default_ignored = sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
+
+	if (sig < 1 || sig > 64)
+		return false;
+	/* Never read: only a signal ignored by default is worth the read
+	 * now (the masks are read after each signal passed on). */
+	if (!m->valid && !default_ignored)
+		return false;
+	return masks_say_traced_only(m->valid ? m : masks_read(s, MASKS_KEPT_NS), sig);
+}
+
+void signal_masks_refresh(struct sampler *s)
+{
+	masks_read(s, MASKS_FRESH_NS);
+}
+
 /* The first queued process-wide signal that is there only because we
- * trace, 0 if none; one syscall when the queue is empty, as it nearly
- * always is. */
-static int shared_traced_only(struct sampler *s, pid_t tid)
+ * trace into q (q->set false if none); one syscall when the queue is
+ * empty, as it nearly always is. */
+static void shared_traced_only(struct sampler *s, pid_t tid, struct queued_signal *q)
 {
 	siginfo_t si[PEEK_MAX];
 	struct peek_args a = { .off = 0, .flags = PEEK_SHARED, .nr = PEEK_MAX };
 	long n = ptrace(PTRACE_PEEKSIGINFO, tid, &a, si);
 
+	q->set = false;
 	for (long i = 0; i < n; i++)
-		if (woke_only_because_traced(s, si[i].si_signo))
-			return si[i].si_signo;
-	return 0;
+		if (woke_only_because_traced(s, si[i].si_signo)) {
+			*q = (struct queued_signal){ si[i].si_signo, si[i].si_code,
+						     si[i].si_signo == SIGCHLD ? si[i].si_status : 0,
+						     si[i].si_pid, true };
+			return;
+		}
+}
+
+static bool same_signal(const struct queued_signal *a, const struct queued_signal *b)
+{
+	return a->set && b->set && a->signo == b->signo && a->code == b->code &&
+	       a->status == b->status && a->pid == b->pid;
 }
 
 /* Another thread of the process on its way to take a signal: running or
@@ -131,31 +168,42 @@ static bool another_thread(const struct sampler *s, pid_t tid)
 
 void shared_signals_leave_to_woken(struct sampler *s, pid_t tid)
 {
+	struct signal_holds *h = &s->signal_holds;
+	struct queued_signal q, now_q;
 	uint64_t start, now;
-	int sig;
 
 	/* One thread: its pause is spared the queue's peek. */
 	if (!another_thread(s, tid))
 		return;
+	shared_traced_only(s, tid, &q);
+	if (!q.set) {
+		h->unclaimed.set = false;
+		return;
+	}
 	start = monotonic_ns();
-	if (start < s->signal_hold_off_until_ns)
+	if (start - h->second_start_ns >= 1000000000ull) {
+		h->second_start_ns = start;
+		h->second_held_ns = 0;
+	}
+	stops_log(s, "DBG tid %d sig %d pid %d same %d budget %llu runnable %d", (int)tid, q.signo, q.pid, same_signal(&q, &h->unclaimed), (unsigned long long)h->second_held_ns, another_runnable(s, tid));
+	if (same_signal(&q, &h->unclaimed) || h->second_held_ns >= HOLDS_NS_A_SECOND ||
+	    !another_runnable(s, tid))
 		return;
-	sig = shared_traced_only(s, tid);
-	if (!sig || !another_runnable(s, tid))
-		return;
-	stops_log(s, "tid %d held: signal %d queued for the process", (int)tid, sig);
+	stops_log(s, "tid %d held: signal %d queued for the process", (int)tid, q.signo);
 	s->st.signal_holds++;
 	for (;;) {
 		struct timespec nap = { 0, 20000 };
 
 		nanosleep(&nap, NULL);
-		if (!shared_traced_only(s, tid))
-			return;
+		shared_traced_only(s, tid, &now_q);
 		now = monotonic_ns();
+		if (!same_signal(&q, &now_q))
+			break;
 		if (now - start > HOLD_MAX_NS) {
 			/* Nobody took it: it may be this thread's after all. */
-			s->signal_hold_off_until_ns = now + HOLD_BACKOFF_NS;
-			return;
+			h->unclaimed = q;
+			break;
 		}
 	}
+	h->second_held_ns += now - start;
 }

@@ -214,19 +214,55 @@ static void resume_after(struct sampler *s, struct thread *t, int sig)
 	}
 }
 
+/* Our interrupt's stop was a signal's delivery: no sample there (the
+ * signal must be passed on at once); the tick's time goes to the
+ * thread's next sample. */
+static void interrupt_passed(struct sampler *s, struct thread *t)
+{
+	bool wanted = t->want_copy;
+
+	if (!t->interrupt_sent)
+		return;
+	t->interrupt_sent = false;
+	if (t->counted) {
+		t->counted = false;
+		s->pending_traps--;
+	}
+	t->pause_pending = false;
+	t->want_copy = t->want_py_walk = false;
+	if (wanted)
+		thread_passed_by(s, t);
+}
+
+/*
+ * A signal reported at its delivery stop is the target's only once
+ * passed on: were we killed before PTRACE_CONT (or before the thread ran
+ * again), the kernel would drop it. So a signal the program handles (or
+ * that acts by default) goes on at once, our interrupt's sample
+ * skipped, nothing read and nobody held; only a signal the program
+ * ignores, whose loss costs nothing, waits for the sample, the EINTR
+ * undone and a hold (shared_signals.c). The masks that tell the two apart
+ * are read again after.
+ */
 static void handle_signal(struct sampler *s, struct thread *t, int sig)
 {
-	/* Fresh masks for a signal being delivered: the program may have
-	 * just changed its handler. */
-	s->signal_masks.valid = false;
-	if (t->interrupt_sent)
-		consume_interrupt(s, t, true);
-	else if (woke_only_because_traced(s, sig))
-		undo_eintr_now(s, t->tid, true, false);
+	bool traced_only = signal_traced_only_known(s, sig);
+
+	if (traced_only) {
+		if (t->interrupt_sent)
+			consume_interrupt(s, t, true);
+		else
+			undo_eintr_now(s, t->tid, true, false);
+		resume_after(s, t, sig);
+	} else {
+		interrupt_passed(s, t);
+		if (ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)sig) < 0 && errno != ESRCH)
+			stats_error(s, SAMPLER_ERR_PTRACE);
+	}
 	if (sig > 0 && sig <= 64)
 		s->target_signal_ns[sig] = monotonic_ns();
 	s->st.signals_forwarded++;
-	resume_after(s, t, sig);
+	signal_masks_refresh(s);
 }
 
 static void handle_event_stop(struct sampler *s, struct thread *t, int sig)

@@ -189,6 +189,38 @@ check $? "SIGKILL of trainsample: target running, not stopped, untraced" \
 	"state $(proc_state $pid), tracer $(tracer_of $pid), beats $b1 -> $b2"
 kill -9 $pid 2>/dev/null
 
+# SIGKILL of trainsample again and again while attached to a process that
+# counts its signals (SIGUSR1 and SIGUSR2 sent one at a time, a POSIX timer
+# every millisecond): none is lost. A signal reported at its delivery stop
+# is the target's only once passed on, so it is passed on at once (it was
+# sampled there first: 7 lost in 123 cycles). A lost timer signal also
+# stops the timer (its rearm comes with the delivery).
+"$T/signal_count" 10 >"$TMP/sc.out" &
+pid=$!
+reap_later $pid
+cycles=0
+sleep 0.2
+while kill -0 $pid 2>/dev/null; do
+	$TS attach "$pid" -q -r 1000 -o "$TMP/sc.folded" 2>/dev/null &
+	tspid=$!
+	sleep "0.$(( (cycles * 7) % 30 + 5 ))"
+	kill -9 $tspid 2>/dev/null
+	wait $tspid 2>/dev/null
+	cycles=$((cycles + 1))
+	# untraced before the next: the kernel detaches as trainsample dies
+	i=0
+	while [ "$(tracer_of $pid)" != 0 ] && [ "$(tracer_of $pid)" != "" ] && [ $i -lt 200 ]; do
+		sleep 0.01
+		i=$((i + 1))
+	done
+done
+wait $pid
+rc=$?
+[ $rc -eq 0 ] && [ $cycles -ge 10 ]
+check $? "SIGKILL of trainsample in $cycles attach cycles: every signal arrives, the timer's too" \
+	"exit $rc after $cycles cycles: $(cat "$TMP/sc.out") (usr1 sent, got; usr2 sent, got; timer expected, got)" \
+	"$(cat "$TMP/sc.out")"
+
 # Ctrl-C (SIGINT to the process group) under record: the command gets it
 # once, as it would alone; trainsample waits for it and writes its outputs.
 setsid $TS record -q -o "$TMP/int.folded" -- "$T/interrupted" >"$TMP/int.out" &
