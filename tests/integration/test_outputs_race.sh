@@ -14,7 +14,12 @@ src=tests/data/h200/busy.tsprof
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1 ||
 	[ ! -x $PY3 ]; then
 	for n in "report -o through a FIFO swapped with a link" "record -o through a FIFO swapped with a link" \
-		"report -o through a folder swapped with a link"; do
+		"report -o through a folder swapped with a link" \
+		"a link of another user's on the way to an output is not followed" \
+		"record -o NAME.tsprof at another user's link is refused" \
+		"a device in another user's folder is not written" \
+		"one's own link on the way to an output is followed" \
+		"the GPU folder is made in one's own XDG_RUNTIME_DIR, in /tmp rather than another user's"; do
 		skip "$n" "needs root, setpriv, user nobody and $PY3"
 	done
 	exit 0
@@ -112,3 +117,21 @@ fi
 ln -s "$TMP/root" "$TMP/mine"
 $TS report -q "$TMP/src.tsprof" -o "$TMP/mine/y.folded" 2>"$TMP/err" && [ -s "$TMP/root/y.folded" ]
 check $? "one's own link on the way to an output is followed" "$(cat "$TMP/err")"
+
+# The GPU records' folder goes where no other user can change a name:
+# not into another user's XDG_RUNTIME_DIR (kept by sudo), /tmp instead.
+if [ -f build/libtrainsample_cuda.so ]; then
+	mkdir -m 700 "$TMP/runtime"
+	XDG_RUNTIME_DIR="$TMP/theirs4" $TS record -q --gpu=on -o "$TMP/g1.folded" -- \
+		sh -c 'echo "$TRAINSAMPLE_GPU_DIR"' >"$TMP/g1" 2>&1
+	XDG_RUNTIME_DIR="$TMP/runtime" $TS record -q --gpu=on -o "$TMP/g2.folded" -- \
+		sh -c 'echo "$TRAINSAMPLE_GPU_DIR"' >"$TMP/g2" 2>&1
+	grep -q "^/tmp/trainsample-gpu-[0-9]*-[0-9a-f]*$" "$TMP/g1" &&
+		grep -q "^$TMP/runtime/trainsample-gpu-[0-9]*-[0-9a-f]*$" "$TMP/g2" &&
+		[ -z "$(ls -A "$TMP/theirs4" | grep trainsample-gpu)" ] && [ -z "$(ls -A "$TMP/runtime")" ]
+	check $? "the GPU folder is made in one's own XDG_RUNTIME_DIR, in /tmp rather than another user's" \
+		"another's: $(cat "$TMP/g1"); own: $(cat "$TMP/g2")"
+else
+	skip "the GPU folder is made in one's own XDG_RUNTIME_DIR, in /tmp rather than another user's" \
+		"no libtrainsample_cuda.so (no CUPTI headers)"
+fi
