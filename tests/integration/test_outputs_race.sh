@@ -81,8 +81,11 @@ done
 
 race "report -o through a FIFO swapped with a link" fifo "$TMP/theirs1" x.folded "$TMP/root/x.folded" \
 	"$TMP/root/x.folded" $TS report -q "$TMP/src.tsprof" -o "$TMP/theirs1/x.folded"
+# A command that runs long enough to be sampled: an empty output would
+# leave root's file as it was even when opened.
 race "record -o through a FIFO swapped with a link" fifo "$TMP/theirs2" x.folded "$TMP/root/x.folded" \
-	"$TMP/root/x.folded" $TS record -q -o "$TMP/theirs2/x.folded" -- /bin/true
+	"$TMP/root/x.folded" $TS record -q -r 1000 -o "$TMP/theirs2/x.folded" -- \
+	sh -c 'i=0; while [ $i -lt 5000 ]; do i=$((i+1)); done' 
 race "report -o through a folder swapped with a link" dir "$TMP/theirs3" sub "$TMP/root" \
 	"$TMP/root/x.folded" $TS report -q "$TMP/src.tsprof" -o "$TMP/theirs3/sub/x.folded"
 
