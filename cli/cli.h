@@ -16,7 +16,7 @@ struct output {
 	const char *path;  /* "-" is stdout */
 	const struct output_writer *writer; /* its format's row (outputs_resolve) */
 	FILE *file;        /* opened before sampling, so a bad path fails early */
-	char *staged;      /* written here, renamed onto path when complete */
+	struct file_stage *stage; /* staged beside path, renamed onto it when complete */
 	bool gpu;          /* the GPU variant (--gpu-flamegraph, or named gpu.svg) */
 };
 

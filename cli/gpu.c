@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/common.h"
 #include "cuda/gpu.h"
 
 struct gpu_run {
@@ -28,22 +30,27 @@ struct gpu_run {
 	int lease;         /* the connection it collects for; -1 none */
 };
 
-/* A dead run's record folder and its record files (nothing below). */
-static void remove_folder(const char *dir)
+/* A dead run's record folder and its record files (nothing below), by
+ * name in base, held open: this user's own folder, never through a link. */
+static void remove_folder(int base, const char *name)
 {
-	char path[PATH_MAX + 256];
+	int fd = openat(base, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct dirent *e;
-	DIR *d = opendir(dir);
+	struct stat st;
+	DIR *d;
 
-	while (d && (e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.' &&
-		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < sizeof(path))
-			unlink(path);
-	if (d)
-		closedir(d);
-	rmdir(dir);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || !(d = fdopendir(fd))) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			unlinkat(fd, e->d_name, 0);
+	closedir(d);
+	unlinkat(base, name, AT_REMOVEDIR);
 }
-
 /* dir/name into path, when it fits and can be read. */
 static bool agent_at(char *path, size_t len, const char *dir, const char *name)
 {
@@ -107,31 +114,69 @@ static int process_uid(pid_t pid, unsigned *uid)
  * The private folder of this run's GPU records, trainsample-gpu-PID-XXXXXX
  * in base, named with this trainsample's pid so that a later run can tell
  * the folders of runs killed before they could clean up (kill -9) and
- * remove them: theirs only, never a live run's.
+ * remove them: theirs only, never a live run's. Its path is handed to the
+ * agent and used again by name, so base must be a folder no other user
+ * can change a name on the way to (-EPERM otherwise): /tmp, not another
+ * user's XDG_RUNTIME_DIR kept by sudo.
  */
-static int record_folder(struct gpu_run *g, const char *base)
+static int make_record_folder(struct gpu_run *g, const char *base)
 {
-	char path[PATH_MAX + 256];
+	uint64_t r = monotonic_ns() ^ ((uint64_t)getpid() << 32);
+	char name[64];
 	struct dirent *e;
-	DIR *d = opendir(base);
+	struct stat st;
+	bool trusted;
 	pid_t owner;
+	int dir, fd, ret = -EEXIST;
+	DIR *d;
 
+	dir = file_folder_open(base, &trusted, NULL, 0);
+	if (dir < 0)
+		return dir;
+	if (!trusted) {
+		close(dir);
+		return -EPERM;
+	}
+	fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0)
+		close(fd);
 	while (d && (e = readdir(d)) != NULL) {
-		struct stat st;
 		int n = 0;
 
 		if (sscanf(e->d_name, "trainsample-gpu-%d-%*6[A-Za-z0-9]%n", &owner, &n) != 1 ||
 		    !n || e->d_name[n] || owner <= 0 || kill(owner, 0) == 0 || errno != ESRCH)
 			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, e->d_name) >= sizeof(path))
-			continue;
-		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
-			remove_folder(path);
+		remove_folder(dir, e->d_name);
 	}
 	if (d)
 		closedir(d);
-	snprintf(g->dir, sizeof(g->dir), "%s/trainsample-gpu-%d-XXXXXX", base, (int)getpid());
-	return mkdtemp(g->dir) ? 0 : -errno;
+	for (int i = 0; i < 100 && ret == -EEXIST; i++) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		snprintf(name, sizeof(name), "trainsample-gpu-%d-%06x", (int)getpid(),
+			 (unsigned)(r >> 40));
+		ret = mkdirat(dir, name, 0700) < 0 ? -errno : 0;
+	}
+	/* Made now, never through a link (mkdirat does not follow one). */
+	if (!ret && (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		     st.st_uid != geteuid() || (st.st_mode & 077)))
+		ret = -EPERM;
+	close(dir);
+	if (ret < 0)
+		return ret;
+	if ((size_t)snprintf(g->dir, sizeof(g->dir), "%s/%s", base, name) >= sizeof(g->dir))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* The same, errno set as well (the callers' message says why). */
+static int record_folder(struct gpu_run *g, const char *base)
+{
+	int ret = make_record_folder(g, base);
+
+	if (ret < 0)
+		errno = -ret;
+	return ret;
 }
 
 /* attach: a process started with the agent (trainsample env) has it
@@ -193,7 +238,12 @@ static void spawn_agent(const struct cli_options *o, struct profile *p, struct g
 		return;
 	}
 	/* A folder only this user can enter: the records name its code. */
-	if (record_folder(g, base && base[0] && access(base, W_OK) == 0 ? base : "/tmp") < 0 || gpu_merge_new(&g->merge, g->dir, p, notice, NULL) < 0) {
+	if ((!base || !base[0] || access(base, W_OK) < 0 || record_folder(g, base) < 0) &&
+	    record_folder(g, "/tmp") < 0) {
+		cli_warn("cannot make a folder for GPU records (%s): no GPU data", strerror(errno));
+		return;
+	}
+	if (gpu_merge_new(&g->merge, g->dir, p, notice, NULL) < 0) {
 		cli_warn("cannot make a folder for GPU records (%s): no GPU data", strerror(errno));
 		return;
 	}

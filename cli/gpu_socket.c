@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,16 +27,21 @@
 #define AGENT_DEADLINE_MS 5000
 
 /* Sockets left by processes that are gone (a dormant process killed
- * before its exit handlers ran), in a folder found trusted. */
-static void remove_stale_sockets(const char *dir)
+ * before its exit handlers ran), in the folder held open and found
+ * trusted: removed in it, never by a path its owner could have changed. */
+static void remove_stale_sockets(int dir)
 {
+	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
-	DIR *d = opendir(dir);
-	char path[PATH_MAX];
+	struct stat st;
 	pid_t pid;
 
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((e = readdir(d)) != NULL) {
 		char name[sizeof(e->d_name)];
 		char *dot;
@@ -47,25 +53,37 @@ static void remove_stale_sockets(const char *dir)
 		*dot = 0;
 		if (pid_parse(name, &pid) < 0 || kill(pid, 0) == 0 || errno != ESRCH)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
+		if (fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode))
+			unlinkat(dir, e->d_name, 0);
 	}
 	closedir(d);
 }
 
+/* The agent's folder, held open (never through a link) and checked as
+ * it was opened: the descriptor, or -errno with why set. */
 static int folder_trusted(const char *dir, unsigned uid, char *why, size_t len)
 {
 	struct stat st;
+	int fd = open(dir, O_PATH | O_NOFOLLOW | O_CLOEXEC), ret;
 
-	if (lstat(dir, &st) < 0)
+	if (fd < 0)
 		return -errno;
-	if (S_ISLNK(st.st_mode))
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		close(fd);
 		return errbuf_set(why, len, -EPERM, "%s is a link, not the agent's folder", dir);
-	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077))
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077)) {
+		close(fd);
 		return errbuf_set(why, len, -EPERM, "%s is not uid %u's private folder (owner %u, "
 				  "mode %03o)", dir, uid, (unsigned)st.st_uid,
 				  (unsigned)(st.st_mode & 0777));
-	return 0;
+	}
+	return fd; /* O_PATH: enough to work in, and to list through "." */
 }
 
 int gpu_agent_open(pid_t pid, unsigned uid, char *socket_path, size_t len, char *why,
@@ -76,24 +94,40 @@ int gpu_agent_open(pid_t pid, unsigned uid, char *socket_path, size_t len, char 
 	struct ucred peer;
 	socklen_t plen = sizeof(peer);
 	struct stat st;
-	int fd, ret;
+	int fd, dfd, ret;
+	char name[32];
 
 	snprintf(dir, sizeof(dir), "/tmp/trainsample-%u", uid);
 	snprintf(socket_path, len, "%s/%d.sock", dir, (int)pid);
-	ret = folder_trusted(dir, uid, why, whylen);
-	if (ret < 0)
-		return ret;
-	remove_stale_sockets(dir);
-	if (lstat(socket_path, &st) < 0)
-		return -errno;
-	if (!S_ISSOCK(st.st_mode) || st.st_uid != uid)
-		return errbuf_set(why, whylen, -EPERM, "%s is not a socket of uid %u", socket_path, uid);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path);
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 && errno != EINPROGRESS) {
+	dfd = folder_trusted(dir, uid, why, whylen);
+	if (dfd < 0)
+		return dfd;
+	remove_stale_sockets(dfd);
+	snprintf(name, sizeof(name), "%d.sock", (int)pid);
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		ret = -errno;
+		close(dfd);
+		return ret;
+	}
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != uid) {
+		close(dfd);
+		return errbuf_set(why, whylen, -EPERM, "%s is not a socket of uid %u", socket_path, uid);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		ret = -errno;
+		close(dfd);
+		return ret;
+	}
+	/* Through the folder held (its peer is checked below either way). */
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/self/fd/%d/%s", dfd, name);
+	ret = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ? -errno : 0;
+	if (ret == -ENOENT) {
+		snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path);
+		ret = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ? -errno : 0;
+	}
+	close(dfd);
+	if (ret < 0 && ret != -EINPROGRESS) {
 		close(fd);
 		return ret;
 	}

@@ -203,12 +203,12 @@ int outputs_open(struct cli_options *o)
 			out->file = stdout;
 			continue;
 		}
-		out->staged = malloc(PATH_MAX);
-		if (!out->staged) {
+		out->stage = calloc(1, sizeof(*out->stage));
+		if (!out->stage) {
 			cli_error("cannot write %s: %s", out->path, strerror(ENOMEM));
 			return -ENOMEM;
 		}
-		fd = file_stage_open(out->path, out->staged, PATH_MAX, err, sizeof(err));
+		fd = file_stage_open(out->stage, out->path, err, sizeof(err));
 		if (fd < 0) {
 			cli_error("%s", err);
 			return fd;
@@ -217,7 +217,7 @@ int outputs_open(struct cli_options *o)
 		if (!out->file) {
 			ret = -errno;
 			close(fd);
-			file_stage_discard(out->staged);
+			file_stage_close(out->stage);
 			cli_error("cannot write %s: %s", out->path, strerror(-ret));
 			return ret;
 		}
@@ -461,10 +461,10 @@ int outputs_finish(struct output *out, int ret, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", strerror(errno));
 	}
 	/* Published while open: an anonymous staged file goes with its fd. */
-	if (!ret && out->staged)
-		ret = file_stage_publish(out->staged, out->path, err, errlen);
-	else if (out->staged)
-		file_stage_discard(out->staged);
+	if (!ret && out->stage)
+		ret = file_stage_publish(out->stage, out->path, err, errlen);
+	if (out->stage)
+		file_stage_close(out->stage);
 	if (out->file != stdout && fclose(out->file) != 0 && !ret)
 		ret = -errno;
 	out->file = NULL;
@@ -492,10 +492,10 @@ void outputs_free(struct cli_options *o)
 	for (int i = 0; i < o->noutputs; i++) {
 		if (o->outputs[i].file && o->outputs[i].file != stdout)
 			fclose(o->outputs[i].file);
-		if (o->outputs[i].staged) {
-			file_stage_discard(o->outputs[i].staged); /* never finished */
-			free(o->outputs[i].staged);
-			o->outputs[i].staged = NULL;
+		if (o->outputs[i].stage) {
+			file_stage_close(o->outputs[i].stage); /* never finished: removed */
+			free(o->outputs[i].stage);
+			o->outputs[i].stage = NULL;
 		}
 		if (o->owned_paths & (1u << i))
 			free((char *)o->outputs[i].path);

@@ -120,8 +120,8 @@ static void discard_outputs(struct cli_options *o)
 			fclose(out->file);
 			out->file = NULL;
 		}
-		if (out->staged)
-			file_stage_discard(out->staged);
+		if (out->stage)
+			file_stage_close(out->stage);
 	}
 }
 
@@ -133,7 +133,8 @@ static void discard_outputs(struct cli_options *o)
  */
 static int open_writer(struct run *r)
 {
-	char err[PATH_MAX + 128], staged[PATH_MAX];
+	char err[PATH_MAX + 128];
+	struct file_stage stage;
 
 	for (int i = 0; i < r->o->noutputs; i++) {
 		struct output *out = &r->o->outputs[i];
@@ -142,13 +143,13 @@ static int open_writer(struct run *r)
 		if (!out->writer->streams)
 			continue;
 		if (output_name_wants_pid(out->path)) {
-			fd = file_stage_open(out->path, staged, sizeof(staged), err, sizeof(err));
+			fd = file_stage_open(&stage, out->path, err, sizeof(err));
 			if (fd < 0) {
 				cli_error("%s", err);
 				return -1;
 			}
 			close(fd);
-			file_stage_discard(staged);
+			file_stage_close(&stage);
 			continue;
 		}
 		if (tsprof_writer_open(&r->writer, out->path, r->profile, err, sizeof(err)) < 0) {

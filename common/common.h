@@ -9,6 +9,7 @@
 #define TRAINSAMPLE_COMMON_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -76,21 +77,58 @@ static inline void array_sort(void *v, size_t n, size_t size,
 }
 
 /*
- * An output file made beside `path` as `.NAME.XXXXXX` (staged[] holds its
- * name; len at least PATH_MAX) and renamed onto `path` when complete, so
- * no reader sees half of it and a link at `path` is replaced, never
- * followed (another user's is refused). Where the file system allows it
- * has no name until published (staged is then /proc/self/fd/N: publish
- * before closing the fd). A device or pipe, and the process's own
- * descriptors (/dev/stdout, /dev/fd/N), are written in place (staged[0]
- * stays 0). Returns the fd, or -errno with err set.
+ * An output file, written where no other user can turn the name into
+ * something else. Its folder is reached once, a name at a time, never
+ * through a link another user could have put there (refused, in err), and
+ * held open: every later step works in it (openat, renameat), never by
+ * the path again. A regular file (or nothing) at the name is staged: made
+ * new beside it (O_EXCL, or with no name at all, O_TMPFILE) and renamed
+ * over the name when complete, so no reader sees half of it and a link at
+ * the name is replaced, never followed (another user's is refused). A
+ * FIFO or a device at the name is written in place: what is opened is
+ * what was checked (the same inode, never through a link, opened without
+ * blocking where it can), and in a folder another user owns only that
+ * user's FIFO is. The process's own descriptors (/dev/stdout, /dev/fd/N)
+ * are written as they are.
+ *
+ * Opening, publishing and closing are separate calls, so the caller
+ * chooses when a rename happens (never while it holds a target stopped).
+ * A zeroed struct holds nothing.
  */
-int file_stage_open(const char *path, char *staged, size_t len, char *err, size_t errlen);
-/* Renames the finished file into place (nothing when written in place);
- * on failure removes it. 0 or -errno with err set. */
-int file_stage_publish(char *staged, const char *path, char *err, size_t errlen);
-/* Removes a staged file that will not be finished. */
-void file_stage_discard(char *staged);
+struct file_stage {
+	bool open;                 /* dir is held */
+	bool in_place;             /* a FIFO, a device, one's own descriptor */
+	bool published;            /* renamed onto the name */
+	int dir;                   /* the output's folder */
+	int fd;                    /* the file written (the caller's, closed by it) */
+	dev_t dev;                 /* what fd is, to know its name again */
+	ino_t ino;
+	char leaf[256];            /* the output's name in dir (NAME_MAX + 1) */
+	char staged[256];          /* its name meanwhile; "" while it has none */
+};
+
+/* Opens the output at path into *s: the fd to write, or -errno with err
+ * set (one line), s then holding nothing. Close s with file_stage_close. */
+int file_stage_open(struct file_stage *s, const char *path, char *err, size_t errlen);
+/* Renames the finished file onto its name (nothing when written in place);
+ * call it before closing the fd. path is the name it was opened with, or
+ * one filled in since in the same folder: only its last part is used, in
+ * the folder held. On failure the staged file is removed. 0 or -errno with
+ * err set. */
+int file_stage_publish(struct file_stage *s, const char *path, char *err, size_t errlen);
+/* Removes the published file, if its name still is that file. */
+void file_stage_remove(struct file_stage *s);
+/* Removes a staged file never published and lets go of the folder. */
+void file_stage_close(struct file_stage *s);
+
+/*
+ * The folder at path, reached as file_stage_open reaches an output's: an
+ * O_PATH descriptor, or -errno with err set. *trusted (when non-NULL)
+ * tells whether no other user can change any name on the way: every
+ * folder passed is this user's or root's and open to others' writing only
+ * with the sticky bit (/tmp), so the path may be handed on as a string.
+ */
+int file_folder_open(const char *path, bool *trusted, char *err, size_t errlen);
 
 /* A process or thread id written in decimal: 0, or -EINVAL for anything
  * else (trailing text, 0 or less, implausibly large). */

@@ -34,8 +34,7 @@ struct tsprof_writer {
 	uint64_t prev_gpu_ns;  /* the last GPU activity's start */
 	uint64_t prev_counter_ns;
 	char *path;
-	char staged[PATH_MAX]; /* until the header is written (common/file.c) */
-	bool published;
+	struct file_stage stage; /* its folder, held (common/file.c) */
 };
 
 static int write_all(int fd, const uint8_t *data, size_t len)
@@ -381,6 +380,7 @@ static int write_file_header(int fd)
 
 static void writer_free(struct tsprof_writer *w)
 {
+	file_stage_close(&w->stage);
 	free(w->path);
 	free(w->buf);
 	free(w->zbuf);
@@ -394,7 +394,7 @@ static int writer_start(struct tsprof_writer *w, const char *path, char *err, si
 	w->path = strdup(path);
 	if (!w->path)
 		return errbuf_set(err, errlen, -ENOMEM, "tsprof writer: out of memory");
-	w->fd = file_stage_open(path, w->staged, sizeof(w->staged), err, errlen);
+	w->fd = file_stage_open(&w->stage, path, err, errlen);
 	if (w->fd < 0)
 		return w->fd;
 	ret = write_file_header(w->fd);
@@ -402,12 +402,11 @@ static int writer_start(struct tsprof_writer *w, const char *path, char *err, si
 		return errbuf_set(err, errlen, ret, "cannot write %s: %s", path, strerror(-ret));
 	/* A journal, not a rendering: in place from its header on, so a run
 	 * that is killed keeps all but its last second. */
-	ret = file_stage_publish(w->staged, path, err, errlen);
+	ret = file_stage_publish(&w->stage, path, err, errlen);
 	if (ret < 0) {
 		close(w->fd);
 		w->fd = -1;
 	}
-	w->published = !ret;
 	return ret;
 }
 
@@ -446,9 +445,7 @@ int tsprof_writer_open(struct tsprof_writer **out, const char *path,
 		profile_detach(p);
 		if (w->fd >= 0)
 			close(w->fd);
-		file_stage_discard(w->staged);
-		if (w->published)
-			unlink(path);
+		file_stage_remove(&w->stage);
 		writer_free(w);
 		return ret;
 	}
@@ -461,7 +458,7 @@ void tsprof_writer_discard(struct tsprof_writer *w)
 	if (!w)
 		return;
 	close(w->fd);
-	unlink(w->path);
+	file_stage_remove(&w->stage);
 	profile_detach(w->profile);
 	writer_free(w);
 }
