@@ -294,8 +294,10 @@ for f in sys.argv[1:]:
     d = json.load(open(f))
     print("host-sync" in [x["id"] for x in d["findings"]], "%.1f" % d["gpus"][0]["busy_active"])' \
 	"$TMP/sync-late.summary.json" "$TMP/sync-busy.summary.json" 2>&1 | tr '\n' ' ')
+# busy: 0.8 to 1.0 (the fake GPU's kernels last as long as they are
+# told; on a loaded machine the host launches the next one later)
 case "$got" in
-"True 0."[1-6]" False 0.9"?" "|"True 0."[1-6]" False 1.0 ") true ;;
+"True 0."[1-6]" False 0."[89]" "|"True 0."[1-6]" False 1.0 ") true ;;
 *) false ;;
 esac
 check $? "gpu findings: host-sync where the GPU idles while the loop waits, none where it is busy throughout" \
