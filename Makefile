@@ -27,7 +27,7 @@ CRIT_FLAGS := $(shell pkg-config --cflags --libs criterion 2>/dev/null)
 
 TS_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -I$(BUILD)/gen \
              -DTRAINSAMPLE_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -MMD -MP
-TS_LIBS   := $(PKG_LIBS) -liberty -lm
+TS_LIBS   := $(PKG_LIBS) -liberty -lm -pthread
 
 # Each folder's sources; cuda/agent/ is the in-process agent, built apart.
 COMMON_SRCS := $(wildcard common/*.c)

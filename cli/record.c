@@ -53,14 +53,30 @@ static void progress_line(struct run *r)
 	fflush(stderr);
 }
 
+struct periodic_io {
+	struct run *r;
+	uint64_t now;
+};
+
+/* The GPU's records read, the recording's chunk written: I/O that a slow
+ * file system can make wait (sampler_service_while). */
+static int periodic_files(void *ctx)
+{
+	struct periodic_io *io = ctx;
+
+	/* The first write error is kept by the writer and reported at the end. */
+	gpu_run_poll(io->r->gpu, io->now);
+	if (io->r->writer)
+		tsprof_writer_tick(io->r->writer, io->now);
+	return 0;
+}
+
 static void periodic(void *ctx, uint64_t now)
 {
 	struct run *r = ctx;
+	struct periodic_io io = { r, now };
 
-	/* The first write error is kept by the writer and reported at the end. */
-	gpu_run_poll(r->gpu, now);
-	if (r->writer)
-		tsprof_writer_tick(r->writer, now);
+	sampler_service_while(r->sampler, periodic_files, &io);
 	if (r->top && r->sampler)
 		top_tick(r->top, r->sampler, now);
 	else if (r->progress && r->sampler)
@@ -158,6 +174,13 @@ static int open_writer(struct run *r)
 		}
 	}
 	return 0;
+}
+
+static int open_outputs(void *ctx)
+{
+	struct run *r = ctx;
+
+	return outputs_open(r->o) < 0 || open_writer(r) < 0 ? -1 : 0;
 }
 
 /* Someone else's stop is left alone: continuing the target is theirs to do. */
@@ -429,7 +452,10 @@ static int begin(struct run *r, const struct sampler_options *so)
 		cli_error("out of memory");
 		return 1;
 	}
-	if (!o->command && (outputs_open(o) < 0 || open_writer(r) < 0))
+	/* Attached: opening (a FIFO with no reader yet), creating and
+	 * renaming (a large old recording evicted) may wait on the file
+	 * system; the target's stops are answered meanwhile. */
+	if (!o->command && sampler_service_while(r->sampler, open_outputs, r) < 0)
 		return 1;
 	/* A command's {pid} is known now; only a recording can still fail. */
 	if (o->command && output_names_expand(o, sampler_pid(r->sampler)) == 0 && !r->writer &&

@@ -79,7 +79,8 @@ void record_stats_print(const struct sampler_stats *st)
 		"  processes        %" PRIu64 " sampled, %" PRIu64 " child processes not\n"
 		"  threads          %" PRIu64 " seen, %u live at the end%s%s\n"
 		"  errors           %" PRIu64 "%s%s%s\n"
-		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops%s)\n"
+		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops%s); "
+		"its own stops unanswered at most %.1f ms\n"
 		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %s (%" PRIu64 " stacks)\n"
 		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on, %" PRIu64 " resumes held for them\n"
 		"  target cpu       %.3f s on a CPU, %.3f s waiting for one (its threads' schedstat); "
@@ -94,7 +95,8 @@ void record_stats_print(const struct sampler_stats *st)
 		st->threads_seen, st->threads_live, quiet, storm, st->errors, kinds[0] ? " (" : "", kinds,
 		kinds[0] ? ")" : "",
 		(double)st->pause_p50_ns / 1e3, (double)st->pause_p99_ns / 1e3,
-		(double)st->pause_max_ns / 1e3, st->stops, exits, (double)st->unwind_p50_ns / 1e3,
+		(double)st->pause_max_ns / 1e3, st->stops, exits, (double)st->unanswered_max_ns / 1e6,
+		(double)st->unwind_p50_ns / 1e3,
 		(double)st->unwind_p99_ns / 1e3, cold, st->unwinds,
 		st->syscalls_restarted,
 		st->signals_forwarded, st->signal_holds, (double)st->target_cpu_ns / 1e9,

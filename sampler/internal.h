@@ -261,6 +261,14 @@ struct sampler {
 	size_t cap_blocked;
 	uint64_t maps_reread_tick; /* the last tick a leaf made us re-read maps */
 	struct signal_holds signal_holds;
+	uint64_t unanswered_since_ns; /* waits.c: stops last answered (0: idle,
+				       * a stop would wake us) */
+	/* service.c: stops are answered while another thread does I/O that
+	 * may read the profile: no sample is taken, and processes seen are
+	 * told (opt.process_seen, which writes the profile) afterwards. */
+	bool answering_only;
+	struct seen_process { pid_t pid; int worker; } *seen_later;
+	size_t nseen_later, cap_seen_later;
 	struct signal_masks signal_masks;
 
 	uint64_t tick;
@@ -360,11 +368,16 @@ void stops_handle(struct sampler *s, pid_t tid, int status);
 /* waits.c: waits up to timeout_ms (-1 forever, 0 poll) for stops and
  * handles each; reads our own queued signals. */
 int stops_wait(struct sampler *s, int timeout_ms);
+/* Stops go unanswered from since_ns on (0: an idle wait that a stop ends). */
+void stops_unanswered_from(struct sampler *s, uint64_t since_ns);
 void signals_drain(struct sampler *s);
 /* Undoes an EINTR an interrupt caused in a non-restarting syscall (only
  * in a call without a timeout, if only_untimed). */
 void syscall_undo_eintr(struct sampler *s, pid_t tid,
 			struct user_regs_struct *regs, bool only_untimed);
+
+/* service.c: opt.process_seen now, or once answering only ends. */
+void process_seen_report(struct sampler *root, pid_t pid, int worker);
 
 /* shared_signals.c */
 bool woke_only_because_traced(struct sampler *s, int sig);

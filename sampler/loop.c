@@ -174,7 +174,7 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 			{ .fd = s->sigfd, .events = POLLIN },
 			{ .fd = s->timerfd, .events = POLLIN },
 		};
-		int timeout;
+		int timeout, ret;
 
 		stops_wait(s, 0);
 		threads_sweep(s);
@@ -231,7 +231,10 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 			if (t < timeout)
 				timeout = t;
 		}
-		if (poll(pfd, 2, timeout) <= 0)
+		stops_unanswered_from(s, 0);
+		ret = poll(pfd, 2, timeout);
+		stops_unanswered_from(s, monotonic_ns());
+		if (ret <= 0)
 			continue;
 		if (pfd[0].revents & POLLIN)
 			signals_drain(s);

@@ -124,8 +124,7 @@ struct sampler *procs_follow(struct sampler *s, pid_t pid)
 		return NULL;
 	}
 	stops_log(s, "following PID %d, a child of %d", (int)pid, (int)s->pid);
-	if (root->opt.process_seen)
-		root->opt.process_seen(root->opt.process_seen_ctx, pid, -1);
+	process_seen_report(root, pid, -1);
 	return k;
 }
 
@@ -285,8 +284,7 @@ void procs_attach_descendants(struct sampler *root)
 						sampler_notice(root, "not following PID %d: %s", (int)v[i].pid, err);
 					continue;
 				}
-				if (root->opt.process_seen)
-					root->opt.process_seen(root->opt.process_seen_ctx, k->pid, -1);
+				process_seen_report(root, k->pid, -1);
 				added++;
 				more = true;
 			}
@@ -410,6 +408,8 @@ void stats_fold(struct sampler *into, const struct sampler *from)
 	a->stops_at_kernel_exit += b->stops_at_kernel_exit;
 	if (b->pause_max_ns > a->pause_max_ns)
 		a->pause_max_ns = b->pause_max_ns;
+	if (b->unanswered_max_ns > a->unanswered_max_ns)
+		a->unanswered_max_ns = b->unanswered_max_ns;
 	a->unwinds += b->unwinds;
 	a->syscalls_restarted += b->syscalls_restarted;
 	a->signals_forwarded += b->signals_forwarded;

@@ -174,8 +174,8 @@ static void note_role(struct sampler *s, const struct py_code *c, const struct p
 		if (strcmp(vars[i].name, "worker_id"))
 			continue;
 		id = strtol(vars[i].value, &end, 10);
-		if (end != vars[i].value && !*end && id >= 0 && id < 1000000 && root->opt.process_seen)
-			root->opt.process_seen(root->opt.process_seen_ctx, s->pid, (int)id);
+		if (end != vars[i].value && !*end && id >= 0 && id < 1000000)
+			process_seen_report(root, s->pid, (int)id);
 		break;
 	}
 	free(vars);

@@ -282,6 +282,7 @@ void sampler_free(struct sampler *s)
 	if (s->nprocs)
 		procs_let_go(s);
 	free(s->procs);
+	free(s->seen_later);
 	if (s->nthreads)
 		detach_threads(s);
 	threads_free(s);

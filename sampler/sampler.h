@@ -102,6 +102,9 @@ struct sampler_stats {
 	uint64_t pause_p50_ns;     /* time a thread stayed stopped per copy */
 	uint64_t pause_p99_ns;
 	uint64_t pause_max_ns;
+	uint64_t unanswered_max_ns; /* the longest the target's stops could go
+				     * unanswered: trainsample busy elsewhere
+				     * (unwinding, symbols, a tick's work) */
 	uint64_t stops_at_kernel_exit; /* ... that came as the thread left a
 					* syscall or fault, not by our interrupt */
 	uint64_t unwinds;          /* stacks unwound (after the target ran on) */
@@ -158,6 +161,10 @@ int sampler_attach(struct sampler **out, pid_t pid, struct profile *p,
  * unwind, a thread gone) is counted in the stats, never fatal.
  */
 void sampler_run(struct sampler *s, enum sampler_end *end, int *signo);
+/* fn(ctx) on a thread of its own while this one, the tracer, answers the
+ * target's stops: for what can block on I/O while the target is traced
+ * (fn must not touch the sampler or the profile). fn's result. */
+int sampler_service_while(struct sampler *s, int (*fn)(void *ctx), void *ctx);
 /*
  * One tick, then detach: every thread's stack once (trainsample dump).
  * While a Python interpreter starts (no thread state or frame yet) it

@@ -189,6 +189,11 @@ static void consume_interrupt(struct sampler *s, struct thread *t, bool running)
 		t->want_copy = t->want_py_walk = false;
 		return;
 	}
+	/* Answering only (service.c): no sample, the tick's time carried. */
+	if (sampler_root(s)->answering_only && t->want_copy) {
+		thread_passed_by(s, t);
+		t->want_copy = t->want_py_walk = false;
+	}
 	if (t->want_copy && t->want_py_walk) {
 		/* Walk first: memory reads need no ptrace call, and the first
 		 * one (here the registers') waits until the thread is off its
@@ -354,8 +359,8 @@ static void handle_exec(struct sampler *s)
 		stats_error(s, SAMPLER_ERR_MEMORY);
 	if (s->sym) /* NULL: a process that joined since the last tick */
 		sym_process_exec(s->sym);
-	if (s->root && s->root->opt.process_seen)
-		s->root->opt.process_seen(s->root->opt.process_seen_ctx, s->pid, -1);
+	if (s->root)
+		process_seen_report(s->root, s->pid, -1);
 	if (proc_is_64bit(s->pid) == 0 && !s->stop_requested) {
 		sampler_notice(s, "PID %d now runs a 32-bit program, which trainsample cannot sample; stopping",
 			       (int)s->pid);

@@ -156,7 +156,29 @@ static void nothing_traced(struct sampler *root)
 	}
 }
 
+static int stops_wait_answer(struct sampler *s, int timeout_ms);
+
+/* The longest the target's stops could have waited for us: from the last
+ * answer (or the end of an idle wait, which a stop ends) to this one. */
+void stops_unanswered_from(struct sampler *s, uint64_t since_ns)
+{
+	sampler_root(s)->unanswered_since_ns = since_ns;
+}
+
 int stops_wait(struct sampler *s, int timeout_ms)
+{
+	struct sampler *root = sampler_root(s);
+	uint64_t now = monotonic_ns();
+	int handled;
+
+	if (root->unanswered_since_ns && now - root->unanswered_since_ns > root->st.unanswered_max_ns)
+		root->st.unanswered_max_ns = now - root->unanswered_since_ns;
+	handled = stops_wait_answer(s, timeout_ms);
+	root->unanswered_since_ns = monotonic_ns();
+	return handled;
+}
+
+static int stops_wait_answer(struct sampler *s, int timeout_ms)
 {
 	uint64_t deadline = timeout_ms > 0 ? monotonic_ns() + (uint64_t)timeout_ms * 1000000ull : 0;
 	struct sampler *root = sampler_root(s);

@@ -221,6 +221,37 @@ check $? "SIGKILL of trainsample in $cycles attach cycles: every signal arrives,
 	"exit $rc after $cycles cycles: $(cat "$TMP/sc.out") (usr1 sent, got; usr2 sent, got; timer expected, got)" \
 	"$(cat "$TMP/sc.out")"
 
+# Outputs on a file system that makes trainsample wait (a FIFO read late:
+# open() waits for its reader, write() for room), attached to a process
+# whose 1 kHz timer sends its next signal only once the last one arrived:
+# the target's stops are answered while trainsample waits (its longest
+# gap between timer signals stays short; trainsample's --stats says how
+# long stops went unanswered). The open waited 2 s with every signal held
+# before (gap 1987 ms), the recording's writes 1.9 s.
+for out in late.folded slow.tsprof; do
+	rm -f "$TMP/$out"
+	mkfifo "$TMP/$out"
+	"$T/signal_count" 4 >"$TMP/gap.out" &
+	pid=$!
+	reap_later $pid
+	sleep 0.3
+	case $out in
+	late.*) python3 tests/integration/slow_reader.py "$TMP/$out" 1.5 0 2>/dev/null & ;;
+	*) python3 tests/integration/slow_reader.py "$TMP/$out" 0 1.5 2>/dev/null & ;;
+	esac
+	reader=$!
+	$TS attach "$pid" -q -r 1000 -d 2 --stats -o "$TMP/$out" 2>"$TMP/gap.err"
+	rc=$?
+	wait $pid
+	wait $reader
+	gap=$(sed -n 's/.*gap_ms \([0-9]*\).*/\1/p' "$TMP/gap.out")
+	unanswered=$(sed -n 's/.*unanswered at most \([0-9]*\)\..*/\1/p' "$TMP/gap.err")
+	[ $rc -eq 0 ] && [ "${gap:-9999}" -lt 500 ] && [ "${unanswered:-9999}" -lt 500 ]
+	check $? "attach -o $out on a file system that waits: the target's signals answered meanwhile" \
+		"exit $rc: $(cat "$TMP/gap.out"); unanswered ${unanswered:-?} ms: $(grep -E 'pause|error' "$TMP/gap.err")" \
+		"longest gap between its timer's signals ${gap} ms, stops unanswered at most ${unanswered} ms"
+done
+
 # Ctrl-C (SIGINT to the process group) under record: the command gets it
 # once, as it would alone; trainsample waits for it and writes its outputs.
 setsid $TS record -q -o "$TMP/int.folded" -- "$T/interrupted" >"$TMP/int.out" &

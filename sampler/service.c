@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Work that can block on I/O (an output opened on a slow file system or a
+ * FIFO nobody reads yet, a recording's chunk written, a large old file
+ * evicted as the new one is renamed over it) while the target is traced:
+ * it runs on a thread of its own, and this thread, the tracer, keeps
+ * answering the target's stops meanwhile (a signal passed on, a new thread
+ * let run). Without that, a signal that came during a 3 s rename left its
+ * thread stopped 3 s. Ticks wait; they are counted as missed.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "sampler/internal.h"
+
+#define SERVICE_WAIT_MS 2
+
+struct service_job {
+	int (*fn)(void *ctx);
+	void *ctx;
+	int ret;
+	atomic_bool done;
+};
+
+static void *service_thread(void *arg)
+{
+	struct service_job *j = arg;
+
+	j->ret = j->fn(j->ctx);
+	atomic_store(&j->done, true);
+	return NULL;
+}
+
+void process_seen_report(struct sampler *root, pid_t pid, int worker)
+{
+	if (!root->opt.process_seen)
+		return;
+	if (!root->answering_only) {
+		root->opt.process_seen(root->opt.process_seen_ctx, pid, worker);
+		return;
+	}
+	if (ARRAY_RESERVE(root->seen_later, root->cap_seen_later, root->nseen_later + 1, 8) < 0) {
+		stats_error(root, SAMPLER_ERR_MEMORY);
+		return;
+	}
+	root->seen_later[root->nseen_later++] = (struct seen_process){ pid, worker };
+}
+
+int sampler_service_while(struct sampler *s, int (*fn)(void *ctx), void *ctx)
+{
+	struct service_job j = { .fn = fn, .ctx = ctx };
+	pthread_t th;
+
+	/* Nothing traced (memory only, or all let go): no one to answer. */
+	if (!s || s->memory_only || (!s->nthreads && !s->nprocs) || s->answering_only)
+		return fn(ctx);
+	s->answering_only = true;
+	if (pthread_create(&th, NULL, service_thread, &j) != 0) {
+		s->answering_only = false;
+		return fn(ctx);
+	}
+	while (!atomic_load(&j.done)) {
+		stops_wait(s, SERVICE_WAIT_MS);
+		threads_sweep(s);
+	}
+	pthread_join(th, NULL);
+	s->answering_only = false;
+	for (size_t i = 0; i < s->nseen_later; i++)
+		process_seen_report(s, s->seen_later[i].pid, s->seen_later[i].worker);
+	s->nseen_later = 0;
+	return j.ret;
+}
