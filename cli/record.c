@@ -176,6 +176,11 @@ static int open_writer(struct run *r)
 	return 0;
 }
 
+static int open_writer_io(void *ctx)
+{
+	return open_writer(ctx);
+}
+
 static int open_outputs(void *ctx)
 {
 	struct run *r = ctx;
@@ -459,7 +464,7 @@ static int begin(struct run *r, const struct sampler_options *so)
 		return 1;
 	/* A command's {pid} is known now; only a recording can still fail. */
 	if (o->command && output_names_expand(o, sampler_pid(r->sampler)) == 0 && !r->writer &&
-	    open_writer(r) < 0)
+	    sampler_service_while(r->sampler, open_writer_io, r) < 0)
 		cli_warn("the command runs on; only the other outputs will be written");
 	return 0;
 }
