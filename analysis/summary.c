@@ -30,14 +30,38 @@ static struct summary_process *process_of(struct summary *s, uint32_t pid)
 	return &s->procs[s->nprocs++];
 }
 
+struct tid_key {
+	const struct summary_process *sp;
+	uint32_t tid;
+};
+
+static bool same_tid(const void *key, uint32_t id)
+{
+	const struct tid_key *k = key;
+
+	return k->sp->threads[id].tid == k->tid;
+}
+
+/* A process's thread by its id, through a hash table: a run of short
+ * threads has thousands. */
 static struct summary_thread *thread_of(struct summary_process *sp, uint32_t tid)
 {
-	for (size_t i = sp->nthreads; i-- > 0;)
-		if (sp->threads[i].tid == tid)
-			return &sp->threads[i];
-	if (ARRAY_RESERVE(sp->threads, sp->cap_threads, sp->nthreads + 1, 8) < 0)
+	struct tid_key key = { sp, tid };
+	uint32_t hash = hash_of_words(&tid, 1);
+	struct hash_slot *slot;
+
+	if (sp->nthreads && sp->threads[sp->nthreads - 1].tid == tid)
+		return &sp->threads[sp->nthreads - 1];
+	if (hash_table_reserve(&sp->tids) < 0)
+		return NULL;
+	slot = hash_table_find(&sp->tids, hash, same_tid, &key);
+	if (slot->ref)
+		return &sp->threads[slot->ref - 1];
+	if (sp->nthreads >= UINT32_MAX - 1 ||
+	    ARRAY_RESERVE(sp->threads, sp->cap_threads, sp->nthreads + 1, 8) < 0)
 		return NULL;
 	sp->threads[sp->nthreads] = (struct summary_thread){ .tid = tid };
+	hash_table_fill(&sp->tids, slot, hash, (uint32_t)sp->nthreads);
 	return &sp->threads[sp->nthreads++];
 }
 
@@ -518,6 +542,7 @@ void summary_free(struct summary *s)
 		return;
 	for (size_t i = 0; i < s->nprocs; i++) {
 		free(s->procs[i].threads);
+		hash_table_free(&s->procs[i].tids);
 		free(s->procs[i].loaders);
 		free(s->procs[i].iter_starts);
 		free(s->procs[i].workers);
