@@ -127,6 +127,8 @@ run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI) $(BUILD)/tests/targets/th
 	@echo
 	@sh bench/memory.sh
 	@echo
+	@sh bench/many_functions.sh
+	@echo
 	@sh bench/contended.sh
 	@echo
 	@sh bench/subprocesses.sh

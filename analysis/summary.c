@@ -30,14 +30,38 @@ static struct summary_process *process_of(struct summary *s, uint32_t pid)
 	return &s->procs[s->nprocs++];
 }
 
+struct tid_key {
+	const struct summary_process *sp;
+	uint32_t tid;
+};
+
+static bool same_tid(const void *key, uint32_t id)
+{
+	const struct tid_key *k = key;
+
+	return k->sp->threads[id].tid == k->tid;
+}
+
+/* A process's thread by its id, through a hash table: a run of short
+ * threads has thousands. */
 static struct summary_thread *thread_of(struct summary_process *sp, uint32_t tid)
 {
-	for (size_t i = sp->nthreads; i-- > 0;)
-		if (sp->threads[i].tid == tid)
-			return &sp->threads[i];
-	if (ARRAY_RESERVE(sp->threads, sp->cap_threads, sp->nthreads + 1, 8) < 0)
+	struct tid_key key = { sp, tid };
+	uint32_t hash = hash_of_words(&tid, 1);
+	struct hash_slot *slot;
+
+	if (sp->nthreads && sp->threads[sp->nthreads - 1].tid == tid)
+		return &sp->threads[sp->nthreads - 1];
+	if (hash_table_reserve(&sp->tids) < 0)
+		return NULL;
+	slot = hash_table_find(&sp->tids, hash, same_tid, &key);
+	if (slot->ref)
+		return &sp->threads[slot->ref - 1];
+	if (sp->nthreads >= UINT32_MAX - 1 ||
+	    ARRAY_RESERVE(sp->threads, sp->cap_threads, sp->nthreads + 1, 8) < 0)
 		return NULL;
 	sp->threads[sp->nthreads] = (struct summary_thread){ .tid = tid };
+	hash_table_fill(&sp->tids, slot, hash, (uint32_t)sp->nthreads);
 	return &sp->threads[sp->nthreads++];
 }
 
@@ -120,6 +144,7 @@ struct func_pass {
 	uint32_t *func_of_frame;      /* frame id -> function + 1; 0 unknown yet */
 	struct summary_func *funcs;
 	size_t nfuncs, cap_funcs;
+	struct hash_table index;      /* (name, module) -> function */
 	uint32_t *seen;               /* function -> the row that last counted it */
 	size_t cap_seen;
 	uint32_t row;
@@ -166,25 +191,47 @@ static bool omp_module(const char *module)
 	       !strncmp(base, "libomp.", 7);
 }
 
+struct func_key {
+	const struct func_pass *fp;
+	uint32_t name, file;
+};
+
+static bool same_func(const void *key, uint32_t id)
+{
+	const struct func_key *k = key;
+
+	return k->fp->funcs[id].name == k->name && k->fp->funcs[id].file == k->file;
+}
+
+/* A frame's function (its name and module, whatever its line), through
+ * the frame's own cache, else the functions' hash table. */
 static int func_index(struct func_pass *fp, uint32_t frame, uint32_t *out)
 {
 	const struct frame *f = profile_frame(fp->s->p, frame);
+	struct func_key key = { fp, f->name, f->module };
+	uint32_t words[2] = { f->name, f->module }, hash;
+	struct hash_slot *slot;
 
 	if (fp->func_of_frame[frame]) {
 		*out = fp->func_of_frame[frame] - 1;
 		return 0;
 	}
-	for (size_t i = 0; i < fp->nfuncs; i++)
-		if (fp->funcs[i].name == f->name && fp->funcs[i].file == f->module) {
-			fp->func_of_frame[frame] = (uint32_t)i + 1;
-			*out = (uint32_t)i;
-			return 0;
-		}
-	if (ARRAY_RESERVE(fp->funcs, fp->cap_funcs, fp->nfuncs + 1, 64) < 0 ||
+	hash = hash_of_words(words, 2);
+	if (hash_table_reserve(&fp->index) < 0)
+		return -ENOMEM;
+	slot = hash_table_find(&fp->index, hash, same_func, &key);
+	if (slot->ref) {
+		*out = slot->ref - 1;
+		fp->func_of_frame[frame] = slot->ref;
+		return 0;
+	}
+	if (fp->nfuncs >= UINT32_MAX - 1 ||
+	    ARRAY_RESERVE(fp->funcs, fp->cap_funcs, fp->nfuncs + 1, 64) < 0 ||
 	    ARRAY_RESERVE(fp->seen, fp->cap_seen, fp->nfuncs + 1, 64) < 0)
 		return -ENOMEM;
 	fp->seen[fp->nfuncs] = 0;
 	fp->funcs[fp->nfuncs] = (struct summary_func){ .name = f->name, .file = f->module };
+	hash_table_fill(&fp->index, slot, hash, (uint32_t)fp->nfuncs);
 	*out = (uint32_t)fp->nfuncs;
 	fp->func_of_frame[frame] = (uint32_t)++fp->nfuncs;
 	return 0;
@@ -293,6 +340,7 @@ static int functions_find(struct summary *s, struct summary_process *sp)
 	free(fp.copy);
 	free(fp.leaf_ns);
 	free(fp.funcs);
+	hash_table_free(&fp.index);
 	free(fp.seen);
 	free(fp.path);
 	return ret;
@@ -494,6 +542,7 @@ void summary_free(struct summary *s)
 		return;
 	for (size_t i = 0; i < s->nprocs; i++) {
 		free(s->procs[i].threads);
+		hash_table_free(&s->procs[i].tids);
 		free(s->procs[i].loaders);
 		free(s->procs[i].iter_starts);
 		free(s->procs[i].workers);

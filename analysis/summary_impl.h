@@ -4,6 +4,7 @@
 #ifndef TRAINSAMPLE_ANALYSIS_SUMMARY_IMPL_H
 #define TRAINSAMPLE_ANALYSIS_SUMMARY_IMPL_H
 
+#include "common/common.h"
 #include "analysis/phase_impl.h"
 
 #define SUMMARY_TOP 8
@@ -98,6 +99,7 @@ struct summary_process {
 	uint64_t cpu_wait_ns;              /* of busy_ns: waiting for a CPU */
 	struct summary_thread *threads;
 	size_t nthreads, cap_threads;
+	struct hash_table tids;            /* tid -> threads[] */
 	const struct summary_thread *loop; /* the training loop's thread; NULL */
 	struct step_stats steps;           /* steps.timed 0: none counted */
 	bool steps_too_short;              /* the beat is under two periods */

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "formats/formats.h"
@@ -15,6 +16,7 @@ static int recording_read_merge(const struct cli_options *o, const char *path, u
 	uint64_t from = (uint64_t)(o->from_s * 1e9), to = o->to_s < 0 ? UINT64_MAX : (uint64_t)(o->to_s * 1e9);
 	struct tsprof_read_info info;
 	char err[512] = "";
+	bool none;
 	int ret;
 
 	/* --steps: each recording's own loop's steps. */
@@ -26,12 +28,15 @@ static int recording_read_merge(const struct cli_options *o, const char *path, u
 		return ret;
 	}
 	/* Damaged, or cut (a kill -9), before its first sample: an empty
-	 * picture would pass for a result. */
-	if (info.damaged && !info.samples && !from && to == UINT64_MAX) {
+	 * picture would pass for a result. With --from or --to, a window
+	 * that kept none of the samples read is the filters' to tell
+	 * (outputs_check_kept); no sample read at all is not. */
+	none = !info.samples && ((!from && to == UINT64_MAX) || !info.first_sample_ns);
+	if (info.damaged && none) {
 		cli_error("%s: %s; no sample could be read before it", path, info.note);
 		return -EIO;
 	}
-	if (!info.complete && !info.samples && !from && to == UINT64_MAX) {
+	if (!info.complete && none) {
 		cli_error("%s: the recording ends before its first sample (was trainsample killed?)", path);
 		return -EIO;
 	}
@@ -48,6 +53,31 @@ int recording_read(const struct cli_options *o, const char *path, struct profile
 	return recording_read_merge(o, path, 0, p);
 }
 
+/* The same recording given twice (by any names) would count its samples
+ * twice over: refused. Names that cannot be read are the reader's to
+ * report. */
+static int inputs_distinct(const struct cli_options *o)
+{
+	for (int i = 1; i < o->ninputs; i++) {
+		struct stat a;
+
+		if (stat(o->inputs[i], &a) < 0)
+			continue;
+		for (int j = 0; j < i; j++) {
+			struct stat b;
+
+			if (stat(o->inputs[j], &b) == 0 && a.st_dev == b.st_dev &&
+			    a.st_ino == b.st_ino) {
+				cli_error("%s and %s are the same recording: merged, every sample would "
+					  "count twice; give each recording once", o->inputs[j],
+					  o->inputs[i]);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct cli_options o;
@@ -60,7 +90,7 @@ int cmd_report(int argc, char **argv)
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	/* --summary, --findings or --time alone write no picture. */
-	if (output_names_refuse(&o, "report") < 0 ||
+	if (inputs_distinct(&o) < 0 || output_names_refuse(&o, "report") < 0 ||
 	    ((!(o.summary || o.findings || o.ntimes) || o.noutputs) &&
 	     outputs_resolve(&o, "report", false) < 0))
 		return 2;

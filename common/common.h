@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * common/ — the few stateless helpers every folder needs: the caller's
- * error buffer, the monotonic clock, array growth, number parsing, output
- * files put in place whole. It
+ * error buffer, the monotonic clock, array growth, a hash table, number
+ * parsing, output files put in place whole. It
  * depends on nothing else in the tree, so the GPU agent compiles it too.
  */
 #ifndef TRAINSAMPLE_COMMON_H
@@ -75,6 +75,38 @@ static inline void array_sort(void *v, size_t n, size_t size,
 	if (n)
 		qsort(v, n, size, cmp);
 }
+
+/*
+ * Open-addressing index from a key to a dense id (common/hash_table.c).
+ * The table stores only ids and hashes; the items live in the caller's
+ * own arrays, so a lookup asks the caller whether item `id` is the key.
+ * A zeroed struct hash_table is empty; hash_table_free leaves it so.
+ */
+struct hash_slot {
+	uint32_t hash;
+	uint32_t ref; /* id + 1; 0 marks an empty slot */
+};
+
+struct hash_table {
+	struct hash_slot *slots;
+	uint32_t mask; /* capacity - 1; the capacity is a power of two */
+	uint32_t used;
+};
+
+void hash_table_free(struct hash_table *t);
+/* Makes room for one more id; call before hash_table_find when the key
+ * may be inserted, since growing moves the slots. 0 or -ENOMEM. */
+int hash_table_reserve(struct hash_table *t);
+/* The slot holding the key, or the empty slot where it belongs. The table
+ * must have been reserved at least once. */
+struct hash_slot *hash_table_find(const struct hash_table *t, uint32_t hash,
+				  bool (*same)(const void *key, uint32_t id), const void *key);
+void hash_table_fill(struct hash_table *t, struct hash_slot *slot, uint32_t hash, uint32_t id);
+
+/* FNV-1a of bytes, and a multiply-xorshift mix of words (nearby ids
+ * spread over the table), both folded to 32 bits. */
+uint32_t hash_of_bytes(const void *data, size_t len);
+uint32_t hash_of_words(const uint32_t *words, size_t n);
 
 /*
  * An output file, written where no other user can turn the name into

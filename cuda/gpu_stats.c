@@ -119,6 +119,19 @@ void gpu_stats_settle(struct gpu_merge *g, bool final)
 	}
 }
 
+/*
+ * The time a device's busy share is of: the run's wall time, or the span
+ * of its activities where that is longer (records from before an attach,
+ * or a clock apart from ours). Busy time is a union of intervals within
+ * that span, so the share cannot pass 100%.
+ */
+uint64_t gpu_stats_span(const struct gpu_device_stats *d, uint64_t wall_ns)
+{
+	uint64_t span = d->last_ns > d->first_ns ? d->last_ns - d->first_ns : 0;
+
+	return span > wall_ns ? span : wall_ns;
+}
+
 void gpu_stats_free(struct gpu_merge *g)
 {
 	for (uint32_t i = 0; i < g->ndevices; i++)
@@ -159,6 +172,7 @@ void gpu_merge_summary(struct gpu_merge *g, FILE *out, uint64_t wall_ns)
 		g->activities, g->dropped);
 	for (uint32_t i = 0; i < g->ndevices; i++) {
 		const struct gpu_device_stats *d = &g->devices[i];
+		uint64_t span = gpu_stats_span(d, wall_ns);
 		char key[32];
 		const char *name;
 
@@ -166,8 +180,8 @@ void gpu_merge_summary(struct gpu_merge *g, FILE *out, uint64_t wall_ns)
 		name = profile_meta(g->profile, key);
 		fprintf(out, "  device %u%s%s: busy %.1f%% of %.2f s (%.3f s of kernels and copies)\n",
 			d->device, name ? ", " : "", name ? name : "",
-			wall > 0 ? 100.0 * (double)d->busy_ns / (double)wall_ns : 0, wall,
-			(double)d->busy_ns / 1e9);
+			span ? 100.0 * (double)(d->busy_ns < span ? d->busy_ns : span) / (double)span : 0,
+			(double)span / 1e9, (double)d->busy_ns / 1e9);
 	}
 	array_sort(g->kernels, g->nkernels, sizeof(*g->kernels), by_total);
 	/* kernel_of points into the order just changed: rebuilt on demand. */

@@ -32,13 +32,13 @@ static int child(struct flame_tree *g, uint32_t parent, uint32_t label, uint32_t
 {
 	struct node_key key = { g, parent, label };
 	uint32_t words[2] = { parent, label };
-	uint32_t h = intern_hash_words(words, 2);
-	struct intern_slot *slot;
+	uint32_t h = hash_of_words(words, 2);
+	struct hash_slot *slot;
 	struct flame_node *pn;
 
-	if (intern_table_reserve(&g->node_index) < 0)
+	if (hash_table_reserve(&g->node_index) < 0)
 		return -ENOMEM;
-	slot = intern_table_find(&g->node_index, h, same_node, &key);
+	slot = hash_table_find(&g->node_index, h, same_node, &key);
 	if (slot->ref) {
 		*out = slot->ref - 1;
 		return 0;
@@ -52,7 +52,7 @@ static int child(struct flame_tree *g, uint32_t parent, uint32_t label, uint32_t
 	g->nodes[g->nnodes] = (struct flame_node){
 		.label = label, .kind = kind, .parent = parent, .depth = pn->depth + 1,
 	};
-	intern_table_fill(&g->node_index, slot, h, g->nnodes);
+	hash_table_fill(&g->node_index, slot, h, g->nnodes);
 	*out = g->nnodes++;
 	return 0;
 }
@@ -156,7 +156,7 @@ void flame_tree_free(struct flame_tree *g)
 	free(g->nodes);
 	free(g->frame_label);
 	free(g->path);
-	intern_table_free(&g->node_index);
+	hash_table_free(&g->node_index);
 	memset(g, 0, sizeof(*g));
 }
 

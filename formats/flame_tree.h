@@ -8,7 +8,7 @@
 #define TRAINSAMPLE_FORMATS_FLAME_TREE_H
 
 #include "formats/formats.h"
-#include "formats/intern_table.h"
+#include "common/common.h"
 #include "formats/label_set.h"
 
 /* Markers and thread roots: a kind of their own for colouring. */
@@ -31,7 +31,7 @@ struct flame_tree {
 	struct label_set labels;
 	struct flame_node *nodes; /* 0 is the root, "all"; parents before children */
 	uint32_t nnodes, capnodes;
-	struct intern_table node_index; /* (parent, label) -> node */
+	struct hash_table node_index; /* (parent, label) -> node */
 	uint32_t *frame_label;          /* per frame id; UINT32_MAX: not yet */
 	uint32_t *path;
 	uint32_t cappath;

@@ -44,7 +44,7 @@ struct fg {
 static void kind_colour(const struct fg *g, const struct flame_node *n, char *out, size_t len)
 {
 	const char *label = g->t->labels.text[n->label];
-	uint32_t h = intern_hash_bytes(label, strlen(label));
+	uint32_t h = hash_of_bytes(label, strlen(label));
 	double v = (double)(h % 1000) / 1000.0;
 	int r, gr, b;
 

@@ -22,14 +22,14 @@ static bool same_label(const void *key, uint32_t id)
 int label_set_intern(struct label_set *s, const char *text, uint32_t *id, bool *added)
 {
 	struct label_key key = { s, text };
-	uint32_t h = intern_hash_bytes(text, strlen(text));
-	struct intern_slot *slot;
+	uint32_t h = hash_of_bytes(text, strlen(text));
+	struct hash_slot *slot;
 
 	if (added)
 		*added = false;
-	if (intern_table_reserve(&s->index) < 0)
+	if (hash_table_reserve(&s->index) < 0)
 		return -ENOMEM;
-	slot = intern_table_find(&s->index, h, same_label, &key);
+	slot = hash_table_find(&s->index, h, same_label, &key);
 	if (slot->ref) {
 		*id = slot->ref - 1;
 		return 0;
@@ -39,7 +39,7 @@ int label_set_intern(struct label_set *s, const char *text, uint32_t *id, bool *
 	s->text[s->count] = strdup(text);
 	if (!s->text[s->count])
 		return -ENOMEM;
-	intern_table_fill(&s->index, slot, h, s->count);
+	hash_table_fill(&s->index, slot, h, s->count);
 	*id = s->count++;
 	if (added)
 		*added = true;
@@ -51,6 +51,6 @@ void label_set_free(struct label_set *s)
 	for (uint32_t i = 0; i < s->count; i++)
 		free(s->text[i]);
 	free(s->text);
-	intern_table_free(&s->index);
+	hash_table_free(&s->index);
 	memset(s, 0, sizeof(*s));
 }

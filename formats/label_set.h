@@ -5,12 +5,12 @@
 
 #include <stdint.h>
 
-#include "formats/intern_table.h"
+#include "common/common.h"
 
 struct label_set {
 	char **text;
 	uint32_t count, cap;
-	struct intern_table index;
+	struct hash_table index;
 };
 
 /* The id of text, added (copied) if new; *added says which. */

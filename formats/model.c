@@ -63,11 +63,11 @@ void profile_free(struct profile *p)
 	for (uint32_t i = 0; i < p->string_count; i++)
 		free(p->strings[i].text);
 	free(p->strings);
-	intern_table_free(&p->string_index);
+	hash_table_free(&p->string_index);
 	free(p->frames);
-	intern_table_free(&p->frame_index);
+	hash_table_free(&p->frame_index);
 	free(p->stacks);
-	intern_table_free(&p->stack_index);
+	hash_table_free(&p->stack_index);
 	profile_free_samples(p);
 	free(p);
 }
@@ -103,7 +103,7 @@ static bool same_string(const void *key, uint32_t id)
 int profile_intern_string(struct profile *p, const char *s, uint32_t *id)
 {
 	struct string_key key = { .p = p, .text = s };
-	struct intern_slot *slot;
+	struct hash_slot *slot;
 	uint32_t hash, new_id;
 	char *copy;
 	int err;
@@ -113,11 +113,11 @@ int profile_intern_string(struct profile *p, const char *s, uint32_t *id)
 	key.len = strlen(s);
 	if (key.len > PROFILE_MAX_STRING)
 		return -E2BIG;
-	err = intern_table_reserve(&p->string_index);
+	err = hash_table_reserve(&p->string_index);
 	if (err)
 		return err;
-	hash = intern_hash_bytes(s, key.len);
-	slot = intern_table_find(&p->string_index, hash, same_string, &key);
+	hash = hash_of_bytes(s, key.len);
+	slot = hash_table_find(&p->string_index, hash, same_string, &key);
 	if (slot->ref) {
 		*id = slot->ref - 1;
 		return 0;
@@ -130,7 +130,7 @@ int profile_intern_string(struct profile *p, const char *s, uint32_t *id)
 	memcpy(copy, s, key.len + 1);
 	new_id = p->string_count++;
 	p->strings[new_id] = (struct string_entry){ copy, (uint32_t)key.len };
-	intern_table_fill(&p->string_index, slot, hash, new_id);
+	hash_table_fill(&p->string_index, slot, hash, new_id);
 	if (p->listener && p->listener->string)
 		p->listener->string(p->listener_ctx, new_id, copy, key.len);
 	*id = new_id;
@@ -141,7 +141,7 @@ static uint32_t frame_hash(const struct frame *f)
 {
 	uint32_t words[4] = { f->kind, f->name, f->module, f->line };
 
-	return intern_hash_words(words, 4);
+	return hash_of_words(words, 4);
 }
 
 static bool same_frame(const void *key, uint32_t id)
@@ -157,7 +157,7 @@ int profile_intern_frame(struct profile *p, const struct frame *f,
 			 uint32_t *id)
 {
 	struct frame_key key = { .p = p, .f = f };
-	struct intern_slot *slot;
+	struct hash_slot *slot;
 	uint32_t hash, new_id;
 	int err;
 
@@ -166,11 +166,11 @@ int profile_intern_frame(struct profile *p, const struct frame *f,
 	if (f->kind > FRAME_KIND_MAX || f->name >= p->string_count ||
 	    f->module >= p->string_count)
 		return -EINVAL;
-	err = intern_table_reserve(&p->frame_index);
+	err = hash_table_reserve(&p->frame_index);
 	if (err)
 		return err;
 	hash = frame_hash(f);
-	slot = intern_table_find(&p->frame_index, hash, same_frame, &key);
+	slot = hash_table_find(&p->frame_index, hash, same_frame, &key);
 	if (slot->ref) {
 		*id = slot->ref - 1;
 		return 0;
@@ -179,7 +179,7 @@ int profile_intern_frame(struct profile *p, const struct frame *f,
 		return -ENOMEM;
 	new_id = p->frame_count++;
 	p->frames[new_id] = *f;
-	intern_table_fill(&p->frame_index, slot, hash, new_id);
+	hash_table_fill(&p->frame_index, slot, hash, new_id);
 	if (p->listener && p->listener->frame)
 		p->listener->frame(p->listener_ctx, new_id, &p->frames[new_id]);
 	*id = new_id;
@@ -199,17 +199,17 @@ int profile_intern_stack(struct profile *p, uint32_t parent, uint32_t frame,
 {
 	struct stack_key key = { .p = p, .parent = parent, .frame = frame };
 	uint32_t words[2] = { parent, frame };
-	struct intern_slot *slot;
+	struct hash_slot *slot;
 	uint32_t hash, new_id;
 	int err;
 
 	if (!p || !id || parent >= p->stack_count || frame >= p->frame_count)
 		return -EINVAL;
-	err = intern_table_reserve(&p->stack_index);
+	err = hash_table_reserve(&p->stack_index);
 	if (err)
 		return err;
-	hash = intern_hash_words(words, 2);
-	slot = intern_table_find(&p->stack_index, hash, same_stack, &key);
+	hash = hash_of_words(words, 2);
+	slot = hash_table_find(&p->stack_index, hash, same_stack, &key);
 	if (slot->ref) {
 		*id = slot->ref - 1;
 		return 0;
@@ -222,7 +222,7 @@ int profile_intern_stack(struct profile *p, uint32_t parent, uint32_t frame,
 		.frame = frame,
 		.depth = p->stacks[parent].depth + 1,
 	};
-	intern_table_fill(&p->stack_index, slot, hash, new_id);
+	hash_table_fill(&p->stack_index, slot, hash, new_id);
 	if (p->listener && p->listener->stack)
 		p->listener->stack(p->listener_ctx, new_id, &p->stacks[new_id]);
 	*id = new_id;

@@ -25,14 +25,14 @@ struct aggregate_key {
 void profile_free_samples(struct profile *p)
 {
 	free(p->threads);
-	intern_table_free(&p->thread_index);
+	hash_table_free(&p->thread_index);
 	for (uint32_t i = 0; i < p->meta_count; i++) {
 		free(p->meta[i].key);
 		free(p->meta[i].value);
 	}
 	free(p->meta);
 	free(p->aggregates);
-	intern_table_free(&p->aggregate_index);
+	hash_table_free(&p->aggregate_index);
 	timeline_free(p->timeline);
 	spill_free(p->gpu);
 	spill_free(p->counters);
@@ -57,7 +57,7 @@ int profile_set_thread(struct profile *p, uint32_t pid, uint32_t tid,
 {
 	struct thread_key key = { .p = p, .pid = pid, .tid = tid };
 	uint32_t words[2] = { pid, tid };
-	struct intern_slot *slot;
+	struct hash_slot *slot;
 	uint32_t hash, name_id, id;
 	int err;
 
@@ -66,11 +66,11 @@ int profile_set_thread(struct profile *p, uint32_t pid, uint32_t tid,
 	err = profile_intern_string(p, name ? name : "", &name_id);
 	if (err)
 		return err;
-	err = intern_table_reserve(&p->thread_index);
+	err = hash_table_reserve(&p->thread_index);
 	if (err)
 		return err;
-	hash = intern_hash_words(words, 2);
-	slot = intern_table_find(&p->thread_index, hash, same_thread, &key);
+	hash = hash_of_words(words, 2);
+	slot = hash_table_find(&p->thread_index, hash, same_thread, &key);
 	if (slot->ref) {
 		struct thread_entry *t = &p->threads[slot->ref - 1];
 
@@ -84,7 +84,7 @@ int profile_set_thread(struct profile *p, uint32_t pid, uint32_t tid,
 		return -ENOMEM;
 	id = p->thread_count++;
 	p->threads[id] = (struct thread_entry){ pid, tid, name_id };
-	intern_table_fill(&p->thread_index, slot, hash, id);
+	hash_table_fill(&p->thread_index, slot, hash, id);
 	tell_thread(p, &p->threads[id]);
 	return 0;
 }
@@ -94,12 +94,12 @@ const char *profile_thread_name(const struct profile *p, uint32_t pid,
 {
 	struct thread_key key = { .p = p, .pid = pid, .tid = tid };
 	uint32_t words[2] = { pid, tid };
-	struct intern_slot *slot;
+	struct hash_slot *slot;
 	uint32_t name;
 
 	if (!p || !p->thread_index.slots)
 		return NULL;
-	slot = intern_table_find(&p->thread_index, intern_hash_words(words, 2),
+	slot = hash_table_find(&p->thread_index, hash_of_words(words, 2),
 				 same_thread, &key);
 	if (!slot->ref)
 		return NULL;
@@ -229,15 +229,15 @@ static int aggregate_row(struct profile *p, uint32_t pid, uint32_t tid,
 {
 	struct aggregate_key key = { p, pid, tid, stack, flags };
 	uint32_t words[4] = { pid, tid, stack, flags };
-	struct intern_slot *slot;
+	struct hash_slot *slot;
 	uint32_t hash, id;
 	int err;
 
-	err = intern_table_reserve(&p->aggregate_index);
+	err = hash_table_reserve(&p->aggregate_index);
 	if (err)
 		return err;
-	hash = intern_hash_words(words, 4);
-	slot = intern_table_find(&p->aggregate_index, hash, same_aggregate,
+	hash = hash_of_words(words, 4);
+	slot = hash_table_find(&p->aggregate_index, hash, same_aggregate,
 				 &key);
 	if (slot->ref) {
 		*row = &p->aggregates[slot->ref - 1];
@@ -249,7 +249,7 @@ static int aggregate_row(struct profile *p, uint32_t pid, uint32_t tid,
 	p->aggregates[id] = (struct profile_aggregate){
 		.pid = pid, .tid = tid, .stack = stack, .flags = flags,
 	};
-	intern_table_fill(&p->aggregate_index, slot, hash, id);
+	hash_table_fill(&p->aggregate_index, slot, hash, id);
 	*row = &p->aggregates[id];
 	return 0;
 }

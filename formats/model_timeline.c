@@ -23,7 +23,7 @@ struct profile_timeline {
 	struct spill *closed;
 	struct timeline_thread *threads;
 	uint32_t nthreads, capthreads;
-	struct intern_table thread_index;
+	struct hash_table thread_index;
 	uint64_t first_ns; /* the earliest span start; UINT64_MAX: none yet */
 };
 
@@ -45,7 +45,7 @@ void timeline_free(struct profile_timeline *t)
 		return;
 	spill_free(t->closed);
 	free(t->threads);
-	intern_table_free(&t->thread_index);
+	hash_table_free(&t->thread_index);
 	free(t);
 }
 
@@ -83,19 +83,19 @@ int timeline_add_sample(struct profile_timeline *t, const struct sample *s)
 {
 	struct thread_key key = { t, s->pid, s->tid };
 	uint32_t words[2] = { s->pid, s->tid };
-	uint32_t h = intern_hash_words(words, 2);
-	struct intern_slot *slot;
+	uint32_t h = hash_of_words(words, 2);
+	struct hash_slot *slot;
 	struct profile_span *last;
 	int ret;
 
-	if (intern_table_reserve(&t->thread_index) < 0)
+	if (hash_table_reserve(&t->thread_index) < 0)
 		return -ENOMEM;
-	slot = intern_table_find(&t->thread_index, h, same_thread, &key);
+	slot = hash_table_find(&t->thread_index, h, same_thread, &key);
 	if (!slot->ref) {
 		if (ARRAY_RESERVE(t->threads, t->capthreads, (size_t)t->nthreads + 1, 16) < 0)
 			return -ENOMEM;
 		t->threads[t->nthreads].open = span_of(s);
-		intern_table_fill(&t->thread_index, slot, h, t->nthreads++);
+		hash_table_fill(&t->thread_index, slot, h, t->nthreads++);
 		last = &t->threads[t->nthreads - 1].open;
 		goto opened;
 	}

@@ -3,7 +3,7 @@
 #ifndef TRAINSAMPLE_FORMATS_PROFILE_IMPL_H
 #define TRAINSAMPLE_FORMATS_PROFILE_IMPL_H
 
-#include "formats/intern_table.h"
+#include "common/common.h"
 #include "formats/profile_hooks.h"
 
 struct string_entry {
@@ -25,19 +25,19 @@ struct meta_entry {
 struct profile {
 	struct string_entry *strings;
 	uint32_t string_count, string_cap;
-	struct intern_table string_index;
+	struct hash_table string_index;
 
 	struct frame *frames;
 	uint32_t frame_count, frame_cap;
-	struct intern_table frame_index;
+	struct hash_table frame_index;
 
 	struct stack_node *stacks; /* stack 0, the root, is not indexed */
 	uint32_t stack_count, stack_cap;
-	struct intern_table stack_index;
+	struct hash_table stack_index;
 
 	struct thread_entry *threads;
 	uint32_t thread_count, thread_cap;
-	struct intern_table thread_index;
+	struct hash_table thread_index;
 
 	/* A handful of keys: a linear search is enough. */
 	struct meta_entry *meta;
@@ -45,7 +45,7 @@ struct profile {
 
 	struct profile_aggregate *aggregates;
 	uint32_t aggregate_count, aggregate_cap;
-	struct intern_table aggregate_index;
+	struct hash_table aggregate_index;
 
 	uint64_t sample_count;
 	struct profile_timeline *timeline; /* NULL unless kept */

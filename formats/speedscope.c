@@ -19,7 +19,6 @@
 
 #include "common/common.h"
 #include "formats/formats.h"
-#include "formats/intern_table.h"
 #include "formats/label_set.h"
 
 struct row {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "formats/formats.h"
-#include "formats/intern_table.h"
+#include "common/common.h"
 #include "formats/label_set.h"
 
 struct open_frame {
@@ -36,7 +36,7 @@ struct tr {
 	uint32_t *path, cappath;
 	struct trace_walker *walkers; /* in the order threads were first seen */
 	uint32_t nwalkers, capwalkers;
-	struct intern_table walker_index;
+	struct hash_table walker_index;
 	FILE *out;               /* where slices go; NULL: the counting pass */
 	uint64_t by_duration[64]; /* slices by floor(log2(duration in ns)) */
 	uint64_t slices_all, slices_kept;

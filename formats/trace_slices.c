@@ -42,17 +42,17 @@ int trace_walker_of(struct tr *t, uint32_t pid, uint32_t tid, struct trace_walke
 {
 	struct walker_key key = { t, pid, tid };
 	uint32_t words[2] = { pid, tid };
-	uint32_t h = intern_hash_words(words, 2);
-	struct intern_slot *slot;
+	uint32_t h = hash_of_words(words, 2);
+	struct hash_slot *slot;
 
-	if (intern_table_reserve(&t->walker_index) < 0)
+	if (hash_table_reserve(&t->walker_index) < 0)
 		return -ENOMEM;
-	slot = intern_table_find(&t->walker_index, h, same_walker, &key);
+	slot = hash_table_find(&t->walker_index, h, same_walker, &key);
 	if (!slot->ref) {
 		if (ARRAY_RESERVE(t->walkers, t->capwalkers, (size_t)t->nwalkers + 1, 16) < 0)
 			return -ENOMEM;
 		t->walkers[t->nwalkers] = (struct trace_walker){ .pid = pid, .tid = tid };
-		intern_table_fill(&t->walker_index, slot, h, t->nwalkers++);
+		hash_table_fill(&t->walker_index, slot, h, t->nwalkers++);
 	}
 	*out = &t->walkers[slot->ref - 1];
 	return 0;
@@ -192,6 +192,6 @@ void trace_slices_free(struct tr *t)
 	for (uint32_t i = 0; i < t->nwalkers; i++)
 		free(t->walkers[i].open);
 	free(t->walkers);
-	intern_table_free(&t->walker_index);
+	hash_table_free(&t->walker_index);
 	free(t->path);
 }

@@ -219,27 +219,28 @@ static int replay(struct tsprof_replay *rp, const struct chunk *c,
 	info->first_sample_ns = rp->first_ns;
 	if (ret == -EBADMSG)
 		snprintf(why, len, "is corrupt: %s", reason);
+	else if (ret == -EFBIG)
+		snprintf(why, len, "%s", reason);
 	return ret;
 }
 
 /* Replays chunks until the end chunk, the end of the file or a bad chunk. */
 static int read_chunks(struct chunk_reader *cr, struct tsprof_replay *rp,
-		       struct tsprof_read_info *info)
+		       struct tsprof_read_info *info, char *why, size_t whylen)
 {
-	char why[200];
 	int ret;
 
 	for (;;) {
 		uint64_t at = cr->offset;
 		struct chunk c = { 0 };
 
-		ret = read_chunk(cr, &c, why, sizeof(why));
+		ret = read_chunk(cr, &c, why, whylen);
 		if (ret == CHUNK_EOF) {
 			note_missing_end(info, at);
 			return 0;
 		}
 		if (ret == CHUNK_OK && c.kind == TSPROF_CHUNK_RECORDS)
-			ret = replay(rp, &c, info, why, sizeof(why));
+			ret = replay(rp, &c, info, why, whylen);
 		if (ret == -EBADMSG) {
 			info->damaged = true;
 			set_note(info, info->chunks, at, why);
@@ -325,12 +326,17 @@ int tsprof_read_merge(const char *path, struct profile *into, uint32_t index,
 		return errbuf_set(err, errlen, -EINVAL, "%s is not a regular file: a recording "
 				  "is a .tsprof file", path);
 	}
+	tsprof_replay_limits(&rp, (uint64_t)st.st_size);
 	ret = read_header(cr.fd, path, err, errlen);
 	if (!ret) {
-		ret = read_chunks(&cr, &rp, info);
+		char why[240] = "";
+
+		ret = read_chunks(&cr, &rp, info, why, sizeof(why));
 		if (!ret)
 			ret = tsprof_replay_end(&rp);
-		if (ret)
+		if (ret == -EFBIG)
+			errbuf_set(err, errlen, ret, "%s is refused: %s", path, why);
+		else if (ret)
 			errbuf_set(err, errlen, ret, "cannot read %s: %s", path,
 				   strerror(-ret));
 	}

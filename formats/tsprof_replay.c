@@ -403,6 +403,50 @@ static int where(char *why, size_t len, uint64_t index, size_t offset,
 			  offset, reason);
 }
 
+void tsprof_replay_limits(struct tsprof_replay *rp, uint64_t size)
+{
+	uint64_t bytes = size > UINT64_MAX / TSPROF_LIMIT_STRING_BYTES_PER_BYTE ? UINT64_MAX :
+			 size * TSPROF_LIMIT_STRING_BYTES_PER_BYTE;
+	uint64_t defs = size > UINT64_MAX / TSPROF_LIMIT_DEFINITIONS_PER_BYTE ? UINT64_MAX :
+			size * TSPROF_LIMIT_DEFINITIONS_PER_BYTE;
+
+	rp->limit_string_bytes = bytes > TSPROF_LIMIT_STRING_BYTES_LEAST ? bytes :
+				 TSPROF_LIMIT_STRING_BYTES_LEAST;
+	rp->limit_definitions = defs > TSPROF_LIMIT_DEFINITIONS_LEAST ? defs :
+				TSPROF_LIMIT_DEFINITIONS_LEAST;
+}
+
+static double mib(uint64_t n)
+{
+	return (double)n / (1 << 20);
+}
+
+/* -EFBIG, saying which limit, once the file's strings or definitions
+ * (so far, the chunk's checked records included) pass its limits. */
+static int over_limits(const struct tsprof_replay *rp, const struct defined *d, uint64_t bytes,
+		       char *why, size_t len)
+{
+	uint64_t max_bytes = rp->limit_string_bytes ? rp->limit_string_bytes :
+			     TSPROF_LIMIT_STRING_BYTES_LEAST;
+	uint64_t max_defs = rp->limit_definitions ? rp->limit_definitions :
+			    TSPROF_LIMIT_DEFINITIONS_LEAST;
+	uint64_t defs = (uint64_t)d->strings + d->frames + d->stacks;
+
+	if (bytes > max_bytes)
+		return errbuf_set(why, len, -EFBIG,
+				  "its strings pass %.0f MiB, the most a recording of its size "
+				  "may hold (%d times its size, at least %.0f MiB)",
+				  mib(max_bytes), TSPROF_LIMIT_STRING_BYTES_PER_BYTE,
+				  mib(TSPROF_LIMIT_STRING_BYTES_LEAST));
+	if (defs > max_defs)
+		return errbuf_set(why, len, -EFBIG,
+				  "its strings, frames and stacks pass %" PRIu64 ", the most a "
+				  "recording of its size may define (%d for each byte, at least %llu)",
+				  max_defs, TSPROF_LIMIT_DEFINITIONS_PER_BYTE,
+				  TSPROF_LIMIT_DEFINITIONS_LEAST);
+	return 0;
+}
+
 static int check_all(struct tsprof_replay *rp, const uint8_t *payload,
 		     size_t size, char *why, size_t len)
 {
@@ -412,7 +456,9 @@ static int check_all(struct tsprof_replay *rp, const uint8_t *payload,
 		.stacks = rp->file_stacks,
 	};
 	const uint8_t *q = payload, *end = payload + size;
+	uint64_t bytes = rp->string_bytes;
 	char reason[160];
+	int err;
 
 	for (uint64_t i = 0; q < end; i++) {
 		const uint8_t *at = q;
@@ -422,7 +468,13 @@ static int check_all(struct tsprof_replay *rp, const uint8_t *payload,
 		    check(&r, &d, reason, sizeof(reason)))
 			return where(why, len, i, (size_t)(at - payload),
 				     reason);
+		if (r.tag == TSPROF_REC_STRING)
+			bytes += r.text_len[0] + 1;
+		err = over_limits(rp, &d, bytes, why, len);
+		if (err)
+			return err;
 	}
+	rp->string_bytes = bytes;
 	return 0;
 }
 

@@ -17,6 +17,13 @@ struct tsprof_replay {
 	uint64_t from_ns, to_ns; /* after the first sample */
 	uint64_t first_ns;     /* the first sample's time; 0 none yet */
 	uint64_t samples;      /* replayed so far, aggregates by their count */
+	/*
+	 * What this file may make us hold (tsprof_read_merge sets them from
+	 * its size; 0: the least, TSPROF_LIMIT_*_LEAST): its strings' bytes
+	 * and its definitions (strings, frames, stacks), counted as checked.
+	 */
+	uint64_t limit_string_bytes, limit_definitions;
+	uint64_t string_bytes;
 	char *scratch;         /* NUL-terminated copies of record text */
 	size_t scratch_cap;
 	/*
@@ -40,10 +47,27 @@ struct tsprof_replay {
 };
 
 /*
+ * A recording is refused (-EFBIG) past these, so that a small file cannot
+ * make the reader allocate without bound (zlib inflates up to a thousand
+ * times): its strings' bytes past 32 times its size, and its strings,
+ * frames and stacks past 8 for every byte of it, but never under the
+ * least. A recorder's file takes several bytes per definition, and its
+ * names compress a few times, not tens.
+ */
+#define TSPROF_LIMIT_STRING_BYTES_LEAST (64ull << 20)
+#define TSPROF_LIMIT_STRING_BYTES_PER_BYTE 32
+#define TSPROF_LIMIT_DEFINITIONS_LEAST (1ull << 20)
+#define TSPROF_LIMIT_DEFINITIONS_PER_BYTE 8
+
+/* Sets r's limits for a file of `size` bytes. */
+void tsprof_replay_limits(struct tsprof_replay *r, uint64_t size);
+
+/*
  * Checks every record of one chunk's payload, then applies them all, so a
  * bad record leaves the profile as it was before the chunk. -EBADMSG with
- * the reason in `why` for a bad record; another negative errno (-ENOMEM)
- * when the profile cannot take it.
+ * the reason in `why` for a bad record; -EFBIG with the reason in `why`
+ * past a limit; another negative errno (-ENOMEM) when the profile cannot
+ * take it.
  */
 int tsprof_replay_chunk(struct tsprof_replay *r, const uint8_t *payload,
 			size_t len, char *why, size_t whylen);

@@ -122,3 +122,29 @@ $TS report -q "$TMP/m1.tsprof" "$TMP/nothing.tsprof" -o "$TMP/m3.folded" 2>"$TMP
 rc=$?
 [ $rc = 1 ] && grep -q "nothing.tsprof" "$TMP/err" && [ ! -e "$TMP/m3.folded" ]
 check $? "report of several with one missing: says which, writes nothing" "exit $rc $(cat "$TMP/err")"
+
+# Many distinct functions (issue 30: code that makes a new function for
+# every call): the summary finds each by a hash, not by a search of all
+# of them, and holds little beside the recording. 100,000 functions on
+# 2,000 threads, written by craft_tsprof.py.
+python3 tests/integration/craft_tsprof.py many 100000 2000 "$TMP/many.tsprof"
+if [ -x /usr/bin/time ]; then
+	/usr/bin/time -v -o "$TMP/sum.time" $TS report "$TMP/many.tsprof" --summary >"$TMP/sum.out" 2>&1
+	rc=$?
+	/usr/bin/time -v -o "$TMP/fold.time" $TS report -q "$TMP/many.tsprof" -o "$TMP/many.folded" 2>&1
+	rc2=$?
+	rs=$(awk '/Maximum resident set size/ { print $NF }' "$TMP/sum.time")
+	rf=$(awk '/Maximum resident set size/ { print $NF }' "$TMP/fold.time")
+else
+	$TS report "$TMP/many.tsprof" --summary >"$TMP/sum.out" 2>&1
+	rc=$?
+	$TS report -q "$TMP/many.tsprof" -o "$TMP/many.folded"
+	rc2=$? rs=0 rf=1
+fi
+[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && grep -q "PID 1000: 100000 samples" "$TMP/sum.out" &&
+	grep -q "top functions: self f_0 0%; total run (many_functions.py) 100%" "$TMP/sum.out" &&
+	grep -q "2000 threads\|1996 more threads" "$TMP/sum.out" &&
+	[ "$(folded_total "$TMP/many.folded")" = 100000 ] && below "${rs:-0}" "$((${rf:-1} * 2))"
+check $? "100,000 distinct functions on 2,000 threads: the summary, its RSS within twice folded's" \
+	"exit $rc/$rc2, RSS ${rs:-?} KiB against ${rf:-?} KiB: $(tail -4 "$TMP/sum.out")" \
+	"RSS $((${rs:-0} / 1024)) MiB, folded $((${rf:-0} / 1024)) MiB"

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cuda/gpu_merge_impl.h"
 #include "cuda/gpu_record.h"
 #include "formats/flamegraph_script.h"
 #include "formats/formats.h"
@@ -234,4 +235,46 @@ Test(gpu, reader_joins_strings_and_waits_for_whole_records)
 	gpu_reader_close(rd);
 	close(fd);
 	unlink(path);
+}
+
+/* Issue 30: attach printed "busy 100.8% of 1.00 s". Busy time is the union
+ * of a device's intervals over its streams; its share is of the wall time,
+ * or of the activities' own span where that is longer (records from before
+ * an attach), so it never passes 100%. */
+Test(gpu, busy_share_is_a_union_within_its_span_never_over_100_percent)
+{
+	struct profile *p = profile_new();
+	char dir[] = "/tmp/gpu_busy.XXXXXX", *text = NULL;
+	struct gpu_merge *g;
+	size_t len = 0;
+	FILE *out;
+	static const struct { uint32_t device; uint64_t start, end; } spans[] = {
+		/* device 0: 1.2 s covered, over 1.4 s of activities, in a 1 s run */
+		{ 0, 0, 600 * MS }, { 0, 500 * MS, 1200 * MS }, { 0, 100 * MS, 200 * MS },
+		/* device 1: 0.5 s busy of the run's 1 s, a gap inside */
+		{ 1, 0, 300 * MS }, { 1, 200 * MS, 400 * MS }, { 1, 600 * MS, 700 * MS },
+	};
+
+	cr_assert(p);
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(gpu_merge_new(&g, dir, p, NULL, NULL), 0);
+	for (size_t i = 0; i < sizeof(spans) / sizeof(spans[0]); i++) {
+		struct gpu_activity a = { .kind = GPU_ACTIVITY_KERNEL, .device = spans[i].device,
+					  .stream = 7 + (uint32_t)i, .name = str(p, "gemm"),
+					  .start_ns = 5000 * MS + spans[i].start,
+					  .end_ns = 5000 * MS + spans[i].end };
+
+		gpu_stats_add(g, &a);
+	}
+	out = open_memstream(&text, &len);
+	cr_assert(out);
+	gpu_merge_summary(g, out, 1000 * MS);
+	fclose(out);
+	cr_assert(strstr(text, "device 0: busy 100.0% of 1.20 s (1.200 s of kernels and copies)"),
+		  "%s", text);
+	cr_assert(strstr(text, "device 1: busy 50.0% of 1.00 s (0.500 s of kernels and copies)"),
+		  "%s", text);
+	free(text);
+	gpu_merge_free(g);
+	profile_free(p);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/summary_impl.h"
 #include "formats/formats.h"
 
 static uint32_t stack_of(struct profile *p, const char *name, uint32_t kind, const char *file,
@@ -204,5 +205,86 @@ Test(summary, a_call_site_that_is_frame_0_is_named)
 	cr_assert(strstr(text, "data-bound"), "%s", text);
 	cr_assert(strstr(text, "fetched from 0 at main (train.py:10)\n"), "%s", text);
 	free(text);
+	profile_free(p);
+}
+
+/* Issue 30: code that makes a new function for every call. Each of
+ * NFUNCS functions is seen at two lines (two frames, one function), on
+ * NTHREADS short threads; a "hot" one at two lines too. The functions are
+ * found by name and file whatever their number (a hash table, not a
+ * search of every function for each new frame), and counted once each. */
+#define NFUNCS 60000
+#define NTHREADS 3000
+
+static uint32_t frame_at(struct profile *p, const char *name, const char *file, uint32_t line)
+{
+	struct frame f = { .kind = FRAME_PYTHON, .line = line };
+	uint32_t id;
+
+	cr_assert_eq(profile_intern_string(p, name, &f.name), 0);
+	cr_assert_eq(profile_intern_string(p, file, &f.module), 0);
+	cr_assert_eq(profile_intern_frame(p, &f, &id), 0);
+	return id;
+}
+
+static void sample_on(struct profile *p, uint32_t tid, uint32_t parent, uint32_t frame, int n)
+{
+	static uint64_t t = 1000;
+	uint32_t stack;
+
+	cr_assert_eq(profile_intern_stack(p, parent, frame, &stack), 0);
+	for (int i = 0; i < n; i++) {
+		struct sample s = { .time_ns = t += 1000000, .pid = 100, .tid = tid, .stack = stack,
+				    .weight_ns = 1000000 };
+
+		cr_assert_eq(profile_add_sample(p, &s), 0);
+	}
+}
+
+Test(summary, many_distinct_functions_each_counted_once_by_name_and_file)
+{
+	struct profile *p = profile_new();
+	uint32_t run, hot_id, where;
+	struct phase_rules *rules;
+	struct phase_map *map;
+	struct summary *s;
+	const struct summary_process *sp;
+	char name[32];
+
+	cr_assert_eq(profile_intern_stack(p, 0, frame_at(p, "run", "/src/m.py", 3), &run), 0);
+	for (uint32_t i = 0; i < NFUNCS; i++) {
+		uint32_t tid = 1000 + i / (NFUNCS / NTHREADS);
+
+		snprintf(name, sizeof(name), "f_%u", i);
+		sample_on(p, tid, run, frame_at(p, name, "<string>", 1), 1);
+		sample_on(p, tid, run, frame_at(p, name, "<string>", 2), 1);
+	}
+	sample_on(p, 999, run, frame_at(p, "hot", "/src/m.py", 7), 50);
+	sample_on(p, 999, run, frame_at(p, "hot", "/src/m.py", 8), 50);
+	/* Same name, another file: another function. */
+	sample_on(p, 999, run, frame_at(p, "hot", "/src/other.py", 7), 30);
+	cr_assert_eq(phase_rules_new(&rules), 0);
+	cr_assert_eq(phase_map_new(rules, p, &map), 0);
+	cr_assert_eq(summary_build(map, &s), 0);
+	cr_assert_eq(s->nprocs, 1);
+	sp = &s->procs[0];
+	cr_assert_eq(sp->nthreads, NTHREADS + 1);
+	cr_assert_eq(sp->samples, 2 * NFUNCS + 130);
+	cr_assert_eq(profile_intern_string(p, "hot", &hot_id), 0);
+	cr_assert_eq(profile_intern_string(p, "/src/m.py", &where), 0);
+	cr_assert_geq(sp->ntop_self, 3);
+	cr_assert_eq(sp->top_self[0].name, hot_id);
+	cr_assert_eq(sp->top_self[0].file, where);
+	cr_assert_eq(sp->top_self[0].self_ns, 100 * 1000000ull, "both lines of hot, one function");
+	cr_assert_eq(sp->top_self[1].name, hot_id);
+	cr_assert_eq(sp->top_self[1].self_ns, 30 * 1000000ull, "hot of another file on its own");
+	/* Every f_i at both of its lines: 2 ms each, not 1. */
+	cr_assert_eq(profile_intern_string(p, "<string>", &where), 0);
+	cr_assert_eq(sp->top_self[2].file, where);
+	cr_assert_eq(sp->top_self[2].self_ns, 2 * 1000000ull);
+	cr_assert_eq(sp->top_total[0].total_ns, (2 * NFUNCS + 130) * 1000000ull, "run holds all");
+	summary_free(s);
+	phase_map_free(map);
+	phase_rules_free(rules);
 	profile_free(p);
 }

@@ -16,6 +16,7 @@
 #include "formats/formats.h"
 #include "formats/profile_hooks.h"
 #include "formats/tsprof_layout.h"
+#include "formats/tsprof_replay.h"
 
 /* ---- temporary files ---- */
 
@@ -1089,4 +1090,54 @@ Test(tsprof, recordings_merge_with_their_own_ids_hosts_and_clocks)
 	cr_assert_lt(tsprof_read(a, p, &info, err, sizeof(err)), 0);
 	profile_free(p);
 	remove_dir();
+}
+
+/* Issue 30: what a recording may make the reader hold, from its size; a
+ * chunk past a limit is refused whole (-EFBIG, the limit named) and
+ * nothing of it applied. */
+Test(tsprof, limits_on_strings_and_definitions_refuse_a_chunk_whole)
+{
+	struct profile *p = profile_new();
+	struct tsprof_replay rp = { .profile = p };
+	struct bytes b = { .n = 0 };
+	char why[240] = "", text[48];
+
+	cr_assert_eq(tsprof_replay_begin(&rp, 0), 0);
+	tsprof_replay_limits(&rp, 1000);
+	cr_assert_eq(rp.limit_string_bytes, TSPROF_LIMIT_STRING_BYTES_LEAST);
+	cr_assert_eq(rp.limit_definitions, TSPROF_LIMIT_DEFINITIONS_LEAST);
+	tsprof_replay_limits(&rp, 1ull << 30);
+	cr_assert_eq(rp.limit_string_bytes, 32ull << 30);
+	cr_assert_eq(rp.limit_definitions, 8ull << 30);
+
+	/* Twelve strings where ten definitions may be (the empty string,
+	 * the root stack and these). */
+	rp.limit_definitions = 10;
+	for (uint32_t i = 1; i <= 12; i++) {
+		snprintf(text, sizeof(text), "s%u", i);
+		put_string(&b, i, text);
+	}
+	cr_assert_eq(tsprof_replay_chunk(&rp, b.b, b.n, why, sizeof(why)), -EFBIG);
+	cr_assert_not_null(strstr(why, "its strings, frames and stacks pass 10,"), "%s", why);
+	cr_assert_eq(profile_string_count(p), 1, "nothing of the chunk applied");
+
+	/* Three strings of 40 bytes where 100 bytes may be. */
+	rp.limit_definitions = 0; /* the least */
+	rp.limit_string_bytes = 100;
+	b.n = 0;
+	memset(text, 'a', 40);
+	text[40] = 0;
+	for (uint32_t i = 1; i <= 2; i++) {
+		text[0] = (char)('0' + i);
+		put_string(&b, i, text);
+	}
+	cr_assert_eq(tsprof_replay_chunk(&rp, b.b, b.n, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(profile_string_count(p), 3);
+	b.n = 0;
+	put_string(&b, 3, text + 1);
+	cr_assert_eq(tsprof_replay_chunk(&rp, b.b, b.n, why, sizeof(why)), -EFBIG);
+	cr_assert_not_null(strstr(why, "its strings pass "), "%s", why);
+	cr_assert_eq(profile_string_count(p), 3);
+	tsprof_replay_release(&rp);
+	profile_free(p);
 }

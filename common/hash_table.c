@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The one hash table (declared in common/common.h): open addressing,
+ * linear probing, under 3/4 full; it holds ids, the items stay the
+ * caller's.
+ */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "formats/intern_table.h"
+#include "common/common.h"
 
 #define INITIAL_SLOTS 64u
 
-void intern_table_free(struct intern_table *t)
+void hash_table_free(struct hash_table *t)
 {
 	free(t->slots);
 	t->slots = NULL;
@@ -15,8 +20,8 @@ void intern_table_free(struct intern_table *t)
 	t->used = 0;
 }
 
-static void place(struct intern_slot *slots, uint32_t mask,
-		  struct intern_slot item)
+static void place(struct hash_slot *slots, uint32_t mask,
+		  struct hash_slot item)
 {
 	uint32_t i = item.hash & mask;
 
@@ -25,11 +30,11 @@ static void place(struct intern_slot *slots, uint32_t mask,
 	slots[i] = item;
 }
 
-int intern_table_reserve(struct intern_table *t)
+int hash_table_reserve(struct hash_table *t)
 {
 	uint64_t cap = t->slots ? (uint64_t)t->mask + 1 : 0;
 	uint64_t new_cap;
-	struct intern_slot *slots;
+	struct hash_slot *slots;
 
 	/* Keep the load under 3/4 so probe sequences stay short. */
 	if (cap && ((uint64_t)t->used + 1) * 4 <= cap * 3)
@@ -49,14 +54,14 @@ int intern_table_reserve(struct intern_table *t)
 	return 0;
 }
 
-struct intern_slot *
-intern_table_find(const struct intern_table *t, uint32_t hash,
+struct hash_slot *
+hash_table_find(const struct hash_table *t, uint32_t hash,
 		  bool (*same)(const void *key, uint32_t id), const void *key)
 {
 	uint32_t i = hash & t->mask;
 
 	for (;; i = (i + 1) & t->mask) {
-		struct intern_slot *s = &t->slots[i];
+		struct hash_slot *s = &t->slots[i];
 
 		if (!s->ref)
 			return s;
@@ -65,7 +70,7 @@ intern_table_find(const struct intern_table *t, uint32_t hash,
 	}
 }
 
-void intern_table_fill(struct intern_table *t, struct intern_slot *slot,
+void hash_table_fill(struct hash_table *t, struct hash_slot *slot,
 		       uint32_t hash, uint32_t id)
 {
 	slot->hash = hash;
@@ -74,7 +79,7 @@ void intern_table_fill(struct intern_table *t, struct intern_slot *slot,
 }
 
 /* FNV-1a, folded to 32 bits. */
-uint32_t intern_hash_bytes(const void *data, size_t len)
+uint32_t hash_of_bytes(const void *data, size_t len)
 {
 	const unsigned char *b = data;
 	uint64_t h = 0xcbf29ce484222325ull;
@@ -87,7 +92,7 @@ uint32_t intern_hash_bytes(const void *data, size_t len)
 }
 
 /* A multiply-xorshift mix per word, so nearby ids spread over the table. */
-uint32_t intern_hash_words(const uint32_t *words, size_t n)
+uint32_t hash_of_words(const uint32_t *words, size_t n)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull;
 
