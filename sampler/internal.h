@@ -429,8 +429,16 @@ struct sampler *procs_owner(struct sampler *root, pid_t tid);
  * made now unless it exists; NULL when it is not followed. */
 struct sampler *procs_follow(struct sampler *s, pid_t pid);
 /* At an exec of a followed process: false when it is to be let go (it
- * runs as another user, or a 32-bit program), said in one line. */
+ * runs as another user, a set-user-ID program exec'd again untraced, or
+ * a 32-bit program), said in one line. */
 bool procs_exec_allowed(struct sampler *s);
+/* setid.c: at an exec stop, a set-user-ID, set-group-ID or
+ * file-capability program whose privilege the kernel withheld from the
+ * traced exec is made to exec again and is to be let go (true, only when
+ * may_let_go), or the lost privilege is said in one line (false: it stays
+ * followed); a program trainsample may not read gets a line and is let
+ * go when may_let_go. */
+bool setid_at_exec(struct sampler *s, bool may_let_go);
 /* Seizes the root's descendants that exist now (attach -s). */
 void procs_attach_descendants(struct sampler *root);
 /* attach without subprocesses: the descendants alive now are counted

@@ -197,7 +197,7 @@ bool procs_exec_allowed(struct sampler *s)
 			       gid ? "gid" : "uid", e, r);
 		return false;
 	}
-	return true;
+	return !setid_at_exec(s, true);
 }
 
 /* The parent of each process, read from /proc once. */

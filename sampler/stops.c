@@ -355,6 +355,8 @@ static void handle_exec(struct sampler *s)
 		s->root->st.processes_left++;
 		return;
 	}
+	if (!s->root)
+		setid_at_exec(s, false); /* the root runs the loop: it stays */
 	if (!thread_add(s, s->pid))
 		stats_error(s, SAMPLER_ERR_MEMORY);
 	if (s->sym) /* NULL: a process that joined since the last tick */
