@@ -25,6 +25,16 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CRIT_FLAGS := $(shell pkg-config --cflags --libs criterion 2>/dev/null)
 
+# A machine without the build's libraries is told what to run, not shown
+# a compiler's "gelf.h: No such file or directory". The goals that install
+# them first (test, demo re-enter make afterwards) are let through.
+DEPS_OK := $(shell pkg-config --exists $(PKGS) 2>/dev/null && echo yes)
+ifneq ($(DEPS_OK),yes)
+ifneq ($(filter-out deps test demo clean sid-root sid-root-torch,$(or $(MAKECMDGOALS),all)),)
+$(error the build's libraries are missing (pkg-config finds no $(PKGS)): run `make deps` first (make test and make demo do it themselves))
+endif
+endif
+
 TS_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -I$(BUILD)/gen \
              -DTRAINSAMPLE_VERSION='"$(VERSION)"' $(PKG_CFLAGS) -MMD -MP
 TS_LIBS   := $(PKG_LIBS) -liberty -lm -pthread

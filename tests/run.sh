@@ -1,10 +1,41 @@
 #!/bin/sh
 # Runs every test: the Criterion unit binaries (TAP output) and the
-# integration scripts (which print TAP lines too), then one summary line
-# "N passed, N failed". Exits non-zero when anything failed.
+# integration scripts (which print TAP lines too), then the five slowest
+# scripts and one summary line "N passed, N failed". Exits non-zero when
+# anything failed.
+#
+#   tests/run.sh                  everything
+#   tests/run.sh NAME...          only these (test_report, report, or a unit
+#                                 binary's name: test_py_locals; unit: every
+#                                 unit binary)
+#   TEST_JOBS=N tests/run.sh      scripts side by side, N at a time (default
+#                                 2; 1 runs them one after another)
+#
+# Scripts run side by side except those listed in ALONE, whose checks
+# measure time or shares that a neighbour's load would blur: they run
+# with nothing beside them. (All of them still pass beside two CPU hogs,
+# make check's rule; ALONE keeps their figures the machine's, not ours.)
+ALONE="test_accuracy test_disturbance test_storm"
 cd "$(dirname "$0")/.." || exit 1
 results=$(mktemp /tmp/trainsample-results.XXXXXX)
-trap 'rm -f "$results" "$results.err"' EXIT
+work=$(mktemp -d /tmp/trainsample-run.XXXXXX)
+trap 'rm -rf "$results" "$results.err" "$work"' EXIT
+jobs=${TEST_JOBS:-2}
+
+# Whether NAME (a script or binary's base name) was asked for.
+wanted() {
+	[ -n "$names" ] || return 0
+	for n in $names; do
+		[ "$n" = "$1" ] || [ "test_$n" = "$1" ] && return 0
+	done
+	return 1
+}
+names="$*"
+for n in $names; do
+	[ "$n" = unit ] || [ -e "tests/integration/$n.sh" ] || [ -e "tests/integration/test_$n.sh" ] ||
+		[ -x "build/tests/unit/$n" ] || [ -x "build/tests/unit/test_$n" ] ||
+		{ echo "tests/run.sh: no test named '$n' (tests/integration/*.sh, build/tests/unit/*)"; exit 2; }
+done
 
 # Criterion's TAP output follows a "not ok" with a YAML block:
 #   ---, assertions: N, failures:, then per failed assertion
@@ -41,22 +72,88 @@ echo "== unit tests"
 for bin in build/tests/unit/test_*; do
 	[ -x "$bin" ] || continue
 	case "$bin" in *.d) continue ;; esac
+	wanted unit || wanted "$(basename "$bin")" || continue
 	run_unit "$bin"
 done
 
-for script in tests/integration/*.sh; do
-	case "$script" in */lib.sh) continue ;; esac
-	echo "== $(basename "$script" .sh)"
+# One script, its output kept for when it is printed: "ok"/"not ok" lines
+# to the results, its seconds to $work/NAME.secs.
+run_script() {
+	name=$(basename "$1" .sh)
 	start=$(date +%s)
-	sh "$script" 2>&1 | while IFS= read -r line; do
+	sh "$1" >"$work/$name.out" 2>&1
+	echo $(( $(date +%s) - start )) >"$work/$name.secs"
+}
+
+print_script() {
+	name=$1
+	echo "== $name"
+	while IFS= read -r line; do
 		case "$line" in
 		"ok "*|"not ok "*) printf '%s\n' "$line" >>"$results"; printf '  %s\n' "$line" ;;
 		*) printf '    %s\n' "$line" ;;
 		esac
-	done
-	# What each script costs the 20 minutes a fresh clone's run may take.
-	echo "    ($(basename "$script" .sh): $(( $(date +%s) - start )) s)"
+	done <"$work/$name.out"
+	# What each script costs the run's minutes.
+	echo "    ($name: $(cat "$work/$name.secs") s)"
+}
+
+# The scripts, longest first where a past run's times are known (so the
+# pool ends together), then the ones to run alone.
+pool="" alone=""
+for script in tests/integration/*.sh; do
+	name=$(basename "$script" .sh)
+	case "$name" in lib) continue ;; esac
+	wanted "$name" || continue
+	case " $ALONE " in *" $name "*) alone="$alone $script"; continue ;; esac
+	pool="$pool $script"
 done
+# build/test-times: this clone's last full run; tests/script-times: one
+# committed, for a fresh clone.
+timing=build/test-times
+order=$timing
+[ -s "$order" ] || order=tests/script-times
+if [ -s "$order" ]; then
+	pool=$(for s in $pool; do
+		n=$(basename "$s" .sh)
+		echo "$(awk -v n="$n" '$1 == n { print $2 }' "$order" | tail -1) $s"
+	done | sort -rn | awk '{ print $NF }')
+fi
+
+running=""
+for script in $pool; do
+	while [ "$(echo $running | wc -w)" -ge "$jobs" ]; do
+		still=""
+		for r in $running; do
+			if [ -e "$work/$(basename "$r" .sh).secs" ]; then
+				print_script "$(basename "$r" .sh)"
+			else
+				still="$still $r"
+			fi
+		done
+		running=$still
+		[ "$(echo $running | wc -w)" -ge "$jobs" ] && sleep 0.2
+	done
+	run_script "$script" &
+	running="$running $script"
+done
+wait
+for r in $running; do print_script "$(basename "$r" .sh)"; done
+for script in $alone; do
+	run_script "$script"
+	print_script "$(basename "$script" .sh)"
+done
+
+# The five slowest, and every script's time for the next run's order.
+if ls "$work"/*.secs >/dev/null 2>&1; then
+	echo "slowest scripts:"
+	for f in "$work"/*.secs; do echo "$(cat "$f") $(basename "$f" .secs)"; done | sort -rn | head -5 |
+		awk '{ printf "  %s %d s\n", $2, $1 }'
+	if [ -z "$names" ]; then
+		mkdir -p build
+		for f in "$work"/*.secs; do echo "$(basename "$f" .secs) $(cat "$f")"; done >"$timing"
+	fi
+fi
 
 skipped=$(grep -c '^ok .*# SKIP' "$results")
 passed=$(grep '^ok ' "$results" | grep -vc '# SKIP')

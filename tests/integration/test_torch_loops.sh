@@ -104,6 +104,8 @@ if sid_root_ready && [ -f build/sid-root/.stamp-torch ]; then
 	run_loop "sid-3.14 torch 2: next(it), validation inline, data-bound" tests/sid/python3.14 --loop next --val inline --bound data
 	grouped_eval "sid-3.14 torch 2: validation inline"
 	GROUPED=
+	run_loop "sid-3.14 torch 2: for loop, validation in a function, compute-bound" tests/sid/python3.14 --loop for --val function --bound compute
+	run_loop "sid-3.14 torch 2: generator around the loader, validation inline, data-bound" tests/sid/python3.14 --loop gen --val inline --bound data
 	tests/sid/python3.14 tests/python/train_cnn.py --loop for --val function --steps 400 >/dev/null 2>&1 &
 	target=$!
 	reap_later $target
