@@ -10,7 +10,7 @@
  * The signals start once the main thread sleeps in epoll_wait, and still
  * does 50 ms later: one sent while it sits in a ptrace stop (its clone
  * event, say) goes to another thread but can leave it a spurious EINTR that
- * no stop lets a tracer see (a limit README states).
+ * no stop lets a tracer see (a limit docs/how-it-works.md states).
  */
 #include <errno.h>
 #include <pthread.h>
