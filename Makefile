@@ -3,6 +3,7 @@
 #   make            build build/trainsample
 #   make deps       install the Debian packages the build and tests need
 #   make test       deps, then build and run every test; ends with "N passed, N failed"
+#   make test-quick unit tests and a few scripts, about a minute (tests/run.sh NAME... for others)
 #   make check-sanitize  ASan/UBSan build in build/san: unit tests and a short
 #                   integration subset (also part of make test)
 #   make demo       deps, then profile the bundled example
@@ -109,6 +110,13 @@ $(SID_ROOT)/.stamp-torch: $(SID_ROOT)/.stamp
 check-build: $(BIN) $(AGENT) $(TEST_FIXTURES)
 check: check-build
 	@sh tests/run.sh
+
+# For the edit-compile-test loop (about a minute): the unit tests (the
+# writers on recordings made in them among them), the layering, report's
+# checks and pyenv 3.12's Python and native checks with 10 launches.
+# make test (every check) before committing.
+test-quick: check-build
+	@TEST_QUICK=1 ONLY=pyenv-3.12 sh tests/run.sh unit layers report python
 
 # The unit tests and a few record/report/dump runs with trainsample built
 # with ASan and UBSan (tests/integration/test_sanitize.sh, which make test

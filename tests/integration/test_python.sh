@@ -93,6 +93,8 @@ shares() {
 launches() {
 	label=$1 py=$2 bad="" n=60
 	[ "$label" = pyenv-3.12 ] && n=200
+	# make test-quick: a few, for the edit-compile-test loop
+	[ -n "$TEST_QUICK" ] && n=10
 	for i in $(seq $n); do
 		$TS record -q -r 1000 --stats -o "$TMP/l.folded" -- "$py" $P/short.py 2>"$TMP/l.err"
 		# Any Python frame: on a crowded machine the 50 ms of
