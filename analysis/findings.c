@@ -333,30 +333,33 @@ int findings_write(const struct summary *s, size_t max, FILE *out)
 	return 0;
 }
 
-int findings_json_write(const struct summary *s, FILE *out)
+int findings_json_write(const struct summary *s, struct json_out *j)
 {
 	struct finding_list *l = malloc(sizeof(*l));
 
 	if (!l)
 		return -ENOMEM;
 	findings_find(s, l);
-	fputc('[', out);
+	json_begin_array(j);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct finding *f = &l->v[i];
 
-		fprintf(out, "%s\n  {\"id\": \"%s\", \"severity\": \"%s\", \"cost\": %.4f, \"pid\": %" PRIu32
-			", \"title\": ", i ? "," : "", f->id, severity(f->cost), f->cost, f->pid);
-		json_put_string(out, f->title);
-		fputs(", \"evidence\": [", out);
-		for (int k = 0; k < f->nevidence; k++) {
-			fputs(k ? ", " : "", out);
-			json_put_string(out, f->evidence[k]);
-		}
-		fputs("], \"hint\": ", out);
-		json_put_string(out, f->hint);
-		fputc('}', out);
+		json_break(j, 2);
+		json_begin_object(j);
+		json_key_string(j, "id", f->id);
+		json_key_string(j, "severity", severity(f->cost));
+		json_key_double(j, "cost", f->cost, 4);
+		json_key_uint(j, "pid", f->pid);
+		json_key_string(j, "title", f->title);
+		json_key(j, "evidence");
+		json_begin_array(j);
+		for (int k = 0; k < f->nevidence; k++)
+			json_string(j, f->evidence[k]);
+		json_end_array(j);
+		json_key_string(j, "hint", f->hint);
+		json_end_object(j);
 	}
-	fputc(']', out);
+	json_end_array(j);
 	free(l);
-	return 0;
+	return j->err;
 }

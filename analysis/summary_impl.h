@@ -206,7 +206,7 @@ double summary_gpu_busy_share(const struct summary *s, const struct summary_gpu 
 double summary_process_gpu_busy(const struct summary *s, const struct summary_process *sp);
 
 /* findings.c: every finding as a JSON array, for summary.json. */
-int findings_json_write(const struct summary *s, FILE *out);
+int findings_json_write(const struct summary *s, struct json_out *j);
 
 /* summary_loaders.c: the loop thread's DataLoaders and their figures. */
 int summary_loaders_find(struct summary *s, struct summary_process *sp);

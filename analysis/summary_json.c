@@ -22,87 +22,89 @@ static double share(uint64_t part, uint64_t all)
 	return all ? (double)part / (double)all : 0.0;
 }
 
-static void put_key(FILE *out, const char *key, bool *first)
-{
-	fprintf(out, "%s", *first ? "" : ", ");
-	*first = false;
-	json_put_string(out, key);
-	fputs(": ", out);
-}
-
-static void put_string_or_null(FILE *out, const char *s)
-{
-	if (s)
-		json_put_string(out, s);
-	else
-		fputs("null", out);
-}
-
 /* with_startup: ns has a slot more, the loop's time before its first step. */
-static void put_phases(FILE *out, const uint64_t *ns, uint64_t all, double scale, bool with_startup)
+static void put_phases(struct json_out *j, const uint64_t *ns, uint64_t all, double scale,
+		       bool with_startup)
 {
-	bool first = true;
-
-	fputc('{', out);
+	json_begin_object(j);
 	for (int k = 0; k < PHASE_KINDS + with_startup; k++) {
-		put_key(out, k == LOOP_STARTUP ? "startup" : phase_name((enum phase)k), &first);
+		json_key(j, k == LOOP_STARTUP ? "startup" : phase_name((enum phase)k));
 		if (scale)
-			fprintf(out, "%.3f", (double)ns[k] / scale);
+			json_double(j, (double)ns[k] / scale, 3);
 		else
-			fprintf(out, "%.4f", share(ns[k], all));
+			json_double(j, share(ns[k], all), 4);
 	}
-	fputc('}', out);
+	json_end_object(j);
 }
 
 static void put_functions(const struct summary *s, const struct summary_func *v, size_t n,
-			  bool self, uint64_t busy, FILE *out)
+			  bool self, uint64_t busy, struct json_out *j)
 {
-	fputc('[', out);
+	json_begin_array(j);
 	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "%s{\"function\": ", i ? ", " : "");
-		json_put_string(out, profile_string(s->p, v[i].name));
-		fputs(", \"file\": ", out);
-		put_string_or_null(out, v[i].file ? profile_string(s->p, v[i].file) : NULL);
-		fprintf(out, ", \"share\": %.4f}", share(self ? v[i].self_ns : v[i].total_ns, busy));
+		json_begin_object(j);
+		json_key_string(j, "function", profile_string(s->p, v[i].name));
+		json_key_string(j, "file", v[i].file ? profile_string(s->p, v[i].file) : NULL);
+		json_key_double(j, "share", share(self ? v[i].self_ns : v[i].total_ns, busy), 4);
+		json_end_object(j);
 	}
-	fputc(']', out);
+	json_end_array(j);
 }
 
-static void put_threads(const struct summary *s, const struct summary_process *sp, FILE *out)
+/* busy, idle, gil and cpu_wait as shares of all. */
+static void put_shares(struct json_out *j, uint64_t busy, uint64_t idle, uint64_t gil,
+		       uint64_t cpu_wait, uint64_t all)
 {
-	fputc('[', out);
+	json_key_double(j, "busy", share(busy, all), 4);
+	json_key_double(j, "idle", share(idle, all), 4);
+	json_key_double(j, "gil", share(gil, all), 4);
+	json_key_double(j, "cpu_wait", share(cpu_wait, all), 4);
+}
+
+static void put_threads(const struct summary *s, const struct summary_process *sp,
+			struct json_out *j)
+{
+	json_begin_array(j);
 	for (size_t i = 0; i < sp->nthreads; i++) {
 		const struct summary_thread *t = &sp->threads[i];
 		uint64_t all = t->busy_ns + t->idle_ns;
 
-		fprintf(out, "%s{\"tid\": %" PRIu32 ", \"name\": ", i ? ", " : "", t->tid);
-		put_string_or_null(out, profile_thread_name(s->p, sp->pid, t->tid));
-		fprintf(out, ", \"samples\": %" PRIu64 ", \"busy\": %.4f, \"idle\": %.4f, \"gil\": %.4f, "
-			"\"cpu_wait\": %.4f, \"phases\": ", t->samples, share(t->busy_ns, all),
-			share(t->idle_ns, all), share(t->gil_ns, all), share(t->cpu_wait_ns, all));
-		put_phases(out, t->phase_ns, all, 0, false);
-		fputc('}', out);
+		json_begin_object(j);
+		json_key_uint(j, "tid", t->tid);
+		json_key_string(j, "name", profile_thread_name(s->p, sp->pid, t->tid));
+		json_key_uint(j, "samples", t->samples);
+		put_shares(j, t->busy_ns, t->idle_ns, t->gil_ns, t->cpu_wait_ns, all);
+		json_key(j, "phases");
+		put_phases(j, t->phase_ns, all, 0, false);
+		json_end_object(j);
 	}
-	fputc(']', out);
+	json_end_array(j);
 }
 
-static void put_steps(const struct summary *s, const struct summary_process *sp, FILE *out)
+static void put_steps(const struct summary_process *sp, struct json_out *j)
 {
 	const struct step_stats *st = &sp->steps;
 
 	if (!st->timed || sp->steps_too_short) {
-		fputs("null", out);
+		json_null(j);
 		return;
 	}
-	fprintf(out, "{\"count\": %" PRIu64 ", \"per_second\": %.3f, \"beat\": \"%s\", "
-		"\"p50_ms\": %.3f, \"p90_ms\": %.3f, \"max_ms\": %.3f, \"phase_ms\": ", st->steps,
-		(double)st->timed * 1e9 / (double)(st->span_ns ? st->span_ns : 1), phase_name(st->beat),
-		(double)st->p50_ns / 1e6, (double)st->p90_ns / 1e6, (double)st->max_ns / 1e6);
-	put_phases(out, st->phase_ns, 0, 1e6 * (double)st->timed, false);
-	fprintf(out, ", \"startup_s\": %.3f, \"epochs\": %" PRIu64 ", \"maybe_merged\": %" PRIu64
-		", \"eval_passes\": %" PRIu64 ", \"eval_s\": %.3f}", (double)sp->startup_ns / 1e9,
-		sp->epochs, st->maybe_merged, st->eval_passes, (double)sp->loop_ns[PHASE_EVAL] / 1e9);
-	(void)s;
+	json_begin_object(j);
+	json_key_uint(j, "count", st->steps);
+	json_key_double(j, "per_second",
+			(double)st->timed * 1e9 / (double)(st->span_ns ? st->span_ns : 1), 3);
+	json_key_string(j, "beat", phase_name(st->beat));
+	json_key_double(j, "p50_ms", (double)st->p50_ns / 1e6, 3);
+	json_key_double(j, "p90_ms", (double)st->p90_ns / 1e6, 3);
+	json_key_double(j, "max_ms", (double)st->max_ns / 1e6, 3);
+	json_key(j, "phase_ms");
+	put_phases(j, st->phase_ns, 0, 1e6 * (double)st->timed, false);
+	json_key_double(j, "startup_s", (double)sp->startup_ns / 1e9, 3);
+	json_key_uint(j, "epochs", sp->epochs);
+	json_key_uint(j, "maybe_merged", st->maybe_merged);
+	json_key_uint(j, "eval_passes", st->eval_passes);
+	json_key_double(j, "eval_s", (double)sp->loop_ns[PHASE_EVAL] / 1e9, 3);
+	json_end_object(j);
 }
 
 /* A loader's name, made unique: a second "loader" is "loader_2". */
@@ -121,23 +123,24 @@ static void loader_name(const struct summary *s, const struct summary_process *s
 		snprintf(buf + strlen(buf), len - strlen(buf), "_%d", same);
 }
 
-static void put_metric(FILE *out, bool *first, const char *split, const char *loader,
+static void put_metric(struct json_out *j, const char *split, const char *loader,
 		       const char *what, double ms)
 {
 	char key[160];
 
 	snprintf(key, sizeof(key), "profile/%s/dl_%s/%s", split, loader, what);
-	put_key(out, key, first);
-	fprintf(out, "%.3f", ms);
+	json_key_double(j, key, ms, 3);
 }
 
-static void put_loaders(const struct summary *s, const struct summary_process *sp, FILE *out)
+/* "loaders": [...], "metrics": {...}, members of the loop's object. */
+static void put_loaders(const struct summary *s, const struct summary_process *sp,
+			struct json_out *j)
 {
-	bool first = true;
 	char name[64];
 
-	fputs("\"loaders\": [", out);
-	for (size_t i = 0, n = 0; i < sp->nloaders; i++) {
+	json_key(j, "loaders");
+	json_begin_array(j);
+	for (size_t i = 0; i < sp->nloaders; i++) {
 		const struct summary_loader *l = &sp->loaders[i];
 
 		/* A loader met only outside steps and batches (its line seen
@@ -145,121 +148,171 @@ static void put_loaders(const struct summary *s, const struct summary_process *s
 		if (!l->steps && !l->val_batches)
 			continue;
 		loader_name(s, sp, i, name, sizeof(name));
-		fprintf(out, "%s{\"name\": ", n++ ? ", " : "");
-		json_put_string(out, name);
-		fprintf(out, ", \"train_steps\": %" PRIu64 ", \"val_batches\": %" PRIu64 "}", l->steps,
-			l->val_batches);
+		json_begin_object(j);
+		json_key_string(j, "name", name);
+		json_key_uint(j, "train_steps", l->steps);
+		json_key_uint(j, "val_batches", l->val_batches);
+		json_end_object(j);
 	}
-	fputs("], \"metrics\": {", out);
+	json_end_array(j);
+	json_key(j, "metrics");
+	json_begin_object(j);
 	for (size_t i = 0; i < sp->nloaders; i++) {
 		const struct summary_loader *l = &sp->loaders[i];
 		double steps = (double)l->steps * 1e6, batches = (double)l->val_batches * 1e6;
 
 		loader_name(s, sp, i, name, sizeof(name));
 		if (l->steps) {
-			put_metric(out, &first, "train", name, "time_data_ms", (double)l->step_ns[PHASE_DATA] / steps);
-			put_metric(out, &first, "train", name, "time_forward_ms", (double)l->step_ns[PHASE_FORWARD] / steps);
-			put_metric(out, &first, "train", name, "time_backward_ms", (double)l->step_ns[PHASE_BACKWARD] / steps);
-			put_metric(out, &first, "train", name, "time_optimizer_ms", (double)l->step_ns[PHASE_OPTIMIZER] / steps);
-			put_metric(out, &first, "train", name, "time_batch_wait_ms", (double)l->wait_ns / steps);
+			put_metric(j, "train", name, "time_data_ms", (double)l->step_ns[PHASE_DATA] / steps);
+			put_metric(j, "train", name, "time_forward_ms", (double)l->step_ns[PHASE_FORWARD] / steps);
+			put_metric(j, "train", name, "time_backward_ms", (double)l->step_ns[PHASE_BACKWARD] / steps);
+			put_metric(j, "train", name, "time_optimizer_ms", (double)l->step_ns[PHASE_OPTIMIZER] / steps);
+			put_metric(j, "train", name, "time_batch_wait_ms", (double)l->wait_ns / steps);
 		}
 		if (l->val_batches) {
-			put_metric(out, &first, "val", name, "time_data_ms", (double)l->val_data_ns / batches);
-			put_metric(out, &first, "val", name, "time_forward_ms", (double)l->val_forward_ns / batches);
+			put_metric(j, "val", name, "time_data_ms", (double)l->val_data_ns / batches);
+			put_metric(j, "val", name, "time_forward_ms", (double)l->val_forward_ns / batches);
 		}
 	}
-	fputc('}', out);
+	json_end_object(j);
 }
 
-static void put_process(const struct summary *s, const struct summary_process *sp, FILE *out)
+static void put_loop(const struct summary *s, const struct summary_process *sp,
+		     struct json_out *j)
+{
+	uint64_t all = 0;
+
+	if (!sp->loop) {
+		json_null(j);
+		return;
+	}
+	for (int k = 0; k <= PHASE_KINDS; k++)
+		all += sp->loop_ns[k];
+	json_begin_object(j);
+	json_key_uint(j, "tid", sp->loop->tid);
+	json_key(j, "phases");
+	put_phases(j, sp->loop_ns, all, 0, true);
+	json_key(j, "steps");
+	put_steps(sp, j);
+	json_break(j, 6);
+	put_loaders(s, sp, j);
+	json_end_object(j);
+}
+
+static void put_process(const struct summary *s, const struct summary_process *sp,
+			struct json_out *j)
 {
 	uint64_t all = sp->busy_ns + sp->idle_ns;
+	const char *rank;
 	char key[32];
 
-	fprintf(out, "    {\"pid\": %" PRIu32 ", \"label\": ", sp->pid);
-	put_string_or_null(out, process_label_of(s->p, sp->pid));
+	json_begin_object(j);
+	json_key_uint(j, "pid", sp->pid);
+	json_key_string(j, "label", process_label_of(s->p, sp->pid));
 	snprintf(key, sizeof(key), "rank.%" PRIu32, sp->pid);
-	fputs(", \"rank\": ", out);
-	if (profile_meta(s->p, key))
-		fprintf(out, "%ld", strtol(profile_meta(s->p, key), NULL, 10));
+	rank = profile_meta(s->p, key);
+	json_key(j, "rank");
+	if (rank)
+		json_int(j, strtol(rank, NULL, 10));
 	else
-		fputs("null", out);
-	fprintf(out, ", \"samples\": %" PRIu64 ", \"busy\": %.4f, \"idle\": %.4f, \"gil\": %.4f, "
-		"\"cpu_wait\": %.4f,\n     \"threads\": ", sp->samples, share(sp->busy_ns, all),
-		share(sp->idle_ns, all), share(sp->gil_ns, all), share(sp->cpu_wait_ns, all));
-	put_threads(s, sp, out);
-	fputs(",\n     \"top_self\": ", out);
-	put_functions(s, sp->top_self, sp->ntop_self, true, sp->busy_ns, out);
-	fputs(",\n     \"top_total\": ", out);
-	put_functions(s, sp->top_total, sp->ntop_total, false, sp->busy_ns, out);
-	fputs(",\n     \"compute\": ", out);
+		json_null(j);
+	json_key_uint(j, "samples", sp->samples);
+	put_shares(j, sp->busy_ns, sp->idle_ns, sp->gil_ns, sp->cpu_wait_ns, all);
+	json_break(j, 5);
+	json_key(j, "threads");
+	put_threads(s, sp, j);
+	json_break(j, 5);
+	json_key(j, "top_self");
+	put_functions(s, sp->top_self, sp->ntop_self, true, sp->busy_ns, j);
+	json_break(j, 5);
+	json_key(j, "top_total");
+	put_functions(s, sp->top_total, sp->ntop_total, false, sp->busy_ns, j);
+	json_break(j, 5);
+	json_key(j, "compute");
 	if (sp->native_ns * 2 >= sp->busy_ns && sp->native_ns)
-		fprintf(out, "%.4f", share(sp->compute_ns, sp->native_ns));
+		json_double(j, share(sp->compute_ns, sp->native_ns), 4);
 	else
-		fputs("null", out);
-	fputs(",\n     \"loop\": ", out);
-	if (sp->loop) {
-		uint64_t lall = 0;
-
-		for (int k = 0; k <= PHASE_KINDS; k++)
-			lall += sp->loop_ns[k];
-		fprintf(out, "{\"tid\": %" PRIu32 ", \"phases\": ", sp->loop->tid);
-		put_phases(out, sp->loop_ns, lall, 0, true);
-		fputs(", \"steps\": ", out);
-		put_steps(s, sp, out);
-		fputs(",\n      ", out);
-		put_loaders(s, sp, out);
-		fputc('}', out);
-	} else {
-		fputs("null", out);
-	}
-	fputc('}', out);
+		json_null(j);
+	json_break(j, 5);
+	json_key(j, "loop");
+	put_loop(s, sp, j);
+	json_end_object(j);
 }
 
+static void put_gpu(const struct summary *s, const struct summary_gpu *g, struct json_out *j)
+{
+	json_begin_object(j);
+	json_key_uint(j, "device", g->device);
+	json_key_double(j, "busy", share(g->busy_ns, s->end_ns - s->start_ns), 4);
+	json_key_double(j, "busy_s", (double)g->busy_ns / 1e9, 6);
+	json_key_uint(j, "kernels", g->kernels);
+	json_key(j, "energy_j");
+	if (g->have_energy)
+		json_double(j, g->energy_j, 3);
+	else
+		json_null(j);
+	json_key_double(j, "active_s", (double)summary_gpu_window(s, g) / 1e9, 6);
+	json_key_double(j, "busy_active", summary_gpu_busy_share(s, g), 4);
+	json_key(j, "copies");
+	json_begin_object(j);
+	json_key_uint(j, "count", g->copies);
+	json_key_uint(j, "bytes", g->copy_bytes);
+	json_key_double(j, "gpu_s", (double)g->copy_ns / 1e9, 6);
+	json_key_uint(j, "pageable", g->pageable_copies);
+	json_key_uint(j, "synchronous", g->sync_copies);
+	json_key_uint(j, "default_stream", g->null_copies);
+	json_end_object(j);
+	json_end_object(j);
+}
+
+/* Laid out for a person too: the run's figures on the first lines, a
+ * process to a line or few, a finding to a line. */
 int summary_json_write(const struct summary *s, FILE *out)
 {
-	const char *v;
+	const char *rate = profile_meta(s->p, "rate_hz");
+	struct json_out j;
+	int ret;
 
-	fprintf(out, "{\"schema\": \"%s\",\n \"command\": ", SCHEMA);
-	put_string_or_null(out, profile_meta(s->p, "command"));
-	fputs(", \"mode\": ", out);
-	put_string_or_null(out, profile_meta(s->p, "mode"));
-	v = profile_meta(s->p, "rate_hz");
-	fputs(", \"rate_hz\": ", out);
-	if (v)
-		fprintf(out, "%g", strtod(v, NULL));
+	json_init(&j, out, true);
+	json_begin_object(&j);
+	json_key_string(&j, "schema", SCHEMA);
+	json_break(&j, 1);
+	json_key_string(&j, "command", profile_meta(s->p, "command"));
+	json_key_string(&j, "mode", profile_meta(s->p, "mode"));
+	json_key(&j, "rate_hz");
+	if (rate)
+		json_double_g(&j, strtod(rate, NULL), 6);
 	else
-		fputs("null", out);
-	fprintf(out, ", \"samples\": %" PRIu64 ",\n \"duration_s\": ", s->samples);
+		json_null(&j);
+	json_key_uint(&j, "samples", s->samples);
+	json_break(&j, 1);
+	json_key(&j, "duration_s");
 	if (s->end_ns > s->start_ns)
-		fprintf(out, "%.3f", (double)(s->end_ns - s->start_ns) / 1e9);
+		json_double(&j, (double)(s->end_ns - s->start_ns) / 1e9, 3);
 	else
-		fputs("null", out);
-	fputs(",\n \"processes\": [\n", out);
+		json_null(&j);
+	json_break(&j, 1);
+	json_key(&j, "processes");
+	json_begin_array(&j);
 	for (size_t i = 0; i < s->nprocs; i++) {
-		put_process(s, &s->procs[i], out);
-		fputs(i + 1 < s->nprocs ? ",\n" : "\n", out);
+		json_break(&j, 4);
+		put_process(s, &s->procs[i], &j);
 	}
-	fputs(" ],\n \"findings\": ", out);
-	findings_json_write(s, out);
-	fputs(",\n \"gpus\": [", out);
-	for (size_t i = 0; i < s->ngpus; i++) {
-		const struct summary_gpu *g = &s->gpus[i];
-
-		fprintf(out, "%s{\"device\": %" PRIu32 ", \"busy\": %.4f, \"busy_s\": %.6f, "
-			"\"kernels\": %" PRIu64 ", \"energy_j\": ", i ? ", " : "", g->device,
-			share(g->busy_ns, s->end_ns - s->start_ns), (double)g->busy_ns / 1e9, g->kernels);
-		if (g->have_energy)
-			fprintf(out, "%.3f", g->energy_j);
-		else
-			fputs("null", out);
-		fprintf(out, ", \"active_s\": %.6f, \"busy_active\": %.4f",
-			(double)summary_gpu_window(s, g) / 1e9, summary_gpu_busy_share(s, g));
-		fprintf(out, ", \"copies\": {\"count\": %" PRIu64 ", \"bytes\": %" PRIu64
-			", \"gpu_s\": %.6f, \"pageable\": %" PRIu64 ", \"synchronous\": %" PRIu64
-			", \"default_stream\": %" PRIu64 "}}", g->copies, g->copy_bytes,
-			(double)g->copy_ns / 1e9, g->pageable_copies, g->sync_copies, g->null_copies);
-	}
-	fputs("]}\n", out);
-	return ferror(out) ? -EIO : 0;
+	json_break(&j, 1);
+	json_end_array(&j);
+	json_break(&j, 1);
+	json_key(&j, "findings");
+	ret = findings_json_write(s, &j);
+	if (ret < 0)
+		return ret;
+	json_break(&j, 1);
+	json_key(&j, "gpus");
+	json_begin_array(&j);
+	for (size_t i = 0; i < s->ngpus; i++)
+		put_gpu(s, &s->gpus[i], &j);
+	json_end_array(&j);
+	json_end_object(&j);
+	ret = json_end(&j);
+	fputc('\n', out);
+	return ret ? ret : ferror(out) ? -EIO : 0;
 }

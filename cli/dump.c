@@ -180,34 +180,28 @@ static void print_locals_text(const struct sampler *s, uint32_t tid, uint32_t in
 
 static void local_json(void *ctx, const char *name, const char *type, const char *value)
 {
-	int *n = ctx;
+	struct json_out *j = ctx;
 
-	printf("%s{\"name\": ", (*n)++ ? ", " : "");
-	json_put_string(stdout, name);
-	printf(", \"type\": ");
-	if (type)
-		json_put_string(stdout, type);
-	else
-		printf("null");
-	printf(", \"value\": ");
-	json_put_string(stdout, value);
-	printf("}");
+	json_begin_object(j);
+	json_key_string(j, "name", name);
+	json_key_string(j, "type", type);
+	json_key_string(j, "value", value);
+	json_end_object(j);
 }
 
 /* "locals": [...], or null when they could not be read: the array is
  * opened only once they were. */
-static void print_locals_json(const struct sampler *s, uint32_t tid, uint32_t index)
+static void print_locals_json(const struct sampler *s, uint32_t tid, uint32_t index,
+			      struct json_out *j)
 {
-	int n = 0;
-
-	printf(", \"locals\": ");
+	json_key(j, "locals");
 	if (sampler_frame_locals(s, (pid_t)tid, index, NULL, NULL) < 0) {
-		printf("null");
+		json_null(j);
 		return;
 	}
-	printf("[");
-	sampler_frame_locals(s, (pid_t)tid, index, local_json, &n);
-	printf("]");
+	json_begin_array(j);
+	sampler_frame_locals(s, (pid_t)tid, index, local_json, j);
+	json_end_array(j);
 }
 
 /* A frame without a symbol is named "0xADDR (module)" already (the
@@ -293,55 +287,65 @@ static void print_json(const struct profile *p, const struct rows *rows, pid_t p
 		       const struct sampler_stats *st, struct frames *frames,
 		       const struct sampler *locals)
 {
+	static const char *const kinds[] = { "native", "python", "idle", "gpu" };
+	struct json_out j;
 	pid_t inner;
 	int levels;
 
-	printf("{\"pid\": %d, ", (int)pid);
+	json_init(&j, stdout, true);
+	json_begin_object(&j);
+	json_key_int(&j, "pid", pid);
 	/* In a container: the PID it has there, as in the text. */
 	if (proc_ns_tid(pid, pid, &inner, &levels) == 0 && levels > 1)
-		printf("\"pid_in_namespace\": %d, ", (int)inner);
-	printf("\"python\": ");
-	if (st->python[0])
-		json_put_string(stdout, st->python);
-	else
-		printf("null");
-	printf(", \"threads\": [");
+		json_key_int(&j, "pid_in_namespace", inner);
+	json_key_string(&j, "python", st->python[0] ? st->python : NULL);
+	json_key(&j, "threads");
+	json_begin_array(&j);
 	for (size_t i = 0; i < rows->n; i++) {
 		const struct thread_row *r = &rows->r[i];
 		const char *name = profile_thread_name(p, (uint32_t)pid, r->tid);
 		const char *idle = idle_leaf(p, r->stack);
 		uint32_t n = stack_frames(p, r->stack, frames);
 		uint32_t python = 0;
+		char state[96];
 
-		printf("%s\n  {\"tid\": %" PRIu32 ", \"name\": ", i ? "," : "", r->tid);
-		json_put_string(stdout, name ? name : "");
-		printf(", \"idle\": %s, \"syscall\": ", idle ? "true" : "false");
+		json_break(&j, 2);
+		json_begin_object(&j);
+		json_key_uint(&j, "tid", r->tid);
+		json_key_string(&j, "name", name ? name : "");
+		json_key_bool(&j, "idle", idle != NULL);
+		json_key(&j, "syscall");
 		if (idle) {
-			char state[96];
-
 			state_of(p, r->stack, state, sizeof(state));
-			json_put_string(stdout, strncmp(state, "idle: ", 6) ? state : state + 6);
+			json_string(&j, strncmp(state, "idle: ", 6) ? state : state + 6);
 		} else {
-			printf("null");
+			json_null(&j);
 		}
-		printf(", \"gil\": %s, \"frames\": [", r->flags & SAMPLE_GIL ? "true" : "false");
-		for (uint32_t j = 0; j < n; j++) {
-			const struct frame *f = profile_frame(p, frames->ids[j]);
-			static const char *const kinds[] = { "native", "python", "idle", "gpu" };
+		json_key_bool(&j, "gil", r->flags & SAMPLE_GIL);
+		json_key(&j, "frames");
+		json_begin_array(&j);
+		for (uint32_t k = 0; k < n; k++) {
+			const struct frame *f = profile_frame(p, frames->ids[k]);
 
-			printf("%s\n    {\"kind\": \"%s\", \"name\": ", j ? "," : "",
-			       f->kind <= FRAME_KIND_MAX ? kinds[f->kind] : "native");
-			json_put_string(stdout, profile_string(p, f->name));
-			printf(", \"%s\": ", f->kind == FRAME_PYTHON || f->line ? "file" : "module");
-			json_put_string(stdout, f->module ? profile_string(p, f->module) : "");
-			printf(", \"line\": %" PRIu32, f->line);
+			json_break(&j, 4);
+			json_begin_object(&j);
+			json_key_string(&j, "kind", f->kind <= FRAME_KIND_MAX ? kinds[f->kind] : "native");
+			json_key_string(&j, "name", profile_string(p, f->name));
+			json_key_string(&j, f->kind == FRAME_PYTHON || f->line ? "file" : "module",
+					f->module ? profile_string(p, f->module) : "");
+			json_key_uint(&j, "line", f->line);
 			if (locals && f->kind == FRAME_PYTHON)
-				print_locals_json(locals, r->tid, python++);
-			printf("}");
+				print_locals_json(locals, r->tid, python++, &j);
+			json_end_object(&j);
 		}
-		printf("]}");
+		json_end_array(&j);
+		json_end_object(&j);
 	}
-	printf("\n]}\n");
+	json_break(&j, 0);
+	json_end_array(&j);
+	json_end_object(&j);
+	json_end(&j);
+	putchar('\n');
 }
 
 int cmd_dump(int argc, char **argv)

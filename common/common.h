@@ -2,7 +2,7 @@
 /*
  * common/ — the few stateless helpers every folder needs: the caller's
  * error buffer, the monotonic clock, array growth, a hash table, number
- * parsing, output files put in place whole. It
+ * parsing, output files put in place whole, a JSON emitter. It
  * depends on nothing else in the tree, so the GPU agent compiles it too.
  */
 #ifndef TRAINSAMPLE_COMMON_H
@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -205,5 +206,77 @@ int spill_for_each(const struct spill *s, int (*fn)(const void *record, void *ct
 int spill_for_each_sorted(const struct spill *s, int (*cmp)(const void *a, const void *b),
 			  int (*fn)(const void *record, void *ctx), void *ctx);
 void spill_free(struct spill *s);
+
+/*
+ * JSON written as it goes (common/json.c), for every JSON output: the
+ * caller says what comes next, the emitter writes the commas, colons,
+ * quotes and escapes. Strings are escaped ('"', '\\', control characters
+ * as \u00xx), valid UTF-8 kept, and a byte that starts no UTF-8 character
+ * written as U+FFFD, so the file always parses. Compact (",", ":") or
+ * spaced (", ", ": "); json_break puts the next item, or the closer, of
+ * the current object or array on a new line, `indent` spaces in.
+ *
+ * Each call returns 0 or the first error, which sticks: -EINVAL for a
+ * misuse (a value where a key is due, a key without its value, a closer
+ * that does not match, nesting deeper than JSON_MAX_DEPTH), after which
+ * nothing more is written. json_end checks that one whole value was
+ * written and returns that error, or -EIO when the stream has one. The
+ * stream is written with stdio's unlocked calls: one thread writes it.
+ */
+#define JSON_MAX_DEPTH 32
+
+struct json_level {
+	bool object;    /* else an array */
+	uint32_t items; /* keys or values written in it so far */
+};
+
+struct json_out {
+	FILE *f;
+	bool spaced;
+	bool key_open;  /* a key written, its value not yet */
+	bool complete;  /* the top-level value begun */
+	int indent;     /* json_break's, for the next token; -1: none */
+	int err;
+	unsigned depth;
+	struct json_level level[JSON_MAX_DEPTH];
+};
+
+void json_init(struct json_out *j, FILE *f, bool spaced);
+int json_begin_object(struct json_out *j);
+int json_end_object(struct json_out *j);
+int json_begin_array(struct json_out *j);
+int json_end_array(struct json_out *j);
+/* A member's name; its value is the next thing written. */
+int json_key(struct json_out *j, const char *name);
+/* s quoted and escaped; NULL is null. */
+int json_string(struct json_out *j, const char *s);
+int json_int(struct json_out *j, int64_t v);
+int json_uint(struct json_out *j, uint64_t v);
+/* v with `decimals` digits after the point ("%.*f"), or with `digits`
+ * significant ones ("%.*g"); NaN and the infinities are null. */
+int json_double(struct json_out *j, double v, int decimals);
+int json_double_g(struct json_out *j, double v, int digits);
+/* v / 10^decimals, exactly: 1234567 with 3 decimals is 1234.567. */
+int json_decimal(struct json_out *j, uint64_t v, int decimals);
+int json_bool(struct json_out *j, bool v);
+int json_null(struct json_out *j);
+/* A value already formatted (a number the caller wrote exactly), as is. */
+int json_raw(struct json_out *j, const char *text);
+/* A value written elsewhere (by another json_out into a temporary file):
+ * from's bytes from its position to its end, as one value. */
+int json_raw_file(struct json_out *j, FILE *from);
+void json_break(struct json_out *j, int indent);
+/* A key and its value at once. */
+int json_key_string(struct json_out *j, const char *key, const char *s);
+int json_key_int(struct json_out *j, const char *key, int64_t v);
+int json_key_uint(struct json_out *j, const char *key, uint64_t v);
+int json_key_double(struct json_out *j, const char *key, double v, int decimals);
+int json_key_bool(struct json_out *j, const char *key, bool v);
+int json_key_decimal(struct json_out *j, const char *key, uint64_t v, int decimals);
+/* 0 when one whole value was written without error; else the error. */
+int json_end(struct json_out *j);
+/* The length of the valid UTF-8 character at s (at most n bytes, n > 0),
+ * 0 when none starts there (overlong forms and surrogates included). */
+size_t utf8_char_len(const unsigned char *s, size_t n);
 
 #endif

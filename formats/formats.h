@@ -537,8 +537,6 @@ int folded_write(const struct profile *p, FILE *out,
 /* At most n bytes of text for XML: markup escaped, control characters and
  * bytes that are not UTF-8 replaced. */
 void xml_put_escaped(FILE *out, const char *text, size_t n);
-/* text as a JSON string, quoted, invalid UTF-8 replaced. */
-void json_put_string(FILE *out, const char *text);
 
 /* ---- speedscope ---- */
 

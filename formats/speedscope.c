@@ -44,8 +44,7 @@ struct sp {
 	uint64_t ngpu, gpu_t0;
 	int gpu_pids;                    /* 1, or 2 for several processes */
 	uint32_t first_gpu_pid;
-	FILE *gpu_out;
-	bool gpu_after;                  /* a profile came before: a comma */
+	struct json_out *gpu_out;        /* the profiles' array */
 	bool in_stream;
 	struct gpu_activity stream;      /* the stream's first activity */
 	uint64_t stream_end, stream_at;
@@ -201,35 +200,32 @@ static int stack_indices(struct sp *s, uint32_t stack, uint32_t *n)
 	return 0;
 }
 
-static void write_frame(const struct sp *s, FILE *out, uint32_t index)
+static void write_frame(const struct sp *s, struct json_out *j, uint32_t index)
 {
 	uint32_t frame = s->first_frame[index];
 	const struct frame *f;
 
+	json_begin_object(j);
 	if (frame == UINT32_MAX) { /* a GPU activity's: its label is its name */
-		fputs("{\"name\":", out);
-		json_put_string(out, s->frames.text[index]);
-		fputc('}', out);
+		json_key_string(j, "name", s->frames.text[index]);
+		json_end_object(j);
 		return;
 	}
 	f = profile_frame(s->p, frame);
 	const char *file = f->module ? profile_string(s->p, f->module) : "";
 
-	fputs("{\"name\":", out);
-	json_put_string(out, profile_string(s->p, f->name));
+	json_key_string(j, "name", profile_string(s->p, f->name));
 	if (f->kind == FRAME_PYTHON && !s->o->full_filenames)
 		file = python_file_short(file, s->script_dir);
-	if (*file) {
-		fputs(",\"file\":", out);
-		json_put_string(out, file);
-	}
+	if (*file)
+		json_key_string(j, "file", file);
 	if (f->line && !(s->o->by_function && f->kind == FRAME_PYTHON))
-		fprintf(out, ",\"line\":%" PRIu32, f->line);
-	fputc('}', out);
+		json_key_uint(j, "line", f->line);
+	json_end_object(j);
 }
 
 /* One thread's profile from rows [from, to). */
-static int write_profile(struct sp *s, FILE *out, size_t from, size_t to)
+static int write_profile(struct sp *s, struct json_out *j, size_t from, size_t to)
 {
 	const char *name = profile_thread_name(s->p, s->rows[from].pid, s->rows[from].tid);
 	char title[LABEL_MAX + 64];
@@ -248,24 +244,30 @@ static int write_profile(struct sp *s, FILE *out, size_t from, size_t to)
 	else
 		snprintf(title, sizeof(title), "%" PRIu32 "/%s (%" PRIu32 ")", s->rows[from].pid,
 			 name && *name ? name : "thread", s->rows[from].tid);
-	fputs("{\"type\":\"sampled\",\"name\":", out);
-	json_put_string(out, title);
-	fprintf(out, ",\"unit\":\"seconds\",\"startValue\":0,\"endValue\":%.9f,\"samples\":[",
-		(double)total / 1e9);
+	json_begin_object(j);
+	json_key_string(j, "type", "sampled");
+	json_key_string(j, "name", title);
+	json_key_string(j, "unit", "seconds");
+	json_key_uint(j, "startValue", 0);
+	json_key_double(j, "endValue", (double)total / 1e9, 9);
+	json_key(j, "samples");
+	json_begin_array(j);
 	for (size_t i = from; i < to; i++) {
 		ret = stack_indices(s, s->rows[i].stack, &n);
 		if (ret < 0)
 			return ret;
-		fputs(i > from ? ",[" : "[", out);
+		json_begin_array(j);
 		for (uint32_t k = 0; k < n; k++)
-			fprintf(out, k ? ",%" PRIu32 : "%" PRIu32, s->path[k]);
-		fputc(']', out);
+			json_uint(j, s->path[k]);
+		json_end_array(j);
 	}
-	fputs("],\"weights\":[", out);
+	json_end_array(j);
+	json_key(j, "weights");
+	json_begin_array(j);
 	for (size_t i = from; i < to; i++)
-		fprintf(out, i > from ? ",%.9f" : "%.9f", (double)s->rows[i].weight_ns / 1e9);
-	fputs("]}", out);
-	return 0;
+		json_double(j, (double)s->rows[i].weight_ns / 1e9, 9);
+	json_end_array(j);
+	return json_end_object(j);
 }
 
 /* A GPU activity's frame: its label, e.g. "[kernel] gemm". */
@@ -319,9 +321,21 @@ static void end_stream(struct sp *s)
 
 	if (!s->in_stream)
 		return;
-	fprintf(s->gpu_out, "],\"endValue\":%.9f}",
-		(double)(s->stream_at > t0 ? s->stream_at - t0 : 0) / 1e9);
+	json_end_array(s->gpu_out);
+	json_key_double(s->gpu_out, "endValue",
+			(double)(s->stream_at > t0 ? s->stream_at - t0 : 0) / 1e9, 9);
+	json_end_object(s->gpu_out);
 	s->in_stream = false;
+}
+
+/* An evented profile's event: a frame opened ("O") or closed ("C"). */
+static void write_event(struct json_out *j, const char *type, uint32_t frame, uint64_t at_ns)
+{
+	json_begin_object(j);
+	json_key_string(j, "type", type);
+	json_key_uint(j, "frame", frame);
+	json_key_double(j, "at", (double)at_ns / 1e9, 9);
+	json_end_object(j);
 }
 
 /*
@@ -332,7 +346,7 @@ static void end_stream(struct sp *s)
 static int write_gpu_event(const struct gpu_activity *a, void *ctx)
 {
 	struct sp *s = ctx;
-	FILE *out = s->gpu_out;
+	struct json_out *j = s->gpu_out;
 	char name[LABEL_MAX];
 	uint64_t start, t0 = s->gpu_t0;
 	uint32_t frame;
@@ -347,12 +361,14 @@ static int write_gpu_event(const struct gpu_activity *a, void *ctx)
 		/* Stream ids are a process's own: with several, each says whose. */
 		if (s->gpu_pids > 1)
 			gpu_process_suffix(s->p, a->pid, name + strlen(name), sizeof(name) - strlen(name));
-		if (s->gpu_after)
-			fputc(',', out);
-		fputs("{\"type\":\"evented\",\"name\":", out);
-		json_put_string(out, name);
-		fputs(",\"unit\":\"seconds\",\"startValue\":0,\"events\":[", out);
-		s->gpu_after = s->in_stream = true;
+		json_begin_object(j);
+		json_key_string(j, "type", "evented");
+		json_key_string(j, "name", name);
+		json_key_string(j, "unit", "seconds");
+		json_key_uint(j, "startValue", 0);
+		json_key(j, "events");
+		json_begin_array(j);
+		s->in_stream = true;
 		s->stream = *a;
 		s->stream_end = s->stream_at = 0;
 	}
@@ -363,15 +379,14 @@ static int write_gpu_event(const struct gpu_activity *a, void *ctx)
 	ret = gpu_frame(s, name, &frame);
 	if (ret < 0)
 		return ret;
-	fprintf(out, "%s{\"type\":\"O\",\"frame\":%u,\"at\":%.9f},"
-		"{\"type\":\"C\",\"frame\":%u,\"at\":%.9f}", s->stream_end ? "," : "", frame,
-		(double)(start - t0) / 1e9, frame, (double)(a->end_ns - t0) / 1e9);
+	write_event(j, "O", frame, start - t0);
+	write_event(j, "C", frame, a->end_ns - t0);
 	s->stream_end = s->stream_at = a->end_ns;
-	return ferror(out) ? -EIO : 0;
+	return ferror(j->f) ? -EIO : j->err;
 }
 
 /* After the threads: a profile per GPU stream, where activities were kept. */
-static int write_gpu_profiles(struct sp *s, FILE *out, bool after)
+static int write_gpu_profiles(struct sp *s, struct json_out *j)
 {
 	int ret;
 
@@ -380,8 +395,7 @@ static int write_gpu_profiles(struct sp *s, FILE *out, bool after)
 	ret = profile_for_each_gpu_activity(s->p, count_gpu, s);
 	if (ret < 0 || !s->ngpu)
 		return ret;
-	s->gpu_out = out;
-	s->gpu_after = after;
+	s->gpu_out = j;
 	ret = profile_for_each_gpu_activity_sorted(s->p, gpu_activity_by_stream, write_gpu_event, s);
 	if (!ret)
 		end_stream(s);
@@ -428,9 +442,10 @@ int speedscope_write(const struct profile *p, FILE *out, const struct render_opt
 	struct sp s = { .p = p, .o = o ? o : &defaults };
 	const char *command = profile_meta(p, "command");
 	const char *version = profile_meta(p, "trainsample_version");
-	char exporter[96], buf[65536];
-	size_t from = 0, n;
+	char exporter[96];
+	size_t from = 0;
 	FILE *profiles = NULL;
+	struct json_out pj, j;
 	int ret, fd;
 
 	s.script_dir = profile_meta(p, "python_script_dir");
@@ -453,37 +468,46 @@ int speedscope_write(const struct profile *p, FILE *out, const struct render_opt
 			close(fd);
 		goto out;
 	}
+	json_init(&pj, profiles, false);
+	json_begin_array(&pj);
 	for (size_t i = 1; i <= s.nrows && !ret; i++) {
 		if (i < s.nrows && s.rows[i].pid == s.rows[from].pid && s.rows[i].tid == s.rows[from].tid)
 			continue;
-		if (from)
-			fputc(',', profiles);
-		ret = write_profile(&s, profiles, from, i);
+		ret = write_profile(&s, &pj, from, i);
 		from = i;
 	}
 	if (!ret && !s.o->gpu)
-		ret = write_gpu_profiles(&s, profiles, s.nrows > 0);
-	if (!ret && (fflush(profiles) || ferror(profiles)))
+		ret = write_gpu_profiles(&s, &pj);
+	if (!ret)
+		json_end_array(&pj);
+	if (!ret)
+		ret = json_end(&pj);
+	if (!ret && fflush(profiles))
 		ret = -EIO;
 	if (ret < 0)
 		goto out;
-	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"name\":", out);
-	json_put_string(out, command ? command : "trainsample");
-	fputs(",\"exporter\":", out);
+	json_init(&j, out, false);
+	json_begin_object(&j);
+	json_key_string(&j, "$schema", "https://www.speedscope.app/file-format-schema.json");
+	json_key_string(&j, "name", command ? command : "trainsample");
 	snprintf(exporter, sizeof(exporter), "trainsample %.64s", version ? version : "");
-	json_put_string(out, exporter);
-	fputs(",\"shared\":{\"frames\":[", out);
-	for (uint32_t i = 0; i < s.frames.count; i++) {
-		if (i)
-			fputc(',', out);
-		write_frame(&s, out, i);
-	}
-	fprintf(out, "]},\"activeProfileIndex\":%zu,\"profiles\":[", busiest(&s));
+	json_key_string(&j, "exporter", exporter);
+	json_key(&j, "shared");
+	json_begin_object(&j);
+	json_key(&j, "frames");
+	json_begin_array(&j);
+	for (uint32_t i = 0; i < s.frames.count; i++)
+		write_frame(&s, &j, i);
+	json_end_array(&j);
+	json_end_object(&j);
+	json_key_uint(&j, "activeProfileIndex", busiest(&s));
+	json_key(&j, "profiles");
 	rewind(profiles);
-	while ((n = fread(buf, 1, sizeof(buf), profiles)) > 0)
-		fwrite(buf, 1, n, out);
-	fputs("]}\n", out);
-	if (ferror(out) || ferror(profiles))
+	json_raw_file(&j, profiles);
+	json_end_object(&j);
+	ret = json_end(&j);
+	fputc('\n', out);
+	if (!ret && ferror(out))
 		ret = -EIO;
 out:
 	if (profiles)

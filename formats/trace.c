@@ -18,15 +18,16 @@
 #include "formats/profile_hooks.h"
 #include "formats/trace_impl.h"
 
-void trace_begin_event(struct tr *t, FILE *out)
+void trace_begin_event(struct json_out *j, const char *ph)
 {
-	fputs(t->written ? ",\n{" : "\n{", out);
-	t->written = true;
+	json_break(j, 0);
+	json_begin_object(j);
+	json_key_string(j, "ph", ph);
 }
 
-void trace_put_us(FILE *out, uint64_t ns)
+void trace_put_us(struct json_out *j, const char *key, uint64_t ns)
 {
-	fprintf(out, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+	json_key_decimal(j, key, ns, 3);
 }
 
 static const char *kind_name(uint32_t kind)
@@ -36,43 +37,47 @@ static const char *kind_name(uint32_t kind)
 	return kind <= FRAME_KIND_MAX ? names[kind] : "native";
 }
 
-void trace_write_slice(struct tr *t, FILE *out, uint32_t pid, uint32_t tid,
+void trace_write_slice(struct tr *t, struct json_out *j, uint32_t pid, uint32_t tid,
 		       const struct open_frame *o, uint64_t start, uint64_t end)
 {
 	const struct frame *f = profile_frame(t->p, o->frame);
 
-	trace_begin_event(t, out);
-	fprintf(out, "\"ph\":\"X\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":", pid, tid);
-	trace_put_us(out, start - t->t0);
-	fputs(",\"dur\":", out);
-	trace_put_us(out, end - start);
-	fputs(",\"name\":", out);
-	json_put_string(out, t->labels.text[o->label]);
-	fprintf(out, ",\"cat\":\"%s\"", kind_name(f->kind));
+	trace_begin_event(j, "X");
+	json_key_uint(j, "pid", pid);
+	json_key_uint(j, "tid", tid);
+	trace_put_us(j, "ts", start - t->t0);
+	trace_put_us(j, "dur", end - start);
+	json_key_string(j, "name", t->labels.text[o->label]);
+	json_key_string(j, "cat", kind_name(f->kind));
 	if (f->module) {
-		fputs(",\"args\":{\"", out);
-		fputs(f->kind == FRAME_PYTHON || f->line ? "file\":" : "module\":", out);
-		json_put_string(out, profile_string(t->p, f->module));
+		json_key(j, "args");
+		json_begin_object(j);
+		json_key_string(j, f->kind == FRAME_PYTHON || f->line ? "file" : "module",
+				profile_string(t->p, f->module));
 		if (f->line)
-			fprintf(out, ",\"line\":%" PRIu32, f->line);
-		fputc('}', out);
+			json_key_uint(j, "line", f->line);
+		json_end_object(j);
 	}
-	fputc('}', out);
+	json_end_object(j);
 }
 
-void trace_write_name(struct tr *t, FILE *out, const char *what, uint32_t pid, uint32_t tid,
+void trace_write_name(struct json_out *j, const char *what, uint32_t pid, uint32_t tid,
 		      const char *name)
 {
-	trace_begin_event(t, out);
-	fprintf(out, "\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"name\":\"%s\","
-		"\"args\":{\"name\":", pid, tid, what);
-	json_put_string(out, name);
-	fputs("}}", out);
+	trace_begin_event(j, "M");
+	json_key_uint(j, "pid", pid);
+	json_key_uint(j, "tid", tid);
+	json_key_string(j, "name", what);
+	json_key(j, "args");
+	json_begin_object(j);
+	json_key_string(j, "name", name);
+	json_end_object(j);
+	json_end_object(j);
 }
 
 /* Names for the processes and threads that have slices (sorted by pid,
  * tid): the command for the recorded process, else "pid N". */
-void trace_name_process(struct tr *t, FILE *out, uint32_t pid)
+void trace_name_process(struct tr *t, struct json_out *j, uint32_t pid)
 {
 	const char *command = profile_meta(t->p, "command");
 	const char *first_pid = profile_meta(t->p, "pid");
@@ -85,15 +90,15 @@ void trace_name_process(struct tr *t, FILE *out, uint32_t pid)
 		t->named[t->nnamed++] = pid;
 	snprintf(buf, sizeof(buf), "pid %" PRIu32, pid);
 	if (process_label_of(t->p, pid))
-		trace_write_name(t, out, "process_name", pid, pid, process_label_of(t->p, pid));
+		trace_write_name(j, "process_name", pid, pid, process_label_of(t->p, pid));
 	else
-		trace_write_name(t, out, "process_name", pid, pid,
+		trace_write_name(j, "process_name", pid, pid,
 				 command && (!first_pid || strtoul(first_pid, NULL, 10) == pid) ?
 				 command : buf);
 }
 
 /* Every thread the slices were read from, named before its slices. */
-static void write_names(struct tr *t, FILE *out)
+static void write_names(struct tr *t, struct json_out *j)
 {
 	char buf[64];
 
@@ -101,27 +106,19 @@ static void write_names(struct tr *t, FILE *out)
 		const struct trace_walker *w = &t->walkers[i];
 		const char *name = profile_thread_name(t->p, w->pid, w->tid);
 
-		trace_name_process(t, out, w->pid);
+		trace_name_process(t, j, w->pid);
 		snprintf(buf, sizeof(buf), "thread %" PRIu32, w->tid);
-		trace_write_name(t, out, "thread_name", w->pid, w->tid, name && *name ? name : buf);
+		trace_write_name(j, "thread_name", w->pid, w->tid, name && *name ? name : buf);
 	}
 }
 
-struct meta_out {
-	FILE *out;
-	bool first;
-};
-
+/* The recording's metadata in otherData, a line each. */
 static int write_meta(const char *key, const char *value, void *ctx)
 {
-	struct meta_out *m = ctx;
+	struct json_out *j = ctx;
 
-	fputs(m->first ? "\n" : ",\n", m->out);
-	m->first = false;
-	json_put_string(m->out, key);
-	fputc(':', m->out);
-	json_put_string(m->out, value);
-	return 0;
+	json_break(j, 0);
+	return json_key_string(j, key, value);
 }
 
 static void tr_free(struct tr *t)
@@ -134,16 +131,20 @@ static void tr_free(struct tr *t)
 
 /* What the limit left out, in otherData and in the caller's buffer as a
  * note (the write succeeded). */
-static void note_left_out(struct tr *t, FILE *out, char *note, size_t len)
+static void note_left_out(struct tr *t, struct json_out *j, char *note, size_t len)
 {
 	uint64_t left = t->slices_all - t->slices_kept;
+	char buf[64];
 
 	if (!t->min_dur_ns)
 		return;
-	fprintf(out, ",\n\"slices_left_out\":\"%" PRIu64 " of %" PRIu64 "\","
-		"\n\"slices_shorter_than_us\":\"", left, t->slices_all);
-	trace_put_us(out, t->min_dur_ns);
-	fputc('"', out);
+	snprintf(buf, sizeof(buf), "%" PRIu64 " of %" PRIu64, left, t->slices_all);
+	json_break(j, 0);
+	json_key_string(j, "slices_left_out", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64 ".%03u", t->min_dur_ns / 1000,
+		 (unsigned)(t->min_dur_ns % 1000));
+	json_break(j, 0);
+	json_key_string(j, "slices_shorter_than_us", buf);
 	errbuf_set(note, len, 0, "%" PRIu64 " of %" PRIu64 " slices shorter than %.3f ms left "
 		   "out to stay within --trace-max-slices %" PRIu64, left, t->slices_all,
 		   (double)t->min_dur_ns / 1e6, t->o.max_slices);
@@ -154,7 +155,7 @@ int trace_write(const struct profile *p, FILE *out, const struct render_options 
 {
 	static const struct render_options defaults = { 0 };
 	struct tr t = { .p = p, .o = o ? *o : defaults };
-	struct meta_out m = { out, true };
+	struct json_out j;
 	int ret;
 
 	if (!profile_keeps_timeline(p))
@@ -175,24 +176,35 @@ int trace_write(const struct profile *p, FILE *out, const struct render_options 
 	if (ret < 0)
 		goto out;
 	trace_slices_limit(&t, t.o.max_slices);
-	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{", out);
-	profile_for_each_meta(p, write_meta, &m);
+	json_init(&j, out, false);
+	json_begin_object(&j);
+	json_key_string(&j, "displayTimeUnit", "ms");
+	json_key(&j, "otherData");
+	json_begin_object(&j);
+	profile_for_each_meta(p, write_meta, &j);
 	if (err && errlen)
 		err[0] = 0;
-	note_left_out(&t, out, err, errlen);
-	fputs("},\n\"traceEvents\":[", out);
-	write_names(&t, out);
-	ret = trace_slices_pass(&t, out);
+	note_left_out(&t, &j, err, errlen);
+	json_end_object(&j);
+	json_break(&j, 0);
+	json_key(&j, "traceEvents");
+	json_begin_array(&j);
+	write_names(&t, &j);
+	ret = trace_slices_pass(&t, &j);
 	if (ret < 0)
 		goto out;
-	ret = trace_phases_write(&t, out);
+	ret = trace_phases_write(&t, &j);
 	if (ret < 0)
 		goto out;
-	ret = trace_gpu_write(&t, out);
+	ret = trace_gpu_write(&t, &j);
 	if (ret < 0)
 		goto out;
-	fputs("\n]}\n", out);
-	if (ferror(out))
+	json_break(&j, 0);
+	json_end_array(&j);
+	json_end_object(&j);
+	ret = json_end(&j);
+	fputc('\n', out);
+	if (!ret && ferror(out))
 		ret = -EIO;
 out:
 	tr_free(&t);

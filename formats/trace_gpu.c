@@ -141,7 +141,7 @@ static const char *const categories[] = { "", "kernel", "memcpy", "memset", "syn
 
 /* Names the device's process and the track, where `a` is the first of
  * them in track order (prev: the activity before it, if any). */
-static void name_track(struct tr *t, FILE *out, const struct gpu_activity *prev,
+static void name_track(struct tr *t, struct json_out *j, const struct gpu_activity *prev,
 		       const struct gpu_activity *a)
 {
 	uint32_t pid = gpu_pid(t, a->device, a->pid);
@@ -155,7 +155,7 @@ static void name_track(struct tr *t, FILE *out, const struct gpu_activity *prev,
 			 name ? name : "");
 		if (pid != gpu_pid(t, a->device, 0))
 			gpu_process_suffix(t->p, a->pid, buf + strlen(buf), sizeof(buf) - strlen(buf));
-		trace_write_name(t, out, "process_name", pid, 0, buf);
+		trace_write_name(j, "process_name", pid, 0, buf);
 	} else if (track_of(prev) == track_of(a)) {
 		return;
 	}
@@ -165,39 +165,44 @@ static void name_track(struct tr *t, FILE *out, const struct gpu_activity *prev,
 		snprintf(buf, sizeof(buf), "stream %u waits", a->stream);
 	else
 		snprintf(buf, sizeof(buf), "stream %u", a->stream);
-	trace_write_name(t, out, "thread_name", pid, track_of(a), buf);
+	trace_write_name(j, "thread_name", pid, track_of(a), buf);
 }
 
 /* An activity as a slice of its stream's track, from `start` (its own,
  * or where the track's previous slice ended: slices on a track may not
  * overlap, and a stream's records can — a graph's branches, waits). */
-static void write_activity(struct tr *t, FILE *out, const struct gpu_activity *a, uint64_t start)
+static void write_activity(struct tr *t, struct json_out *j, const struct gpu_activity *a,
+			   uint64_t start)
 {
-	char name[LABEL_MAX];
+	char name[LABEL_MAX], dims[64];
 
 	gpu_activity_label(t->p, a, false, name, sizeof(name));
-	trace_begin_event(t, out);
-	fprintf(out, "\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", gpu_pid(t, a->device, a->pid),
-		track_of(a));
-	trace_put_us(out, start - t->t0);
-	fputs(",\"dur\":", out);
-	trace_put_us(out, a->end_ns - start);
-	fputs(",\"name\":", out);
-	json_put_string(out, name);
-	fprintf(out, ",\"cat\":\"%s\",\"args\":{\"correlation\":%u", categories[a->kind],
-		a->correlation);
-	if (a->kind == GPU_ACTIVITY_KERNEL)
-		fprintf(out, ",\"grid\":\"%d,%d,%d\",\"block\":\"%d,%d,%d\"", a->grid[0], a->grid[1],
-			a->grid[2], a->block[0], a->block[1], a->block[2]);
+	trace_begin_event(j, "X");
+	json_key_uint(j, "pid", gpu_pid(t, a->device, a->pid));
+	json_key_uint(j, "tid", track_of(a));
+	trace_put_us(j, "ts", start - t->t0);
+	trace_put_us(j, "dur", a->end_ns - start);
+	json_key_string(j, "name", name);
+	json_key_string(j, "cat", categories[a->kind]);
+	json_key(j, "args");
+	json_begin_object(j);
+	json_key_uint(j, "correlation", a->correlation);
+	if (a->kind == GPU_ACTIVITY_KERNEL) {
+		snprintf(dims, sizeof(dims), "%d,%d,%d", a->grid[0], a->grid[1], a->grid[2]);
+		json_key_string(j, "grid", dims);
+		snprintf(dims, sizeof(dims), "%d,%d,%d", a->block[0], a->block[1], a->block[2]);
+		json_key_string(j, "block", dims);
+	}
 	if (a->kind == GPU_ACTIVITY_MEMCPY || a->kind == GPU_ACTIVITY_MEMSET)
-		fprintf(out, ",\"bytes\":%" PRIu64, a->bytes);
-	fputs("}}", out);
+		json_key_uint(j, "bytes", a->bytes);
+	json_end_object(j);
+	json_end_object(j);
 }
 
 /* What a sorted pass remembers of the activity before. */
 struct gpu_pass {
 	struct tr *t;
-	FILE *out;
+	struct json_out *out;
 	struct gpu_activity prev;
 	bool have_prev;
 	uint64_t track_end;
@@ -212,7 +217,7 @@ static int write_launch(const struct gpu_activity *a, void *ctx)
 	struct gpu_activity before = g->prev;
 	const struct gpu_activity *prev = g->have_prev ? &before : NULL;
 	struct tr *t = g->t;
-	FILE *out = g->out;
+	struct json_out *j = g->out;
 	char buf[320];
 	const char *name;
 
@@ -221,40 +226,47 @@ static int write_launch(const struct gpu_activity *a, void *ctx)
 	g->prev = *a;
 	g->have_prev = true;
 	if (!prev || prev->pid != a->pid || prev->tid != a->tid) {
-		trace_name_process(t, out, a->pid); /* it may have no CPU samples */
+		trace_name_process(t, j, a->pid); /* it may have no CPU samples */
 		name = profile_thread_name(t->p, a->pid, a->tid);
 		snprintf(buf, sizeof(buf), "%s%sCUDA API (thread %u)", name && *name ? name : "",
 			 name && *name ? ": " : "", a->tid);
-		trace_write_name(t, out, "thread_name", a->pid, API_TID_BASE + a->tid, buf);
+		trace_write_name(j, "thread_name", a->pid, API_TID_BASE + a->tid, buf);
 	} else if (prev->launch_start_ns == a->launch_start_ns) {
 		return 0;
 	}
-	trace_begin_event(t, out);
-	fprintf(out, "\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", a->pid, API_TID_BASE + a->tid);
-	trace_put_us(out, a->launch_start_ns - t->t0);
-	fputs(",\"dur\":", out);
-	trace_put_us(out, a->launch_end_ns > a->launch_start_ns ?
-			  a->launch_end_ns - a->launch_start_ns : 1);
-	fputs(",\"name\":", out);
-	json_put_string(out, a->api ? profile_string(t->p, a->api) : "launch");
-	fputs(",\"cat\":\"cuda_api\"}", out);
-	return ferror(out) ? -EIO : 0;
+	trace_begin_event(j, "X");
+	json_key_uint(j, "pid", a->pid);
+	json_key_uint(j, "tid", API_TID_BASE + a->tid);
+	trace_put_us(j, "ts", a->launch_start_ns - t->t0);
+	trace_put_us(j, "dur", a->launch_end_ns > a->launch_start_ns ?
+			       a->launch_end_ns - a->launch_start_ns : 1);
+	json_key_string(j, "name", a->api ? profile_string(t->p, a->api) : "launch");
+	json_key_string(j, "cat", "cuda_api");
+	json_end_object(j);
+	return ferror(j->f) ? -EIO : j->err;
 }
 
 /* An arrow from the call to the work: a flow starting in the launch's
  * slice and ending in the activity's (bp "e": the enclosing slice). */
-static void write_flow(struct tr *t, FILE *out, const struct gpu_activity *a, uint64_t id)
+static void write_flow(struct tr *t, struct json_out *j, const struct gpu_activity *a, uint64_t id)
 {
-	trace_begin_event(t, out);
-	fprintf(out, "\"ph\":\"s\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":", id,
-		a->pid, API_TID_BASE + a->tid);
-	trace_put_us(out, a->launch_start_ns - t->t0);
-	fputs(",\"name\":\"launch\",\"cat\":\"launch\"}", out);
-	trace_begin_event(t, out);
-	fprintf(out, "\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":",
-		id, gpu_pid(t, a->device, a->pid), track_of(a));
-	trace_put_us(out, a->start_ns - t->t0);
-	fputs(",\"name\":\"launch\",\"cat\":\"launch\"}", out);
+	trace_begin_event(j, "s");
+	json_key_uint(j, "id", id);
+	json_key_uint(j, "pid", a->pid);
+	json_key_uint(j, "tid", API_TID_BASE + a->tid);
+	trace_put_us(j, "ts", a->launch_start_ns - t->t0);
+	json_key_string(j, "name", "launch");
+	json_key_string(j, "cat", "launch");
+	json_end_object(j);
+	trace_begin_event(j, "f");
+	json_key_string(j, "bp", "e");
+	json_key_uint(j, "id", id);
+	json_key_uint(j, "pid", gpu_pid(t, a->device, a->pid));
+	json_key_uint(j, "tid", track_of(a));
+	trace_put_us(j, "ts", a->start_ns - t->t0);
+	json_key_string(j, "name", "launch");
+	json_key_string(j, "cat", "launch");
+	json_end_object(j);
 }
 
 /* By track: each track's name, its slices, and the arrows to them. */
@@ -283,12 +295,12 @@ static int write_on_track(const struct gpu_activity *a, void *ctx)
 		return 0; /* inside the slice before it: nothing of its own */
 	write_activity(t, g->out, a, start);
 	g->track_end = a->end_ns;
-	return ferror(g->out) ? -EIO : 0;
+	return ferror(g->out->f) ? -EIO : g->out->err;
 }
 
 struct counters_out {
 	struct tr *t;
-	FILE *out;
+	struct json_out *out;
 	uint64_t named; /* devices named so far, a bit each (the first 64) */
 };
 
@@ -308,21 +320,25 @@ static int write_counter(const struct counter_sample *c, void *ctx)
 		snprintf(key, sizeof(key), "gpu.%u.name", device);
 		name = profile_meta(t->p, key);
 		snprintf(buf, sizeof(buf), "GPU %u%s%s", device, name ? ": " : "", name ? name : "");
-		trace_write_name(t, co->out, "process_name", gpu_pid(t, device, 0), 0, buf);
+		trace_write_name(co->out, "process_name", gpu_pid(t, device, 0), 0, buf);
 	}
-	trace_begin_event(t, co->out);
-	fprintf(co->out, "\"ph\":\"C\",\"pid\":%u,\"tid\":0,\"ts\":", gpu_pid(t, device, 0));
-	trace_put_us(co->out, c->time_ns - t->t0);
-	fputs(",\"name\":", co->out);
-	json_put_string(co->out, what);
-	fprintf(co->out, ",\"args\":{\"value\":%.3f}}", c->value);
+	trace_begin_event(co->out, "C");
+	json_key_uint(co->out, "pid", gpu_pid(t, device, 0));
+	json_key_uint(co->out, "tid", 0);
+	trace_put_us(co->out, "ts", c->time_ns - t->t0);
+	json_key_string(co->out, "name", what);
+	json_key(co->out, "args");
+	json_begin_object(co->out);
+	json_key_double(co->out, "value", c->value, 3);
+	json_end_object(co->out);
+	json_end_object(co->out);
 	return 0;
 }
 
-int trace_gpu_write(struct tr *t, FILE *out)
+int trace_gpu_write(struct tr *t, struct json_out *j)
 {
-	struct counters_out co = { t, out, t->gpu_devices & ~t->shared_devices };
-	struct gpu_pass g = { .t = t, .out = out };
+	struct counters_out co = { t, j, t->gpu_devices & ~t->shared_devices };
+	struct gpu_pass g = { .t = t, .out = j };
 	int ret = 0;
 
 	/* Devices with activities are named with their tracks, before their
@@ -334,6 +350,6 @@ int trace_gpu_write(struct tr *t, FILE *out)
 		ret = profile_for_each_counter(t->p, write_counter, &co);
 	if (ret < 0 || !t->ngpu)
 		return ret;
-	g = (struct gpu_pass){ .t = t, .out = out };
+	g = (struct gpu_pass){ .t = t, .out = j };
 	return profile_for_each_gpu_activity_sorted(t->p, by_launch, write_launch, &g);
 }

@@ -37,11 +37,10 @@ struct tr {
 	struct trace_walker *walkers; /* in the order threads were first seen */
 	uint32_t nwalkers, capwalkers;
 	struct hash_table walker_index;
-	FILE *out;               /* where slices go; NULL: the counting pass */
+	struct json_out *out;    /* where slices go; NULL: the counting pass */
 	uint64_t by_duration[64]; /* slices by floor(log2(duration in ns)) */
 	uint64_t slices_all, slices_kept;
 	uint64_t min_dur_ns;     /* shorter slices are left out (the limit) */
-	bool written; /* an event was: the next one needs a comma */
 	uint64_t ngpu;           /* GPU activities the filters keep */
 	uint64_t gpu_devices;    /* bit per device with work (the first 64) */
 	uint32_t gpu_first_pid[64];
@@ -50,21 +49,22 @@ struct tr {
 	size_t nnamed, capnamed;
 };
 
-/* trace.c */
-void trace_begin_event(struct tr *t, FILE *out);
-/* Nanoseconds as microseconds with three decimals. */
-void trace_put_us(FILE *out, uint64_t ns);
-void trace_write_name(struct tr *t, FILE *out, const char *what, uint32_t pid, uint32_t tid,
+/* trace.c: an event, on a line of its own, opened with its phase ("ph");
+ * the caller writes the rest and closes it. */
+void trace_begin_event(struct json_out *j, const char *ph);
+/* "key": nanoseconds as microseconds with three decimals, exactly. */
+void trace_put_us(struct json_out *j, const char *key, uint64_t ns);
+void trace_write_name(struct json_out *j, const char *what, uint32_t pid, uint32_t tid,
 		      const char *name);
 /* A process's name (the command, or "pid N"), once. */
-void trace_name_process(struct tr *t, FILE *out, uint32_t pid);
+void trace_name_process(struct tr *t, struct json_out *j, uint32_t pid);
 /* One frame's complete slice on a thread's track. */
-void trace_write_slice(struct tr *t, FILE *out, uint32_t pid, uint32_t tid,
+void trace_write_slice(struct tr *t, struct json_out *j, uint32_t pid, uint32_t tid,
 		       const struct open_frame *f, uint64_t start, uint64_t end);
 
 /* trace_slices.c: one pass over the timeline; with out NULL it only counts
  * the slices by duration, else it writes those the limit keeps. */
-int trace_slices_pass(struct tr *t, FILE *out);
+int trace_slices_pass(struct tr *t, struct json_out *out);
 /* Sets min_dur_ns from the counting pass: 0 when at most max_slices (0: no
  * limit), else the smallest power of two that leaves at most that many. */
 void trace_slices_limit(struct tr *t, uint64_t max_slices);
@@ -74,13 +74,13 @@ int trace_walker_of(struct tr *t, uint32_t pid, uint32_t tid, struct trace_walke
 
 /* trace_phases.c: where each row has a class (the training phase), a
  * track per thread of its phases over time, and the steps' starts on it. */
-int trace_phases_write(struct tr *t, FILE *out);
+int trace_phases_write(struct tr *t, struct json_out *j);
 
 /* trace_gpu.c: counts the GPU activities the filters keep; t0 moves to
  * the earliest of them and of their launches. */
 int trace_gpu_collect(struct tr *t);
 /* A process per device, a track per stream, each launch on a track of its
  * CPU thread's, arrows from launches to what they launched. */
-int trace_gpu_write(struct tr *t, FILE *out);
+int trace_gpu_write(struct tr *t, struct json_out *j);
 
 #endif

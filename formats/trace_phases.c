@@ -17,7 +17,7 @@
 
 #define PHASE_TRACK (1u << 29) /* trace_gpu.c's API tracks have bit 30 */
 
-static void name_track(struct tr *t, FILE *out, struct trace_walker *w)
+static void name_track(struct tr *t, struct json_out *j, struct trace_walker *w)
 {
 	const char *name = profile_thread_name(t->p, w->pid, w->tid);
 	char buf[160];
@@ -29,33 +29,32 @@ static void name_track(struct tr *t, FILE *out, struct trace_walker *w)
 		snprintf(buf, sizeof(buf), "phases of %s (%" PRIu32 ")", name, w->tid);
 	else
 		snprintf(buf, sizeof(buf), "phases of thread %" PRIu32, w->tid);
-	trace_name_process(t, out, w->pid);
-	trace_write_name(t, out, "thread_name", w->pid, w->tid | PHASE_TRACK, buf);
+	trace_name_process(t, j, w->pid);
+	trace_write_name(j, "thread_name", w->pid, w->tid | PHASE_TRACK, buf);
 }
 
-static void close_run(struct tr *t, FILE *out, struct trace_walker *w)
+static void close_run(struct tr *t, struct json_out *j, struct trace_walker *w)
 {
 	const char *name;
 
 	if (!w->phase)
 		return;
 	name = t->o.class_names ? t->o.class_names[w->phase - 1] : "?";
-	name_track(t, out, w);
-	trace_begin_event(t, out);
-	fprintf(out, "\"ph\":\"X\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":", w->pid,
-		w->tid | PHASE_TRACK);
-	trace_put_us(out, w->phase_start - t->t0);
-	fputs(",\"dur\":", out);
-	trace_put_us(out, w->phase_end - w->phase_start);
-	fputs(",\"name\":", out);
-	json_put_string(out, name);
-	fputs(",\"cat\":\"phase\"}", out);
+	name_track(t, j, w);
+	trace_begin_event(j, "X");
+	json_key_uint(j, "pid", w->pid);
+	json_key_uint(j, "tid", w->tid | PHASE_TRACK);
+	trace_put_us(j, "ts", w->phase_start - t->t0);
+	trace_put_us(j, "dur", w->phase_end - w->phase_start);
+	json_key_string(j, "name", name);
+	json_key_string(j, "cat", "phase");
+	json_end_object(j);
 	w->phase = 0;
 }
 
 struct phase_walk {
 	struct tr *t;
-	FILE *out;
+	struct json_out *out;
 };
 
 static int phase_span(const struct profile_span *s, void *ctx)
@@ -90,16 +89,17 @@ static int phase_span(const struct profile_span *s, void *ctx)
 	return 0;
 }
 
-int trace_phases_write(struct tr *t, FILE *out)
+int trace_phases_write(struct tr *t, struct json_out *j)
 {
-	struct phase_walk pw = { t, out };
+	struct phase_walk pw = { t, j };
+	char name[32];
 	int ret;
 
 	if (!t->o.row_class)
 		return 0;
 	ret = profile_for_each_span(t->p, phase_span, &pw);
 	for (uint32_t i = 0; i < t->nwalkers && !ret; i++)
-		close_run(t, out, &t->walkers[i]);
+		close_run(t, j, &t->walkers[i]);
 	for (size_t i = 0; i < t->o.nstep_marks && !ret; i++) {
 		const struct step_mark *m = &t->o.step_marks[i];
 		uint32_t before = t->nwalkers;
@@ -112,12 +112,16 @@ int trace_phases_write(struct tr *t, FILE *out)
 			break;
 		if (t->nwalkers != before)
 			continue; /* a thread the filters left out */
-		name_track(t, out, w);
-		trace_begin_event(t, out);
-		fprintf(out, "\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":",
-			m->pid, m->tid | PHASE_TRACK);
-		trace_put_us(out, m->time_ns - t->t0);
-		fprintf(out, ",\"name\":\"step %" PRIu64 "\",\"cat\":\"step\"}", m->step);
+		name_track(t, j, w);
+		trace_begin_event(j, "i");
+		json_key_string(j, "s", "t");
+		json_key_uint(j, "pid", m->pid);
+		json_key_uint(j, "tid", m->tid | PHASE_TRACK);
+		trace_put_us(j, "ts", m->time_ns - t->t0);
+		snprintf(name, sizeof(name), "step %" PRIu64, m->step);
+		json_key_string(j, "name", name);
+		json_key_string(j, "cat", "step");
+		json_end_object(j);
 	}
-	return ret;
+	return ret ? ret : j->err;
 }

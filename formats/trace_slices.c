@@ -77,7 +77,7 @@ static int slice_end(struct tr *t, const struct trace_walker *w, uint32_t depth,
 	if (dur < t->min_dur_ns)
 		return 0;
 	trace_write_slice(t, t->out, w->pid, w->tid, f, f->start + late, end);
-	return ferror(t->out) ? -EIO : 0;
+	return ferror(t->out->f) ? -EIO : t->out->err;
 }
 
 /* Ends the open frames from depth `keep` up, innermost first, at `end`. */
@@ -158,7 +158,7 @@ static int walk_span(const struct profile_span *s, void *ctx)
 	return 0;
 }
 
-int trace_slices_pass(struct tr *t, FILE *out)
+int trace_slices_pass(struct tr *t, struct json_out *out)
 {
 	int ret;
 
