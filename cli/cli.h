@@ -231,8 +231,10 @@ void gpu_run_poll(struct gpu_run *g, uint64_t now_ns);
 void gpu_run_finish(struct gpu_run *g, bool quiet, uint64_t wall_ns);
 void gpu_run_free(struct gpu_run *g);
 
+/* messages.c: "trainsample: error: ..." and "trainsample: warning: ..." lines. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* help.c: --help. */
 void usage(FILE *f);
 
 #endif
