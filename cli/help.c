@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* --help: what each command takes. */
+/*
+ * --help and docs/options.md, both printed from the option table
+ * (option_table.c): trainsample --help lists every option once, grouped by
+ * command; a command's --help lists its own; --help-markdown prints the
+ * options page.
+ */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,169 +16,286 @@
 #define USAGE_COLUMN 24
 #define USAGE_WIDTH 90
 
-/* text from USAGE_COLUMN on, wrapped at spaces; a '\n' in it breaks the line. */
-static void put_wrapped(FILE *f, const char *text)
+/*
+ * The groups trainsample --help and the options page show, in order: an
+ * option is described in the first group that has it, and named in the
+ * next ones. The page's text around each table is its own.
+ */
+static const struct group {
+	unsigned commands;
+	const char *title;    /* plain */
+	const char *md_title; /* the page's section */
+	const char *md_intro; /* the page's text above the table, Markdown */
+} groups[] = {
+	{ CLI_RECORD | CLI_ATTACH, "record and attach", "`record` and `attach`",
+	  "`record [OPTIONS] -- COMMAND [ARG...]`, `record [OPTIONS] --pid PID`,\n"
+	  "`attach PID [OPTIONS]`." },
+	{ CLI_TOP, "top", "`top`",
+	  "`top PID` and `top [OPTIONS] -- COMMAND` sample as `attach` and `record`\n"
+	  "do, and draw a live view in the terminal instead of writing files." },
+	{ CLI_REPORT, "report", "`report`",
+	  "`report IN.tsprof... [OPTIONS]`: several recordings are merged into one\n"
+	  "profile. Without `-o` it writes folded stacks to stdout. A `.tsprof`\n"
+	  "output re-encodes the recording, which repairs a damaged one." },
+	{ CLI_DIFF, "diff", "`diff`",
+	  "`diff OLDER.tsprof NEWER.tsprof [OPTIONS]`: `-o FILE.svg` is the\n"
+	  "differential flamegraph (optional); the filters, `--steps A:B` and\n"
+	  "`--phases FILE` apply to both recordings; a second table compares the\n"
+	  "main loops' phases and steps." },
+	{ CLI_DUMP, "dump", "`dump`",
+	  "`dump --pid PID [OPTIONS]` (or `dump PID [OPTIONS]`): every thread's\n"
+	  "stack, once." },
+};
+
+#define NGROUPS (sizeof(groups) / sizeof(groups[0]))
+
+static const char md_header[] =
+	"<!-- Made by `make docs-options` (build/trainsample --help-markdown) from\n"
+	"     cli/option_table.c: edit that, not this page. -->\n"
+	"# Options\n"
+	"\n"
+	"Every command's options, one table per command; an option told in an\n"
+	"earlier table is only named in the next ones. The commands and what\n"
+	"they do are in [usage.md](usage.md); the [README](../README.md) has one\n"
+	"example of each. Each command's `--help` lists its own.\n";
+
+static const char md_footer[] =
+	"\n"
+	"## `env`\n"
+	"\n"
+	"`env` takes no options. It prints the variable that loads the GPU agent,\n"
+	"dormant until `attach` switches it on (see\n"
+	"[GPU programs](usage.md#gpu-cuda-programs)).\n";
+
+/* text from column col on, wrapped at spaces before USAGE_WIDTH, the next
+ * lines from column indent; then a newline. */
+static void put_wrapped(FILE *f, const char *text, size_t col, size_t indent)
 {
-	size_t col = USAGE_COLUMN;
+	size_t start = col;
 
 	while (*text) {
-		size_t word = strcspn(text, " \n");
+		size_t word = strcspn(text, " ");
 
-		if (col > USAGE_COLUMN && col + 1 + word > USAGE_WIDTH) {
-			fprintf(f, "\n%*s", USAGE_COLUMN, "");
-			col = USAGE_COLUMN;
-		} else if (col > USAGE_COLUMN) {
+		if (col > start && col + 1 + word > USAGE_WIDTH) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			col = start = indent;
+		} else if (col > start) {
 			fputc(' ', f);
 			col++;
 		}
 		fwrite(text, 1, word, f);
 		col += word;
 		text += word;
-		if (*text == '\n') {
-			fprintf(f, "\n%*s", USAGE_COLUMN, "");
-			col = USAGE_COLUMN;
-		}
-		text += strspn(text, " \n");
+		text += strspn(text, " ");
 	}
 	fputc('\n', f);
 }
 
-/* -o's text: every extension the table knows, and what it holds. */
-static void describe_output(FILE *f)
+/* The commands of bits, "record and attach" (Markdown: in backquotes). */
+static void put_commands(FILE *f, unsigned bits, bool md)
 {
-	const struct output_writer *w;
-	size_t defaults = 0;
+	const struct cli_command_info *c;
+	unsigned left = bits;
 
-	fputs("write FILE; the format comes from the extension: ", f);
-	for (size_t i = 0; (w = output_writer_at(i)); i++) {
-		fputs(i ? ", " : "", f);
-		for (size_t j = 0; j < OUTPUT_EXTENSIONS_MAX && w->extensions[j]; j++) {
-			bool last = j + 1 == OUTPUT_EXTENSIONS_MAX || !w->extensions[j + 1];
-
-			fprintf(f, "%s.%s", !j ? "" : last ? " or " : ", ", w->extensions[j]);
-		}
-		if (w->contents)
-			fprintf(f, " (%s)", w->contents);
+	for (size_t i = 0; (c = cli_command_at(i)); i++) {
+		if (!(c->bit & bits))
+			continue;
+		left &= ~c->bit;
+		fprintf(f, "%s%s%s%s", left == bits - c->bit ? "" : left ? ", " : " and ", md ? "`" : "",
+			c->name, md ? "`" : "");
 	}
-	fputs("; repeatable; '-' is stdout.\nDefault:", f);
-	for (size_t i = 0; (w = output_writer_at(i)); i++)
-		if (w->record_default)
-			fprintf(f, defaults++ ? " and .%s" : " NAME-YYYYmmdd-HHMMSS.%s", w->extensions[0]);
 }
 
-/* -f's text: every format's name. */
-static void describe_format(FILE *f)
-{
-	char names[256];
-
-	output_writers_list(names, sizeof(names), false, ", ", " or ");
-	fprintf(f, "%s, for outputs whose name does not say", names);
-}
-
-/* "  OPTION   DESCRIPTION", the description wrapped. */
-static void put_option(FILE *f, const char *option, void (*describe)(FILE *f))
+/* An option's text: its help (its doc on the page), and which of group's
+ * commands take it, where not all do. Returned malloc'd; NULL: no memory. */
+static char *option_text(const struct cli_option *row, unsigned group, bool md)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&text, &len);
 
-	fprintf(f, "  %-*s", USAGE_COLUMN - 2, option);
-	if (!m) {
-		describe(f); /* unwrapped, rather than not at all */
-		fputc('\n', f);
-		return;
-	}
-	describe(m);
-	if (fclose(m) == 0)
-		put_wrapped(f, text);
+	if (!m)
+		return NULL;
+	if (row->describe)
+		row->describe(m, md);
 	else
-		fputc('\n', f);
+		fputs(md && row->doc ? row->doc : row->help, m);
+	if ((row->commands & group) != group) {
+		fputs(" (", m);
+		put_commands(m, row->commands & group, md);
+		fputs(md ? " only)" : ")", m);
+	}
+	if (fclose(m) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* "-o, --output FILE", "--gpu[=MODE]" */
+static void option_label(const struct cli_option *row, char *buf, size_t len)
+{
+	int n = row->short_name ? snprintf(buf, len, "-%c, ", row->short_name) : 0;
+
+	snprintf(buf + n, len - (size_t)n, "--%s%s%s%s", row->name,
+		 row->arg == CLI_ARG_OPTIONAL ? "[=" : row->arg ? " " : "",
+		 row->arg ? row->arg_name : "", row->arg == CLI_ARG_OPTIONAL ? "]" : "");
+}
+
+/* "  -o, --output FILE     TEXT", the text wrapped. */
+static void put_option(FILE *f, const struct cli_option *row, unsigned group)
+{
+	char label[64];
+	char *text = option_text(row, group, false);
+	int n;
+
+	option_label(row, label, sizeof(label));
+	n = fprintf(f, "%s%s", row->short_name ? "  " : "      ", label);
+	if (n >= 0 && n <= USAGE_COLUMN - 2)
+		n += fprintf(f, "%*s", USAGE_COLUMN - n, "");
+	else if (n >= 0)
+		n += fprintf(f, "  ");
+	put_wrapped(f, text ? text : row->help, n > 0 ? (size_t)n : USAGE_COLUMN, USAGE_COLUMN);
 	free(text);
+}
+
+static bool in_earlier_group(const struct cli_option *row, size_t g)
+{
+	for (size_t i = 0; i < g; i++)
+		if (row->commands & groups[i].commands)
+			return true;
+	return false;
+}
+
+/* Whether group g has options no earlier group told. */
+static bool has_new(size_t g)
+{
+	const struct cli_option *row;
+
+	for (size_t i = 0; (row = cli_option_at(i)); i++)
+		if ((row->commands & groups[g].commands) && !in_earlier_group(row, g))
+			return true;
+	return false;
+}
+
+/* The names of group g's options told in an earlier group, into m. */
+static size_t put_told(FILE *m, size_t g, bool md)
+{
+	const struct cli_option *row;
+	size_t n = 0;
+
+	for (size_t i = 0; (row = cli_option_at(i)); i++)
+		if ((row->commands & groups[g].commands) && in_earlier_group(row, g))
+			fprintf(m, "%s%s--%s%s", n++ ? ", " : "", md ? "`" : "", row->name, md ? "`" : "");
+	return n;
+}
+
+/* A command's usage lines, "trainsample " before each. */
+static void put_synopsis(FILE *f, const struct cli_command_info *c, const char *first,
+			 const char *next)
+{
+	const char *s = c->synopsis;
+	bool one = true;
+
+	while (*s) {
+		size_t n = strcspn(s, "\n");
+
+		fprintf(f, "%strainsample %.*s\n", one ? first : next, (int)n, s);
+		one = false;
+		s += n;
+		s += *s == '\n';
+	}
 }
 
 void usage(FILE *f)
 {
-	fputs(
-"usage: trainsample record [OPTIONS] -- COMMAND [ARG...]   start COMMAND and profile it\n"
-"       trainsample record [OPTIONS] --pid PID             profile a running process\n"
-"       trainsample attach PID [OPTIONS]                   the same as record --pid PID\n"
-"       trainsample top PID | top [OPTIONS] -- COMMAND    a live view, redrawn every second:\n"
-"                                                 phases, threads, the hottest functions;\n"
-"                                                 keys 1-4 sort, p process, t thread, q quit\n"
-"       trainsample report IN.tsprof... [-o OUT] [-f FORMAT]  render saved recordings again\n"
-"       trainsample diff OLDER.tsprof NEWER.tsprof [-o DIFF.svg]\n"
-"                                                 the largest changes, and a differential\n"
-"                                                 flamegraph (red grew, blue shrank)\n"
-"       trainsample dump --pid PID [--native | --native-all] [--nonblocking]\n"
-"                                 [--locals] [--json]\n"
-"                                                 print every thread's stack once\n"
-"       trainsample env                                    the variable that loads the GPU\n"
-"                                                 agent, dormant until attach switches it on\n"
-"\n"
-"options of record and attach:\n",
-	      f);
-	put_option(f, "-o, --output FILE", describe_output);
-	put_option(f, "-f, --format FORMAT", describe_format);
-	fputs(
-"  -r, --rate HZ         samples per second (default 100)\n"
-"  -d, --duration SEC    stop after SEC seconds (fractions allowed; default: until\n"
-"                        Ctrl-C or the process exits); a command started is then\n"
-"                        ended: SIGINT, then SIGTERM and SIGKILL 2 s apart\n"
-"  -s, --subprocesses    follow child processes too (DataLoader workers, multiprocessing,\n"
-"                        torchrun's ranks): those alive at attach and each one started;\n"
-"                        record -- CMD does by default\n"
-"      --no-subprocesses record -- CMD: the command's own process only\n"
-"  -t, --threads         a 'thread TID (name)' root frame per thread\n"
-"  -i, --idle            keep samples of every thread blocked in the kernel, and show\n"
-"                        them all in the flamegraph and folded stacks\n"
-"      --no-idle         drop them all. Default: those of Python threads only,\n"
-"                        ending in '[idle: SYSCALL]' (a wait on a queue, a lock, .item());\n"
-"                        the flamegraph and folded stacks show the training loop's waits\n"
-"      --native          Python targets: native frames too, each evaluator frame\n"
-"                        replaced by the Python frames it ran (stops running threads);\n"
-"                        the interpreter's own frames above the innermost Python\n"
-"                        frame are hidden\n"
-"      --native-all      --native, keeping the interpreter's frames between Python's\n"
-"  -g, --gil             only samples of the thread holding Python's GIL\n"
-"  --nonblocking         Python: never stop a thread, not even the GIL holder for\n"
-"                        its walk; its stacks may then be torn (counted in --stats)\n"
-"      --function        Python frames by function, without line numbers\n"
-"      --full-filenames  Python files with their whole path (default: below\n"
-"                        site-packages/, the standard library or the script's folder)\n"
-"      --inverted        flamegraph as an icicle: the outermost frames on top\n"
-"      --native-lines    native frames as 'function (file:line)', from debug info\n"
-"      --phases FILE     training-phase rules added to the built-in ones: a line\n"
-"                        'PHASE FUNCTION [FILE]' or 'PHASE thread:NAME' (shell patterns)\n"
-"      --group-by phase  a '[phase: NAME]' root per training phase (data, forward,\n"
-"                        backward, optimizer, sync, checkpoint, eval, logging, other)\n"
-"      --time FUNC       each call's duration at the end: count, p50, p90, max, total\n"
-"                        (FUNC as outputs name it, Class.method, or FILE:LINE; repeatable)\n"
-"      --trace-max-slices N  the most CPU slices a .trace.json holds (default\n"
-"                        1000000, 0: no limit); past it the shortest are left out\n"
-"      --gpu[=MODE]      auto (default): CUDA programs get the GPU agent (kernels, copies,\n"
-"                        launch stacks); on: the same, saying why when it cannot; off\n"
-"      --gpu-flamegraph FILE.svg  GPU time on the Python stacks that launched it\n"
-"                        (an .svg output named gpu.svg is one too)\n"
-"      --stack-bytes N   bytes of stack copied per sample (default 64K; K and M suffixes)\n"
-"      --unwind-queue N  copies that may wait to be unwound (default: 32 MiB of them);\n"
-"                        when unwinding falls behind, new samples are dropped and counted\n"
-"      --pid PID         profile a running process (a thread id names its process)\n"
-"      --stats           print sampling statistics at the end\n"
-"  -q, --quiet           no progress line and no summary\n"
-"  -h, --help            this text\n"
-"      --version         print the version\n"
-"\n"
-"options of report: -o/--output, -f/--format, -t/--threads, -i/--idle, --no-idle,\n"
-"  -g/--gil, --function, --full-filenames, --inverted, --trace-max-slices, -q, and filters: --pid PID, --tid TID,\n"
-"  --thread NAME, --process LABEL ('rank 0', 'DataLoader worker 1', or a prefix of\n"
-"  words: 'DataLoader worker'), --phase NAME, --from SEC, --to SEC (seconds after the\n"
-"  first sample), --steps A:B (steps A to B of the main loop, from 1; A: from A on);\n"
-"  and --phases FILE, --group-by phase, --time FUNC, --summary (the lines record ends\n"
-"  with: per process, its threads, phases and steps; alone, on stdout and no picture),\n"
-"  --findings (every bottleneck found, with its evidence and a hint)\n"
-"\n"
-"options of diff: those of report, and --top N (rows of the table, default 20),\n"
-"  --lines (Python frames by line; by default by function, as lines move between\n"
-"  versions of the code); a second table compares the main loops' phases and steps\n",
-	      f);
+	const struct cli_command_info *c;
+	const struct cli_option *row;
+
+	for (size_t i = 0; (c = cli_command_at(i)); i++) {
+		put_synopsis(f, c, i ? "       " : "usage: ", "       ");
+		fprintf(f, "%*s", USAGE_COLUMN, "");
+		put_wrapped(f, c->what, USAGE_COLUMN, USAGE_COLUMN);
+	}
+	for (size_t g = 0; g < NGROUPS; g++) {
+		char *told = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&told, &len);
+
+		fprintf(f, "\noptions of %s:\n", groups[g].title);
+		if (m && (fputs("as above: ", m), put_told(m, g, false)) &&
+		    fputs(has_new(g) ? "; and:" : "", m) >= 0 && fclose(m) == 0) {
+			fputs("  ", f);
+			put_wrapped(f, told, 2, 2);
+		} else if (m) {
+			fclose(m);
+		}
+		free(told);
+		for (size_t i = 0; (row = cli_option_at(i)); i++)
+			if ((row->commands & groups[g].commands) && !in_earlier_group(row, g))
+				put_option(f, row, groups[g].commands);
+	}
+	fputs("\nEach command's --help lists its own options; docs/options.md tells more.\n", f);
+}
+
+void usage_command(FILE *f, unsigned command)
+{
+	const struct cli_command_info *c;
+	const struct cli_option *row;
+
+	for (size_t i = 0; (c = cli_command_at(i)); i++) {
+		if (c->bit != command)
+			continue;
+		put_synopsis(f, c, "usage: ", "       ");
+		put_wrapped(f, c->what, 0, 0);
+	}
+	fputs("\noptions:\n", f);
+	for (size_t i = 0; (row = cli_option_at(i)); i++)
+		if (row->commands & command)
+			put_option(f, row, command);
+}
+
+/* Markdown: a '|' would end the cell. */
+static void put_cell(FILE *f, const char *text)
+{
+	for (; *text; text++) {
+		if (*text == '|')
+			fputc('\\', f);
+		fputc(*text, f);
+	}
+}
+
+void usage_markdown(FILE *f)
+{
+	const struct cli_option *row;
+
+	fputs(md_header, f);
+	for (size_t g = 0; g < NGROUPS; g++) {
+		char *told = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&told, &len);
+
+		fprintf(f, "\n## %s\n\n%s\n", groups[g].md_title, groups[g].md_intro);
+		if (m && put_told(m, g, true) && fclose(m) == 0)
+			fprintf(f, "\nAnd, as above: %s.\n", told);
+		else if (m)
+			fclose(m);
+		free(told);
+		for (size_t i = 0, n = 0; (row = cli_option_at(i)); i++) {
+			char label[64];
+			char *text;
+
+			if (!(row->commands & groups[g].commands) || in_earlier_group(row, g))
+				continue;
+			if (!n++)
+				fputs("\n| option | meaning |\n|---|---|\n", f);
+			option_label(row, label, sizeof(label));
+			text = option_text(row, groups[g].commands, true);
+			fprintf(f, "| `%s` | ", label);
+			put_cell(f, text ? text : row->help);
+			fputs(" |\n", f);
+			free(text);
+		}
+	}
+	fputs(md_footer, f);
 }

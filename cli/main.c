@@ -53,6 +53,11 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(cmd, "--help-markdown")) {
+		/* docs/options.md (make docs-options) */
+		usage_markdown(stdout);
+		return stdout_checked(0);
+	}
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
 		printf("trainsample %s\n", TRAINSAMPLE_VERSION);
 		return stdout_checked(0);
