@@ -459,7 +459,7 @@ static const struct cli_option options[] = {
 	{ "pid", 0, REQ, "PID", CLI_RECORD | CLI_TOP,
 	  "profile a running process (a thread id names its process)",
 	  "profile a running process; a thread id names its process", NULL, apply_pid, 0 },
-	{ "stats", 0, NONE, NULL, CLI_SAMPLING, "print sampling statistics at the end",
+	{ "stats", 0, NONE, NULL, CLI_RECORD | CLI_ATTACH, "print sampling statistics at the end",
 	  "print sampling statistics at the end ([what each line "
 	  "means](outputs.md#statistics---stats))",
 	  NULL, NULL, FIELD(stats) },
@@ -486,12 +486,13 @@ static const struct cli_option options[] = {
 	  "keep one training phase's samples (`data`, `forward`, `backward`, `optimizer`, `sync`, "
 	  "`checkpoint`, `eval`, `logging`, `other`)",
 	  NULL, NULL, FIELD(phase) },
-	{ "from", 0, REQ, "SEC", CLI_RENDERING, "keep the samples from SEC seconds after the first sample on",
-	  "keep the samples from SEC seconds after the recording's first. Rows of a recording that "
-	  "`report` re-encoded carry no time and are left out of a window",
+	{ "from", 0, REQ, "SEC", CLI_RENDERING,
+	  "keep the samples from SEC seconds after the first sample on",
+	  "keep the samples from SEC seconds after the recording's first sample on. Rows of a "
+	  "recording that `report` re-encoded carry no time and are left out of a window",
 	  NULL, apply_from, 0 },
 	{ "to", 0, REQ, "SEC", CLI_RENDERING, "keep the samples up to SEC seconds after the first sample",
-	  "keep the samples up to SEC seconds after the recording's first", NULL, apply_to, 0 },
+	  "keep the samples up to SEC seconds after the recording's first sample", NULL, apply_to, 0 },
 	{ "steps", 0, REQ, "A:B", CLI_RENDERING,
 	  "steps A to B of the main training loop, from 1 (A: from A on)",
 	  "steps A to B of the main training loop, from 1 (`A:` from A on); `diff`: of both "
