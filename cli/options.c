@@ -54,7 +54,15 @@ static unsigned family_of(unsigned command)
 	return command & CLI_DUMP ? CLI_DUMP : CLI_SAMPLING | CLI_RENDERING;
 }
 
-static void make_arrays(unsigned command, bool in_order, struct getopt_arrays *a)
+/* Two rows of one family with one name must parse alike, and a letter
+ * names one option: a table that breaks this is refused, said. */
+static bool same_parse(const struct cli_option *x, const struct cli_option *y)
+{
+	return x->short_name == y->short_name && x->arg == y->arg && x->apply == y->apply &&
+	       x->field == y->field;
+}
+
+static int make_arrays(unsigned command, bool in_order, struct getopt_arrays *a)
 {
 	unsigned family = family_of(command);
 	const struct cli_option *row;
@@ -63,15 +71,27 @@ static void make_arrays(unsigned command, bool in_order, struct getopt_arrays *a
 	memset(a, 0, sizeof(*a));
 	if (in_order)
 		a->shorts[ns++] = '+';
-	for (size_t i = 0; (row = cli_option_at(i)) && n < OPTIONS_MAX; i++) {
-		bool seen = false;
+	for (size_t i = 0; (row = cli_option_at(i)); i++) {
+		const struct cli_option *twin = NULL;
 
 		if (!(row->commands & family))
 			continue;
-		for (size_t j = 0; j < n && !seen; j++)
-			seen = !strcmp(a->rows[j]->name, row->name);
-		if (seen)
+		for (size_t j = 0; j < n; j++) {
+			if (!strcmp(a->rows[j]->name, row->name) ||
+			    (row->short_name && a->rows[j]->short_name == row->short_name))
+				twin = a->rows[j];
+		}
+		if (twin && (strcmp(twin->name, row->name) || !same_parse(twin, row))) {
+			cli_error("option table: --%s and --%s clash (cli/option_table.c)", twin->name,
+				  row->name);
+			return -EINVAL;
+		}
+		if (twin)
 			continue;
+		if (n == OPTIONS_MAX) {
+			cli_error("option table: more than %d options (cli/options.c)", OPTIONS_MAX);
+			return -EINVAL;
+		}
 		a->rows[n] = row;
 		a->longs[n] = (struct option){ row->name,
 					       row->arg == CLI_ARG_NONE	    ? no_argument
@@ -89,6 +109,7 @@ static void make_arrays(unsigned command, bool in_order, struct getopt_arrays *a
 		}
 		n++;
 	}
+	return 0;
 }
 
 static int apply(const struct cli_option *row, const char *arg, struct cli_options *o)
@@ -114,7 +135,8 @@ static int getopt_loop(int argc, char **argv, unsigned command, bool in_order,
 	struct getopt_arrays a;
 	int c, ret;
 
-	make_arrays(command, in_order, &a);
+	if (make_arrays(command, in_order, &a) < 0)
+		return -1;
 	o->parsing = command;
 	opterr = 0;
 	optind = 1;
