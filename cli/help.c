@@ -155,7 +155,8 @@ static void put_option(FILE *f, const struct cli_option *row, unsigned group)
 		n += fprintf(f, "%*s", USAGE_COLUMN - n, "");
 	else if (n >= 0)
 		n += fprintf(f, "  ");
-	put_wrapped(f, text ? text : row->help, n > 0 ? (size_t)n : USAGE_COLUMN, USAGE_COLUMN);
+	put_wrapped(f, text ? text : row->help ? row->help : "", n > 0 ? (size_t)n : USAGE_COLUMN,
+		    USAGE_COLUMN);
 	free(text);
 }
 
@@ -178,16 +179,25 @@ static bool has_new(size_t g)
 	return false;
 }
 
-/* The names of group g's options told in an earlier group, into m. */
-static size_t put_told(FILE *m, size_t g, bool md)
+/* The names of group g's options told in an earlier group, joined by
+ * ", "; malloc'd, NULL when there are none (or no memory). */
+static char *told_names(size_t g, bool md)
 {
 	const struct cli_option *row;
-	size_t n = 0;
+	char *text = NULL;
+	size_t len = 0, n = 0;
+	FILE *m = open_memstream(&text, &len);
 
+	if (!m)
+		return NULL;
 	for (size_t i = 0; (row = cli_option_at(i)); i++)
 		if ((row->commands & groups[g].commands) && in_earlier_group(row, g))
 			fprintf(m, "%s%s--%s%s", n++ ? ", " : "", md ? "`" : "", row->name, md ? "`" : "");
-	return n;
+	if (fclose(m) != 0 || !n) {
+		free(text);
+		return NULL;
+	}
+	return text;
 }
 
 /* A command's usage lines, "trainsample " before each. */
@@ -218,17 +228,15 @@ void usage(FILE *f)
 		put_wrapped(f, c->what, USAGE_COLUMN, USAGE_COLUMN);
 	}
 	for (size_t g = 0; g < NGROUPS; g++) {
-		char *told = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&told, &len);
+		char *told = told_names(g, false);
 
 		fprintf(f, "\noptions of %s:\n", groups[g].title);
-		if (m && (fputs("as above: ", m), put_told(m, g, false)) &&
-		    fputs(has_new(g) ? "; and:" : "", m) >= 0 && fclose(m) == 0) {
+		if (told) {
+			char line[1024];
+
+			snprintf(line, sizeof(line), "as above: %s%s", told, has_new(g) ? "; and:" : "");
 			fputs("  ", f);
-			put_wrapped(f, told, 2, 2);
-		} else if (m) {
-			fclose(m);
+			put_wrapped(f, line, 2, 2);
 		}
 		free(told);
 		for (size_t i = 0; (row = cli_option_at(i)); i++)
@@ -271,15 +279,11 @@ void usage_markdown(FILE *f)
 
 	fputs(md_header, f);
 	for (size_t g = 0; g < NGROUPS; g++) {
-		char *told = NULL;
-		size_t len = 0;
-		FILE *m = open_memstream(&told, &len);
+		char *told = told_names(g, true);
 
 		fprintf(f, "\n## %s\n\n%s\n", groups[g].md_title, groups[g].md_intro);
-		if (m && put_told(m, g, true) && fclose(m) == 0)
+		if (told)
 			fprintf(f, "\nAnd, as above: %s.\n", told);
-		else if (m)
-			fclose(m);
 		free(told);
 		for (size_t i = 0, n = 0; (row = cli_option_at(i)); i++) {
 			char label[64];
@@ -292,7 +296,7 @@ void usage_markdown(FILE *f)
 			option_label(row, label, sizeof(label));
 			text = option_text(row, groups[g].commands, true);
 			fprintf(f, "| `%s` | ", label);
-			put_cell(f, text ? text : row->help);
+			put_cell(f, text ? text : row->help ? row->help : "");
 			fputs(" |\n", f);
 			free(text);
 		}
