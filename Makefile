@@ -68,6 +68,7 @@ AGENT_SRCS := $(wildcard cuda/agent/*.c) $(PYREAD_SRCS) $(COMMON_SRCS)
 include tests/tests.mk
 
 .PHONY: all deps test check check-build check-sanitize demo run-demo bench run-bench install clean fuzz \
+        docs-options \
         gpu-check sid-root sid-root-torch
 all: $(BIN) $(AGENT)
 
@@ -154,6 +155,11 @@ run-bench: $(BIN) $(BENCH_BINS) $(AGENT) $(FAKE_CUPTI) $(BUILD)/tests/targets/th
 	@sh bench/lean.sh
 	@echo
 	@sh bench/overhead.sh
+
+# docs/options.md is printed from the option table (cli/option_table.c);
+# test_cli.sh fails when the committed page differs from what it prints.
+docs-options: $(BIN)
+	$(BIN) --help-markdown >docs/options.md
 
 install: $(BIN) $(AGENT)
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -28,6 +28,19 @@ enum cli_gpu {
 
 #define MAX_TIMES 16
 
+/* The commands that take options, as bits of cli_option.commands. */
+enum cli_command {
+	CLI_RECORD = 1u << 0,
+	CLI_ATTACH = 1u << 1,
+	CLI_TOP = 1u << 2,
+	CLI_REPORT = 1u << 3,
+	CLI_DIFF = 1u << 4,
+	CLI_DUMP = 1u << 5,
+};
+/* Those that sample, and those that render recordings. */
+#define CLI_SAMPLING (CLI_RECORD | CLI_ATTACH | CLI_TOP)
+#define CLI_RENDERING (CLI_REPORT | CLI_DIFF)
+
 struct cli_options {
 	struct output outputs[MAX_OUTPUTS];
 	int noutputs;
@@ -76,12 +89,64 @@ struct cli_options {
 	unsigned top;         /* diff --top: rows of the table */
 	bool lines;           /* diff --lines: Python frames by line */
 	enum cli_gpu gpu;     /* record --gpu */
+	bool json;            /* dump --json */
+	bool locals;          /* dump --locals */
+	unsigned parsing;     /* the CLI_* bit being parsed (for its --help) */
 };
 
-/* Parsing: 0 to go on, 1 when help or version was printed, -1 on error. */
-int options_parse_record(int argc, char **argv, bool attach, struct cli_options *o);
+/*
+ * option_table.c: every option of every command, one row each; the parser
+ * (getopt's arrays are made from it), each command's --help and
+ * docs/options.md (--help-markdown) come from it.
+ */
+enum cli_arg {
+	CLI_ARG_NONE,
+	CLI_ARG_REQUIRED,
+	CLI_ARG_OPTIONAL, /* --name=VALUE only */
+};
+
+struct cli_option {
+	const char *name;     /* the long name, without "--" */
+	char short_name;      /* 0: none */
+	enum cli_arg arg;
+	const char *arg_name; /* in help: "FILE", "HZ" */
+	unsigned commands;    /* the CLI_* bits of the commands that take it */
+	const char *help;     /* --help's text, plain */
+	const char *doc;      /* docs/options.md's, Markdown; NULL: help */
+	/* Instead of help and doc: a text made from another table (-o and -f
+	 * from the writers'). */
+	void (*describe)(FILE *f, bool markdown);
+	/* Applies the option: 0, 1 when it printed help or the version (the
+	 * command is done), -EINVAL after saying why. NULL: no argument sets
+	 * the bool at field true; an argument is kept, a const char *, at field. */
+	int (*apply)(struct cli_options *o, const char *arg);
+	size_t field;         /* offsetof(struct cli_options, ...) without apply */
+};
+
+/* The rows in help's order; NULL past the last. Two rows may share a name
+ * where their commands do not meet (help says what each command does with
+ * it); they then parse alike. */
+const struct cli_option *cli_option_at(size_t i);
+
+struct cli_command_info {
+	unsigned bit;         /* CLI_*; 0: a command without options (env) */
+	const char *name;
+	const char *synopsis; /* usage lines after "trainsample ", '\n' between */
+	const char *what;     /* one line: what it does */
+};
+/* The commands in help's order; NULL past the last. */
+const struct cli_command_info *cli_command_at(size_t i);
+
+/* Parsing: 0 to go on, 1 when help or version was printed, -1 on error.
+ * record's command is CLI_RECORD, CLI_ATTACH or CLI_TOP; attach: the PID
+ * is the argument (attach, and top PID). */
+int options_parse_record(int argc, char **argv, unsigned command, bool attach,
+			 struct cli_options *o);
 int options_parse_report(int argc, char **argv, struct cli_options *o);
 int options_parse_diff(int argc, char **argv, struct cli_options *o);
+int options_parse_dump(int argc, char **argv, struct cli_options *o);
+/* Shared by the parser and the table: a PID, or -1 after saying why. */
+int options_parse_pid(const char *s, pid_t *out);
 /* phases.c: training phases (analysis/) in the outputs */
 struct phase_rules;
 struct phase_map;
@@ -231,8 +296,13 @@ void gpu_run_poll(struct gpu_run *g, uint64_t now_ns);
 void gpu_run_finish(struct gpu_run *g, bool quiet, uint64_t wall_ns);
 void gpu_run_free(struct gpu_run *g);
 
+/* messages.c: "trainsample: error: ..." and "trainsample: warning: ..." lines. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* help.c, from the option table: trainsample --help; a command's --help
+ * (a CLI_* bit); docs/options.md (trainsample --help-markdown). */
 void usage(FILE *f);
+void usage_command(FILE *f, unsigned command);
+void usage_markdown(FILE *f);
 
 #endif

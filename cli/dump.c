@@ -9,7 +9,6 @@
  * --nonblocking not even that one.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,79 +17,6 @@
 #include "cli/cli.h"
 #include "common/common.h"
 #include "sampler/sampler.h"
-
-struct dump_options {
-	pid_t pid;
-	bool native;
-	bool native_all;
-	bool nonblocking;
-	bool json;
-	bool locals;
-};
-
-static int parse(int argc, char **argv, struct dump_options *o)
-{
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "native", no_argument, NULL, 'n' },
-		{ "native-all", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "nonblocking", no_argument, NULL, 'b' },
-		{ "locals", no_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (pid_parse(optarg, &o->pid) < 0) {
-				cli_error("'%s' is not a process id", optarg);
-				return -1;
-			}
-			break;
-		case 'n':
-			o->native = true;
-			break;
-		case 'a':
-			o->native = o->native_all = true;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'b':
-			o->nonblocking = true;
-			break;
-		case 'l':
-			o->locals = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			cli_error("dump takes --pid PID [--native | --native-all] [--nonblocking] [--locals] "
-				  "[--json]");
-			return -1;
-		}
-	}
-	if (optind < argc && !o->pid) {
-		/* dump PID, as attach takes it */
-		if (pid_parse(argv[optind], &o->pid) < 0) {
-			cli_error("'%s' is not a process id", argv[optind]);
-			return -1;
-		}
-		optind++;
-	}
-	if (!o->pid || optind < argc) {
-		cli_error(o->pid ? "dump takes one process" : "dump needs --pid PID");
-		return -1;
-	}
-	return 0;
-}
 
 struct thread_row {
 	uint32_t tid;
@@ -350,7 +276,7 @@ static void print_json(const struct profile *p, const struct rows *rows, pid_t p
 
 int cmd_dump(int argc, char **argv)
 {
-	struct dump_options o;
+	struct cli_options o;
 	struct sampler_options so = {
 		.rate_hz = 100,
 		.stack_bytes = 64 * 1024,
@@ -365,7 +291,7 @@ int cmd_dump(int argc, char **argv)
 	struct frames frames = { 0 };
 	char err[512] = "";
 	pid_t tgid;
-	int ret = parse(argc, argv, &o);
+	int ret = options_parse_dump(argc, argv, &o);
 
 	if (ret)
 		return ret < 0 ? 2 : 0;

@@ -553,7 +553,8 @@ static int record_run(int argc, char **argv, bool attach, bool live)
 	bool sampled = false;
 	int ret;
 
-	ret = options_parse_record(argc, argv, attach, &o);
+	ret = options_parse_record(argc, argv, live ? CLI_TOP : attach ? CLI_ATTACH : CLI_RECORD, attach,
+				   &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	if (live && o.noutputs) {

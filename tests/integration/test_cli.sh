@@ -13,6 +13,17 @@ done
 [ -z "$missing" ]
 check $? "--help names every option" "missing$missing"
 
+# One option table (cli/option_table.c) makes the parser, each command's
+# --help and docs/options.md: the committed page is what it prints now.
+$TS --help-markdown | cmp -s - docs/options.md
+check $? "docs/options.md is what the option table prints (make docs-options)" \
+	"$($TS --help-markdown | diff docs/options.md - | head -6)"
+$TS dump --help >"$TMP/h.dump" && $TS report --help >"$TMP/h.report" && $TS record --help >"$TMP/h.record" &&
+	grep -q -- '--locals' "$TMP/h.dump" && ! grep -q -- '--rate' "$TMP/h.dump" &&
+	grep -q -- '--summary' "$TMP/h.report" && ! grep -q -- '--summary' "$TMP/h.record" &&
+	grep -q -- '--rate HZ' "$TMP/h.record" && grep -q '^usage: trainsample report' "$TMP/h.report"
+check $? "each command's --help lists its own options" "$(head -3 "$TMP/h.dump" "$TMP/h.report")"
+
 # Usage errors: exit 2 and one line.
 for args in "record" "record -r 0 -- true" "record -r abc -- true" "record --bogus -- true" \
 	"attach" "attach 1 2" "record -d -1 -- true" "frobnicate" "record -o x.unknownext -- true"; do
