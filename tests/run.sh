@@ -15,7 +15,7 @@
 # measure time or shares that a neighbour's load would blur: they run
 # with nothing beside them. (All of them still pass beside two CPU hogs,
 # make check's rule; ALONE keeps their figures the machine's, not ours.)
-ALONE="test_accuracy test_disturbance test_storm"
+ALONE="test_accuracy test_storm"
 cd "$(dirname "$0")/.." || exit 1
 results=$(mktemp /tmp/trainsample-results.XXXXXX)
 work=$(mktemp -d /tmp/trainsample-run.XXXXXX)
