@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/common.h"
 #include "sampler/internal.h"
@@ -64,6 +65,13 @@ int sampler_service_while(struct sampler *s, int (*fn)(void *ctx), void *ctx)
 		return fn(ctx);
 	}
 	while (!atomic_load(&j.done)) {
+		/* Nothing left to answer (it exited): wait without spinning. */
+		if (s->exited || (!s->nthreads && !s->nprocs)) {
+			struct timespec nap = { 0, SERVICE_WAIT_MS * 1000000L };
+
+			nanosleep(&nap, NULL);
+			continue;
+		}
 		stops_wait(s, SERVICE_WAIT_MS);
 		threads_sweep(s);
 	}

@@ -25,6 +25,12 @@ check() {
 	if [ "$1" -eq 0 ]; then ok "$2${4+ ($4)}"; else not_ok "$2" "$3"; fi
 }
 reap_later() { cleanup_pids="$cleanup_pids $1"; }
+# Kills process $1 and every process under it (a torch program's
+# multiprocessing forkserver and resource tracker outlive it otherwise).
+kill_tree() {
+	for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
+	kill "$1" 2>/dev/null
+}
 
 # Sum of all counts in a folded file.
 folded_total() { awk '{ n += $NF } END { print n + 0 }' "$1"; }

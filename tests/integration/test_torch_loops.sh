@@ -89,7 +89,7 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	while [ -z "$(pgrep -P $target)" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	tensor_locals "torch 1.13" $target
 	$TS attach $target -q -r 200 -d 4 -o "$TMP/a.summary.json" 2>"$TMP/a.err"
-	kill $target 2>/dev/null
+	kill_tree $target
 	out=$(/usr/bin/python3 tests/integration/loops_check.py "$TMP/a.summary.json" - 2>&1)
 	check $? "torch 1.13 attach: next(it), validation in a function: the steps train_loader's, the passes eval" \
 		"$out $(tail -3 "$TMP/a.err")" "$(printf '%s' "$out" | head -1)"
@@ -110,7 +110,7 @@ if sid_root_ready && [ -f build/sid-root/.stamp-torch ]; then
 	target=$!
 	reap_later $target
 	tensor_locals "sid-3.14 torch 2" $target
-	kill $target 2>/dev/null
+	kill_tree $target
 else
 	skip "sid-3.14 torch 2: the loop shapes" "${sid_root_why:-no torch in the sid root (make sid-root-torch)}"
 	skip "sid-3.14 torch 2: dump --locals shows the batch's tensors" "${sid_root_why:-no torch in the sid root (make sid-root-torch)}"
