@@ -18,8 +18,11 @@
 # alone), test_python's consistent stacks 6 of 3855 impossible, and an
 # ASan unit test's 100 ms rate limit passed before its first look,
 # test_phases' stall-merged steps not said to be two, test_terminal's
-# command lines (5 of 5 pass alone beside two CPU hogs).
-ALONE="test_accuracy test_containers test_phases test_python test_python_older test_sanitize test_storm test_terminal"
+# command lines (5 of 5 pass alone beside two CPU hogs), and a signal
+# lost to a SIGKILL of trainsample in test_disturbance's 32 cycles (the
+# thread, passed its signal, had not run yet: the kernel's window, longer
+# the longer a CPU takes to come).
+ALONE="test_accuracy test_containers test_disturbance test_phases test_python test_python_older test_sanitize test_storm test_terminal"
 cd "$(dirname "$0")/.." || exit 1
 results=$(mktemp /tmp/trainsample-results.XXXXXX)
 work=$(mktemp -d /tmp/trainsample-run.XXXXXX)
