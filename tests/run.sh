@@ -9,7 +9,9 @@
 #                                 binary's name: test_py_locals; unit: every
 #                                 unit binary)
 #   TEST_JOBS=N tests/run.sh      scripts side by side, N at a time (default
-#                                 2; 1 runs them one after another)
+#                                 1, one after another: beside a neighbour
+#                                 some timing checks still fail now and
+#                                 then, see ALONE)
 #
 # Scripts run side by side except those listed in ALONE, whose checks
 # measure time or shares that a neighbour's load would blur: they run
@@ -27,7 +29,7 @@ cd "$(dirname "$0")/.." || exit 1
 results=$(mktemp /tmp/trainsample-results.XXXXXX)
 work=$(mktemp -d /tmp/trainsample-run.XXXXXX)
 trap 'rm -rf "$results" "$results.err" "$work"' EXIT
-jobs=${TEST_JOBS:-2}
+jobs=${TEST_JOBS:-1}
 
 # Whether NAME (a script or binary's base name) was asked for.
 wanted() {
