@@ -173,16 +173,22 @@ static void undo_eintr_now(struct sampler *s, pid_t tid, bool only_untimed, bool
  * we interrupted reports first is the one we asked for. Copy there if the
  * tick wanted it, and undo an EINTR the interrupt caused.
  */
-static void consume_interrupt(struct sampler *s, struct thread *t, bool running)
+/* The interrupt answered: no longer pending, nor counted by the tick. */
+static void interrupt_answered(struct sampler *s, struct thread *t)
 {
-	if (!t->interrupt_sent)
-		return;
 	t->interrupt_sent = false;
 	if (t->counted) {
 		t->counted = false;
 		s->pending_traps--;
 	}
 	t->pause_pending = false;
+}
+
+static void consume_interrupt(struct sampler *s, struct thread *t, bool running)
+{
+	if (!t->interrupt_sent)
+		return;
+	interrupt_answered(s, t);
 	/* A group stop is job control's, and so is any EINTR it caused
 	 * (signal(7): stop signals make some calls fail, untraced too). */
 	if (!running) {
@@ -228,12 +234,7 @@ static void interrupt_passed(struct sampler *s, struct thread *t)
 
 	if (!t->interrupt_sent)
 		return;
-	t->interrupt_sent = false;
-	if (t->counted) {
-		t->counted = false;
-		s->pending_traps--;
-	}
-	t->pause_pending = false;
+	interrupt_answered(s, t);
 	t->want_copy = t->want_py_walk = false;
 	if (wanted)
 		thread_passed_by(s, t);
