@@ -9,27 +9,26 @@
 #                                 binary's name: test_py_locals; unit: every
 #                                 unit binary)
 #   TEST_JOBS=N tests/run.sh      scripts side by side, N at a time (default
-#                                 1, one after another: beside a neighbour
-#                                 some timing checks still fail now and
-#                                 then, see ALONE)
+#                                 2; 1: one after another), those in ALONE
+#                                 with nothing beside them
+#   TEST_TIMES=1 tests/run.sh ... each check's seconds on its line
 #
 # Scripts run side by side except those listed in ALONE, whose checks
 # measure time or shares that a neighbour's load would blur: they run
 # with nothing beside them. Seen beside another script, not alone:
 # test_containers' and test_python's shares 3.1-3.5 points off (within 1
-# alone), test_python's consistent stacks 6 of 3855 impossible, and an
-# ASan unit test's 100 ms rate limit passed before its first look,
-# test_phases' stall-merged steps not said to be two, test_terminal's
-# command lines (5 of 5 pass alone beside two CPU hogs), and a signal
-# lost to a SIGKILL of trainsample in test_disturbance's 32 cycles (the
-# thread, passed its signal, had not run yet: the kernel's window, longer
-# the longer a CPU takes to come).
-ALONE="test_accuracy test_containers test_disturbance test_phases test_python test_python_older test_sanitize test_storm test_terminal"
+# alone; test_python's are test_python_shares.sh's now), consistent stacks
+# 6 of 3855 impossible, test_phases' stall-merged steps not said to be
+# two, test_terminal's command lines (5 of 5 pass alone beside two CPU
+# hogs), and a signal lost to a SIGKILL of trainsample in
+# test_disturbance's 32 cycles (the thread, passed its signal, had not
+# run yet: the kernel's window, longer the longer a CPU takes to come).
+ALONE="test_accuracy test_containers test_disturbance test_phases test_python_shares test_storm test_terminal"
 cd "$(dirname "$0")/.." || exit 1
 results=$(mktemp /tmp/trainsample-results.XXXXXX)
 work=$(mktemp -d /tmp/trainsample-run.XXXXXX)
 trap 'rm -rf "$results" "$results.err" "$work"' EXIT
-jobs=${TEST_JOBS:-1}
+jobs=${TEST_JOBS:-2}
 
 # Whether NAME (a script or binary's base name) was asked for.
 wanted() {

@@ -18,12 +18,20 @@ skip() { echo "ok - $1 # SKIP $2"; }
 # ran, given its exit status ($?): "ok - NAME", or "ok - NAME (NOTE)" when a
 # NOTE is given (what was measured), else "not ok - NAME: DETAIL". The check
 # stays plain shell on the line before (compound, heredoc and all), and DETAIL
-# and NOTE can show what it wrote. No variable is set: callers keep theirs.
+# and NOTE can show what it wrote. It sets no variable but its own check_*.
 #   [ "$rc" -eq 0 ] && grep -q done "$TMP/out"
 #   check $? "the command finishes" "exit $rc: $(cat "$TMP/out")"
+# With TEST_TIMES=1 each line ends with the seconds since the one before
+# (what each check costs the run).
 check() {
+	if [ -n "$TEST_TIMES" ]; then
+		check_now=$(date +%s.%N)
+		set -- "$1" "$2 [$(awk -v a="$check_now" -v b="${check_last:-$check_start}" 'BEGIN { printf "%.1f s", a - b }')]" "$3" ${4+"$4"}
+		check_last=$check_now
+	fi
 	if [ "$1" -eq 0 ]; then ok "$2${4+ ($4)}"; else not_ok "$2" "$3"; fi
 }
+check_start=$(date +%s.%N)
 reap_later() { cleanup_pids="$cleanup_pids $1"; }
 # Kills process $1 and every process under it (a torch program's
 # multiprocessing forkserver and resource tracker outlive it otherwise).

@@ -12,6 +12,10 @@ have_strace=$(command -v strace)
 # recording and the target go on unharmed.
 under_record() {
 	label=$1 py=$2
+	# On the versions that span the walk's cost (the oldest layout, 3.12,
+	# Debian's stripped 3.11 and the newest): reading without a tracer is
+	# one code for all, the walk it does is just_started's on each.
+	case $label in pyenv-3.8|pyenv-3.12|debian-3.11|sid-3.14) ;; *) return 0 ;; esac
 	rm -f "$TMP/threads.out"
 	"$py" $P/threads.py 3.5 >"$TMP/threads.out" &
 	pid=$!
@@ -160,9 +164,9 @@ while read -r label py; do
 done <"$TMP/pythons"
 
 # A native program is still seized whole for its native stacks, and let go.
-# It runs 5 s, so that on a slow machine the dump ends well before it does
-# (a process that ends mid-dump is tested in test_unwind).
-$T/busy_threads 2 5 >/dev/null &
+# It runs 2 s, so that on a slow machine the dump (50 ms here) ends well
+# before it does (a process that ends mid-dump is tested in test_unwind).
+$T/busy_threads 2 2 >/dev/null &
 bp=$!
 reap_later $bp
 sleep 0.2

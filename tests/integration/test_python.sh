@@ -1,8 +1,15 @@
-# Python stacks on every CPython present (pyenv's 3.11 on here; 3.8 to
-# 3.10 and Debian's 3.11 in test_python_older.sh): shares against the
-# target's own
-# CPU clock, qualnames and lines, launches, threads, idle and the GIL,
-# stack shapes, attach, and the versions that are refused.
+# Python stacks on every CPython present, in three scripts that
+# tests/run.sh runs apart:
+#   test_python.sh         pyenv's 3.11 on: launches, threads, idle and
+#                          the GIL, stack shapes, --native, dump
+#   test_python_older.sh   the same on 3.8 to 3.10 and Debian's 3.11, then
+#                          Debian's numpy and the versions refused
+#   test_python_shares.sh  every version: shares against the target's own
+#                          CPU clock, qualnames and lines, and consistent
+#                          stacks (what a neighbour's load would blur: run
+#                          with nothing beside it)
+# pyenv's 3.12 gets every check; the others those whose code differs by
+# version (layouts, walks, the merge) and a thinner share of the rest.
 . tests/integration/lib.sh
 P=tests/python
 
@@ -90,13 +97,13 @@ shares() {
 
 # The interpreter is found in every launch, however briefly it runs (a
 # miss was seen about once in ten launches at 1 kHz, and 20 launches did
-# not catch it). 60 launches on pyenv's 3.12, 20 on every other version
+# not catch it). 60 launches on pyenv's 3.12, 10 on every other version
 # (the finding is one code for all; what differs by version, the layout
 # read, every other check reads too): a miss one launch in ten goes unseen
-# in 60 with odds of 2 in 1,000, in the 220 of a run with odds of 1 in
-# 10^10.
+# in 60 with odds of 2 in 1,000, in the 140 of a run with odds of 4 in
+# 10^7.
 launches() {
-	label=$1 py=$2 bad="" n=20
+	label=$1 py=$2 bad="" n=10
 	[ "$label" = pyenv-3.12 ] && n=60
 	# make test-quick: a few, for the edit-compile-test loop
 	[ -n "$TEST_QUICK" ] && n=10
@@ -106,9 +113,9 @@ launches() {
 		# brief() can pass while trainsample waits for a CPU. A
 		# launch sampled fewer than 10 times (trainsample starved
 		# for the whole run) says nothing either way.
-		n=$(sed -n 's/^  samples  *\([0-9]*\).*/\1/p' "$TMP/l.err")
-		grep -q '\.py:[0-9]*)' "$TMP/l.folded" || [ "${n:-0}" -lt 10 ] ||
-			bad="$bad $i ($n samples; $(sed -n 's/^  python  *//p' "$TMP/l.err"))"
+		got=$(sed -n 's/^  samples  *\([0-9]*\).*/\1/p' "$TMP/l.err")
+		grep -q '\.py:[0-9]*)' "$TMP/l.folded" || [ "${got:-0}" -lt 10 ] ||
+			bad="$bad $i ($got samples; $(sed -n 's/^  python  *//p' "$TMP/l.err"))"
 	done
 	[ -z "$bad" ]
 	check $? "$label: $n launches in a row all have Python frames" "none in launch$bad"
@@ -121,6 +128,9 @@ launches() {
 # linked statically (Debian's) have no library to catch so.
 half_loaded() {
 	label=$1 py=$2
+	# Once, on pyenv's 3.12: the look again is one code for all versions,
+	# the layout it then reads is read by every check on each.
+	[ "$label" = pyenv-3.12 ] || return 0
 	lib=$("$py" -c 'import sysconfig as s, os; print(os.path.join(s.get_config_var("LIBDIR"), s.get_config_var("LDLIBRARY")))' 2>/dev/null)
 	case $lib in
 	*/libpython3*.so*) [ -f "$lib" ] || lib= ;;
@@ -221,7 +231,7 @@ shapes() {
 	label=$1 py=$2
 	script="$TMP/fîlé_名.py"
 	cp $P/shapes.py "$script"
-	$TS record -q -r 200 -o "$TMP/sh.folded" -- "$py" "$script" 0.6
+	$TS record -q -r 200 -o "$TMP/sh.folded" -- "$py" "$script" 0.3
 	deep=$(awk '{ n = gsub(/;recurse \(/, "&"); if (n > m) m = n } END { print m + 0 }' "$TMP/sh.folded")
 	[ "$deep" = 500 ]
 	check $? "$label: a recursion 500 deep has exactly 500 frames" "$deep"
@@ -328,6 +338,10 @@ consistent() {
 	check $? "$label: record of three threads switching every 0.2 ms: every stack of a fast recursion could have happened (0.1% at most)" \
 		"${2:-?} of ${1:-?} impossible: $(python3 tests/integration/stack_check.py "$TMP/rt.folded" | sed -n 2p | cut -c1-400)" \
 		"${2:-?} of ${1:-?} impossible"
+	# Attached, on the versions of the load runs above: the walk is the
+	# one record's checks tested on each version, what attach adds (and
+	# --nonblocking's counts) is one code for all.
+	case $label in pyenv-3.8|pyenv-3.12|debian-3.11|sid-3.14) ;; *) return ;; esac
 	# Long enough to outlive both attaches on a loaded machine (killed
 	# after them): with 4 s the second one could meet its end, and a
 	# process that no longer runs tears no walk.
@@ -397,14 +411,14 @@ dump() {
 		"$(head -c 600 "$TMP/dn.txt")"
 }
 
-# Two halves, so that tests/run.sh runs them side by side: this script
-# the newer versions (pyenv's 3.11 on), test_python_older.sh
-# (PYTHON_PART=older) 3.8 to 3.10, Debian's 3.11 and the checks after the
-# loop; PYTHON_PART=all both.
+# PYTHON_PART: newer (this script: pyenv's 3.11 on), older
+# (test_python_older.sh: 3.8 to 3.10, Debian's 3.11 and the checks after
+# the loop), shares (test_python_shares.sh: shares and consistent stacks
+# on every version), all (everything).
 PYTHON_PART=${PYTHON_PART:-newer}
 in_part() {
 	case "$PYTHON_PART:$1" in
-	all:*|older:*-3.8|older:*-3.9|older:*-3.10|older:debian-3.11) return 0 ;;
+	all:*|shares:*|older:*-3.8|older:*-3.9|older:*-3.10|older:debian-3.11) return 0 ;;
 	older:*) return 1 ;;
 	newer:*-3.8|newer:*-3.9|newer:*-3.10|newer:debian-3.11) return 1 ;;
 	esac
@@ -419,17 +433,24 @@ while read -r label py; do
 		in_part "$label" || continue
 	fi
 	if [ -z "$py" ]; then
-		for t in "shares" "launches" "threads" "late thread" "shapes" "consistent stacks" "consistent stacks of three threads" "--native" "--native-all" "dump" "a libpython caught half-loaded"; do
-			skip "$label: $t" "$(python_missing_why "$label")"
-		done
+		case $PYTHON_PART in
+		shares) checks="shares|consistent stacks|consistent stacks of three threads" ;;
+		*) checks="launches|threads|late thread|shapes|--native|--native-all|dump" ;;
+		esac
+		(IFS='|'; for t in $checks; do skip "$label: $t" "$(python_missing_why "$label")"; done)
 		continue
 	fi
-	shares "$label" "$py"
+	case $PYTHON_PART in
+	shares|all)
+		shares "$label" "$py"
+		consistent "$label" "$py"
+		;;
+	esac
+	[ "$PYTHON_PART" = shares ] && continue
 	launches "$label" "$py"
 	half_loaded "$label" "$py"
 	threads "$label" "$py"
 	shapes "$label" "$py"
-	consistent "$label" "$py"
 	native_merge "$label" "$py"
 	dump "$label" "$py"
 done <"$TMP/pythons"
@@ -467,6 +488,7 @@ native_numpy() {
 	done
 }
 
+[ "$PYTHON_PART" = shares ] && exit 0
 [ "$PYTHON_PART" = newer ] && [ -z "$ONLY" ] && exit 0
 
 case " ${ONLY:-debian-3.11} " in
