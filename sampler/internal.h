@@ -138,7 +138,7 @@ struct copy_queue {
 };
 
 struct addr_cache;
-struct pysample;       /* sampler/pysample.h */
+struct pysample;       /* sampler/python/pysample.h */
 
 /* The main thread's signal masks, as last read (shared_signals.c). */
 struct signal_masks {

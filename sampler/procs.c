@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
 #include "symbolize/symbolize.h"
 
 long seize_options(const struct sampler *s)

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
 #include "symbolize/symbolize.h"
 
 void sampler_notice(const struct sampler *s, const char *fmt, ...)

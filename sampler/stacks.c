@@ -12,7 +12,7 @@
 
 #include "formats/formats.h"
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
 #include "symbolize/symbolize.h"
 #include "syscall_names.h"
 

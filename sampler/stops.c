@@ -26,7 +26,7 @@
 
 #include "formats/formats.h"
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
 #include "symbolize/symbolize.h"
 
 void stops_log(const struct sampler *s, const char *fmt, ...)

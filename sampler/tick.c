@@ -17,7 +17,7 @@
 
 #include "common/common.h"
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
 #include "symbolize/symbolize.h"
 
 /* How long a tick waits for interrupted threads before checking on them. */

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
 #include "symbolize/symbolize.h"
 
 #define START_WAIT_NS 1000000000ull

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Shared between the files of sampler/ only: the reader of the target's
- * CPython (pysample_*.c, native_filter.c), its state and its calls. The
- * rest of the sampler holds it as a struct pysample pointer.
+ * CPython (sampler/python/pysample_*.c, sampler/native_filter.c), its
+ * state and its calls. The rest of the sampler holds it as a struct
+ * pysample pointer.
  */
-#ifndef TRAINSAMPLE_SAMPLER_PYSAMPLE_H
-#define TRAINSAMPLE_SAMPLER_PYSAMPLE_H
+#ifndef TRAINSAMPLE_SAMPLER_PYTHON_PYSAMPLE_H
+#define TRAINSAMPLE_SAMPLER_PYTHON_PYSAMPLE_H
 
 #include "sampler/internal.h"
 

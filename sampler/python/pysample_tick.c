@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "formats/formats.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
 
 #define HOLDER_TRIES 3
 /* How far into glibc's struct pthread its tid is looked for. */

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "formats/formats.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
 #include "symbolize/python/python.h"
 #include "symbolize/symbolize.h"
 

@@ -20,7 +20,7 @@
 
 #include "formats/formats.h"
 #include "symbolize/symbolize.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
 
 #define MAX_GROUPS 1024
 

@@ -11,7 +11,7 @@
  */
 #include <errno.h>
 
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
 
 static bool holds_gil(struct pysample *py, const struct py_thread *pt)
 {
