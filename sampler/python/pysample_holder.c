@@ -12,6 +12,7 @@
 #include <errno.h>
 
 #include "sampler/python/pysample.h"
+#include "sampler/tick.h"
 
 static bool holds_gil(struct pysample *py, const struct py_thread *pt)
 {

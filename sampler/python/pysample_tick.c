@@ -20,6 +20,9 @@
 
 #include "formats/formats.h"
 #include "sampler/python/pysample.h"
+#include "sampler/quiet.h"
+#include "sampler/service.h"
+#include "sampler/tick.h"
 
 #define HOLDER_TRIES 3
 /* How far into glibc's struct pthread its tid is looked for. */
