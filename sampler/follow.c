@@ -22,6 +22,7 @@
 
 #include "sampler/internal.h"
 #include "sampler/python/pysample.h"
+#include "sampler/stacks.h"
 #include "symbolize/symbolize.h"
 
 static int pidns_of(pid_t pid, struct stat *st)

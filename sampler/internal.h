@@ -3,9 +3,9 @@
  * Shared between the files of sampler/ only: a thread, a copied stack and
  * struct sampler, the core that holds each concern's state. Each concern
  * declares its state and calls in its own header (tick.h, waits.h,
- * quiet.h, storm.h, procs.h, signals.h, service.h, queue.h); a file
- * includes those it uses. The calls left here are the core's: threads,
- * remote reads, attaching, stops, stacks.
+ * quiet.h, storm.h, procs.h, signals.h, service.h, queue.h, stacks.h); a
+ * file includes those it uses. The calls left here are the core's:
+ * threads, remote reads, attaching, stops, figures.
  */
 #ifndef TRAINSAMPLE_SAMPLER_INTERNAL_H
 #define TRAINSAMPLE_SAMPLER_INTERNAL_H
@@ -222,9 +222,6 @@ int sampler_open_symbols(struct sampler *s, char *err, size_t errlen);
 
 /* threads.c */
 struct thread *thread_find(struct sampler *s, pid_t tid);
-/* A tick passed t by (in a stop of its own): its next sample carries the
- * tick's weight (stacks.c). */
-void thread_passed_by(struct sampler *s, struct thread *t);
 /* Reads its schedstat now (a running GIL holder's, which the Python
  * sampler does not poll otherwise): cpu_wait up to date. */
 void thread_note_cpu_wait(struct sampler *s, struct thread *t);
@@ -332,25 +329,7 @@ bool follow_wanted(struct sampler *s, pid_t child);
  * or NULL when it cannot be followed (nothing has changed then). */
 struct thread *follow_child(struct sampler *s, pid_t child, struct thread *stopped);
 
-/* stacks.c: copies to profile stacks */
-int addr_cache_new(struct addr_cache **out);
-void addr_cache_free(struct addr_cache *c);
-int stacks_add_running(struct sampler *s, const struct stack_sample *c);
-/* t may be NULL (exited since); c == NULL: (syscall, sp, pc) unchanged
- * since t's last stack, which stands. */
-int stacks_add_blocked(struct sampler *s, struct thread *t,
-		       const struct blocked_state *b, const struct stack_sample *c);
-bool stacks_blocked_unchanged(const struct thread *t, const struct blocked_state *b);
-void stacks_name_thread(struct sampler *s, struct thread *t);
-int stacks_add_sample(struct sampler *s, pid_t tid, uint32_t stack,
-		      uint32_t flags, uint64_t now, uint64_t weight);
-/* The stack of parent with the idle leaf of syscall nr on top. */
-int stacks_idle_leaf(struct sampler *s, int64_t nr, uint32_t parent, uint32_t *stack);
-int intern_marker_frame(struct sampler *s, const char *name, uint32_t *frame);
-/* The profile frame of a pc to look up (cached by address). */
-int stacks_frame_for_addr(struct sampler *s, uint64_t addr, uint32_t *frame);
-/* A marker frame ("[error]") on top of parent. */
-int stacks_marker(struct sampler *s, const char *name, uint32_t parent, uint32_t *stack);
+/* sampler.c: the figures */
 void stats_unwind_time(struct sampler *s, uint64_t ns);
 void stats_pause(struct sampler *s, uint64_t ns);
 /* Counts a stop whose registers say the thread trapped on its way out of

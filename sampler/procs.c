@@ -28,6 +28,7 @@
 #include "sampler/queue.h"
 #include "sampler/service.h"
 #include "sampler/signals.h"
+#include "sampler/stacks.h"
 #include "symbolize/symbolize.h"
 
 long seize_options(const struct sampler *s)

@@ -13,6 +13,7 @@
 
 #include "sampler/internal.h"
 #include "sampler/queue.h"
+#include "sampler/stacks.h"
 #include "sampler/waits.h"
 
 /* Bytes of stack copies the queue may hold. */

@@ -23,6 +23,7 @@
 #include "sampler/python/pysample.h"
 #include "sampler/queue.h"
 #include "sampler/service.h"
+#include "sampler/stacks.h"
 #include "sampler/storm.h"
 #include "sampler/tick.h"
 #include "sampler/waits.h"

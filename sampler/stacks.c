@@ -13,6 +13,7 @@
 #include "formats/formats.h"
 #include "sampler/internal.h"
 #include "sampler/python/pysample.h"
+#include "sampler/stacks.h"
 #include "sampler/tick.h"
 #include "symbolize/symbolize.h"
 #include "syscall_names.h"

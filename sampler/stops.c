@@ -30,6 +30,7 @@
 #include "sampler/python/pysample.h"
 #include "sampler/service.h"
 #include "sampler/signals.h"
+#include "sampler/stacks.h"
 #include "sampler/storm.h"
 #include "sampler/tick.h"
 #include "sampler/waits.h"

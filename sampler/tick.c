@@ -21,6 +21,7 @@
 #include "sampler/queue.h"
 #include "sampler/quiet.h"
 #include "sampler/signals.h"
+#include "sampler/stacks.h"
 #include "sampler/storm.h"
 #include "sampler/tick.h"
 #include "sampler/waits.h"

@@ -16,6 +16,7 @@
 #include "formats/formats.h"
 #include "symbolize/symbolize.h"
 #include "sampler/python/pysample.h"
+#include "sampler/stacks.h"
 
 void pysample_threads_refresh(struct sampler *s)
 {

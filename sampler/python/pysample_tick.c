@@ -22,6 +22,7 @@
 #include "sampler/python/pysample.h"
 #include "sampler/quiet.h"
 #include "sampler/service.h"
+#include "sampler/stacks.h"
 #include "sampler/tick.h"
 
 #define HOLDER_TRIES 3
