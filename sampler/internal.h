@@ -295,7 +295,7 @@ int unseized_attach(struct sampler *s, char *err, size_t errlen);
  * -EBUSY: another tracer holds the process. */
 int unseized_seize_for_walk(struct sampler *s, struct thread *t);
 
-/* procs.c: the other processes of a tree, followed with subprocesses */
+/* The root of s's process tree (procs.h): s itself in the root. */
 static inline struct sampler *sampler_root(struct sampler *s)
 {
 	return s->tree.root ? s->tree.root : s;
