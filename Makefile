@@ -44,7 +44,8 @@ TS_LIBS   := $(PKG_LIBS) -liberty -lm -pthread
 COMMON_SRCS := $(wildcard common/*.c)
 PYREAD_SRCS := $(wildcard symbolize/python/*.c)
 LIB_SRCS := $(COMMON_SRCS) $(wildcard formats/*.c) $(wildcard symbolize/*.c) $(PYREAD_SRCS) \
-            $(wildcard cuda/*.c) $(wildcard sampler/*.c) $(wildcard analysis/*.c)
+            $(wildcard cuda/*.c) $(wildcard sampler/*.c) $(wildcard sampler/python/*.c) \
+            $(wildcard analysis/*.c)
 CLI_SRCS := $(wildcard cli/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "sampler/internal.h"
+#include "sampler/procs.h"
+#include "sampler/waits.h"
 
 void proc_comm(pid_t pid, char *buf, size_t len)
 {

@@ -21,7 +21,8 @@
 #include <sys/stat.h>
 
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
+#include "sampler/stacks.h"
 #include "symbolize/symbolize.h"
 
 static int pidns_of(pid_t pid, struct stat *st)

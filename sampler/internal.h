@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared between the files of sampler/ only. */
+/*
+ * Shared between the files of sampler/ only: a thread, a copied stack and
+ * struct sampler, the core that holds each concern's state. Each concern
+ * declares its state and calls in its own header (tick.h, waits.h,
+ * quiet.h, storm.h, procs.h, signals.h, service.h, queue.h, stacks.h); a
+ * file includes those it uses. The calls left here are the core's:
+ * threads, remote reads, attaching, stops, figures.
+ */
 #ifndef TRAINSAMPLE_SAMPLER_INTERNAL_H
 #define TRAINSAMPLE_SAMPLER_INTERNAL_H
 
@@ -14,7 +21,15 @@
 
 #include "common/common.h"
 #include "sampler/histogram.h"
+#include "sampler/procs.h"
+#include "sampler/queue.h"
+#include "sampler/quiet.h"
 #include "sampler/sampler.h"
+#include "sampler/service.h"
+#include "sampler/signals.h"
+#include "sampler/storm.h"
+#include "sampler/tick.h"
+#include "sampler/waits.h"
 #include "symbolize/python/python.h"
 
 struct profile;
@@ -131,50 +146,12 @@ struct stack_sample {
 
 #define PY_NATIVE_DEPTH 1024
 
-/* queue.c: copies waiting to be unwound, bounded */
-struct copy_queue {
-	struct stack_sample *slots;
-	size_t limit, head, count;
-};
-
 struct addr_cache;
-struct pysample;       /* sampler/pysample.h */
-
-/* The main thread's signal masks, as last read (shared_signals.c). */
-struct signal_masks {
-	bool valid;
-	uint64_t read_ns;
-	unsigned long long blocked, ignored, caught;
-};
-
-/* A queued signal, told from another: who sent it, why, with what. */
-struct queued_signal {
-	int signo, code, status;
-	pid_t pid;
-	bool set;
-};
-
-/* Resumes held for a signal queued for the process (shared_signals.c):
- * the one nobody took while a thread was held for it (not waited for
- * again while it stays queued), and the time spent holding in the
- * current second, which has a ceiling. */
-struct signal_holds {
-	struct queued_signal unclaimed;
-	uint64_t second_start_ns, second_held_ns;
-};
+struct pysample;       /* sampler/python/pysample.h */
 
 struct sampler {
 	pid_t pid;
-	/* Following subprocesses (procs.c): each process has a sampler of its
-	 * own; the first one, the root, runs the loop, owns the signal and
-	 * timer descriptors and holds the others. */
-	struct sampler *root; /* a followed process's root; NULL in the root */
-	struct sampler **procs; /* root: the other processes followed */
-	size_t nprocs, cap_procs;
-	pid_t parent;         /* followed: the process it was found under */
-	bool let_go;          /* followed: let go for good (setuid, 32-bit) */
-	char followed_python[96]; /* root: a followed process's Python, where
-				   * the root's own process had none */
+	struct proc_tree tree; /* procs.h: the processes followed */
 	bool spawned;         /* we started it: it is our child */
 	pid_t child;          /* spawned: the command we started, whose exit
 			       * status is the run's; pid itself unless we
@@ -209,67 +186,20 @@ struct sampler {
 	bool nice_raised;
 	int sigfd;
 	int timerfd;
-	/* waits.c: waitpid(-1) is asked only when a walk is due (a tick, if
-	 * the last walk is old enough for its cost) or a SIGCHLD came that is
-	 * not for a stop already reaped by tid */
-	bool stops_walk_due;
-	bool stops_signalled;
-	uint64_t stops_walk_ns;      /* the last empty walk's end and its cost */
-	uint64_t stops_walk_cost_ns;
-	uint64_t stops_came_ns;      /* the last stop not of our interrupts */
-	pid_t stops_reaped[16];   /* reaped by tid this tick, SIGCHLD not yet read */
-	unsigned stops_nreaped;
-	/* quiet.c: threads blocked for long, asked only when one may have run */
-	clockid_t cpu_clock;  /* the process's CPU clock */
-	bool cpu_clock_tried, cpu_clock_ok;
-	bool quiet_ask_all;   /* this tick: one may have run */
-	bool quiet_rest_known;
-	int64_t quiet_rest_ns; /* the clock less the threads' known times, at its lowest */
-	uint64_t quiet_clock_at; /* the tick that last read the clock */
-	uint64_t quiet_clock_cost_ns; /* and how long that read took */
-	uint64_t quiet_count;  /* threads quiet at the last read of the clock */
+	struct waits_state waits; /* waits.h */
+	struct quiet_state quiet; /* quiet.h */
 	uint64_t schedstat_cost_ns; /* a schedstat read, smoothed (threads.c) */
-	bool stop_requested;
-	int stop_signo;
-	bool stop_from_user;  /* sent by kill(), not by the terminal */
-	uint64_t target_signal_ns[65]; /* when the target last got each signal */
-	bool tstp_requested;  /* Ctrl-Z: detach, stop ourselves, re-attach */
+	struct target_signals signals; /* signals.h */
 	bool detaching_all;   /* threads that show up now are let go at once */
-	/* storm.c: clones come too fast to stop for each one */
-	bool storm;           /* new threads are found by listing, at ticks */
-	uint64_t storm_window_ns; /* the start of the window clones are counted in */
-	unsigned storm_clones;    /* ... and how many came in it */
-	DIR *task_dir;        /* /proc/PID/task, kept open for the listing */
-	int storm_stat_fd;    /* /proc/PID/stat, opened with task_dir */
-	long storm_group_threads; /* its thread count at the last listing */
-	pid_t *storm_tids;    /* the table's tids, sorted, for the listing */
-	size_t storm_tids_cap;
+	struct storm_state storm; /* storm.h */
 
-	struct copy_queue queue;
+	struct copy_queue queue; /* queue.h */
 	uint64_t exec_seq;    /* execs seen; copies of older images are dropped */
 	uint64_t tick_now, tick_weight; /* the current tick's time and weight */
 	size_t threads_passed;          /* threads whose passed_ns is not 0 */
 	uint64_t cpu_wait_seen_at;      /* the last tick a thread waited for a CPU */
-	int pending_traps;    /* interrupts of this pass not yet trapped */
-	/* tick.c: the threads this pass interrupted, while they are few
-	 * (TRAP_TIDS_MAX + 1: too many to ask one by one) */
-	pid_t trap_tids[8];
-	unsigned ntrap_tids;
-	bool trap_on_our_cpu; /* an interrupted thread shares our CPU */
-	int our_cpu;          /* where this tick runs */
-	struct thread **blocked; /* blocked threads of this tick */
-	size_t cap_blocked;
-	uint64_t maps_reread_tick; /* the last tick a leaf made us re-read maps */
-	struct signal_holds signal_holds;
-	uint64_t unanswered_since_ns; /* waits.c: stops last answered (0: idle,
-				       * a stop would wake us) */
-	/* service.c: stops are answered while another thread does I/O that
-	 * may read the profile: no sample is taken, and processes seen are
-	 * told (opt.process_seen, which writes the profile) afterwards. */
-	bool answering_only;
-	struct seen_process { pid_t pid; int worker; } *seen_later;
-	size_t nseen_later, cap_seen_later;
-	struct signal_masks signal_masks;
+	struct tick_pass pass; /* tick.h: this tick's pass */
+	struct service_state service; /* service.h */
 
 	uint64_t tick;
 	uint64_t last_tick_ns;
@@ -292,9 +222,6 @@ int sampler_open_symbols(struct sampler *s, char *err, size_t errlen);
 
 /* threads.c */
 struct thread *thread_find(struct sampler *s, pid_t tid);
-/* A tick passed t by (in a stop of its own): its next sample carries the
- * tick's weight (stacks.c). */
-void thread_passed_by(struct sampler *s, struct thread *t);
 /* Reads its schedstat now (a running GIL holder's, which the Python
  * sampler does not poll otherwise): cpu_wait up to date. */
 void thread_note_cpu_wait(struct sampler *s, struct thread *t);
@@ -320,13 +247,6 @@ char thread_poll_state(struct sampler *s, struct thread *t);
  * 0, or -EIO when it says nothing. */
 int thread_schedstat(struct sampler *s, struct thread *t, uint64_t *switches);
 
-/* quiet.c: before a tick's pass over its threads, whether those blocked
- * for long must be asked (reads the others' schedstat); after it, the
- * measure again where they were. */
-void quiet_tick_begin(struct sampler *s);
-void quiet_tick_end(struct sampler *s);
-bool quiet_unasked(const struct sampler *s, const struct thread *t);
-void quiet_thread_left(struct sampler *s, const struct thread *t);
 /* -EAGAIN when the thread is running rather than blocked. */
 int thread_blocked_state(struct sampler *s, struct thread *t,
 			 struct blocked_state *b);
@@ -336,15 +256,6 @@ int thread_read_name(struct sampler *s, pid_t tid, char *buf, size_t len);
  * makes a thread look as if it ran. */
 uint64_t thread_runtime(struct sampler *s, struct thread *t);
 bool traced_by_us(pid_t tid);
-/* waits.c: a stop reaped by waitpid(tid) rather than by stops_wait, whose
- * SIGCHLD then asks for no walk. */
-void stops_reaped_by_tid(struct sampler *s, pid_t tid);
-/* waits.c: the next stops_wait walks every traced thread whatever came. */
-void stops_walk_due(struct sampler *s);
-/* The same at a tick, once the last walk is far enough back for its cost
- * or while stops other than our interrupts' come (stops_came). */
-void stops_walk_at_tick(struct sampler *s, uint64_t now);
-void stops_came(struct sampler *s);
 /* The process's name (comm); "" when gone. */
 void proc_comm(pid_t pid, char *buf, size_t len);
 
@@ -365,31 +276,10 @@ void sampler_notice(const struct sampler *s, const char *fmt, ...)
 void stops_log(const struct sampler *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void stops_handle(struct sampler *s, pid_t tid, int status);
-/* waits.c: waits up to timeout_ms (-1 forever, 0 poll) for stops and
- * handles each; reads our own queued signals. */
-int stops_wait(struct sampler *s, int timeout_ms);
-/* Stops go unanswered from since_ns on (0: an idle wait that a stop ends). */
-void stops_unanswered_from(struct sampler *s, uint64_t since_ns);
-void signals_drain(struct sampler *s);
 /* Undoes an EINTR an interrupt caused in a non-restarting syscall (only
  * in a call without a timeout, if only_untimed). */
 void syscall_undo_eintr(struct sampler *s, pid_t tid,
 			struct user_regs_struct *regs, bool only_untimed);
-
-/* service.c: opt.process_seen now, or once answering only ends. */
-void process_seen_report(struct sampler *root, pid_t pid, int worker);
-
-/* shared_signals.c */
-bool woke_only_because_traced(struct sampler *s, int sig);
-/* The same at a signal-delivery stop, where nothing may wait: from the
- * masks last read (read now only for a signal ignored by default, if
- * never read), which signal_masks_refresh reads again once the signal is
- * passed on (if older than 10 ms: a handler may have changed). */
-bool signal_traced_only_known(struct sampler *s, int sig);
-void signal_masks_refresh(struct sampler *s);
-/* Before resuming tid: a signal queued for the process only because we
- * trace is left a moment to the thread the kernel woke for it. */
-void shared_signals_leave_to_woken(struct sampler *s, pid_t tid);
 
 /* attach.c */
 int attach_threads(struct sampler *s, char *err, size_t errlen);
@@ -405,10 +295,10 @@ int unseized_attach(struct sampler *s, char *err, size_t errlen);
  * -EBUSY: another tracer holds the process. */
 int unseized_seize_for_walk(struct sampler *s, struct thread *t);
 
-/* procs.c: the other processes of a tree, followed with subprocesses */
+/* The root of s's process tree (procs.h): s itself in the root. */
 static inline struct sampler *sampler_root(struct sampler *s)
 {
-	return s->root ? s->root : s;
+	return s->tree.root ? s->tree.root : s;
 }
 /*
  * How far apart to make a periodic chore that cost cost_ns last time so it
@@ -422,16 +312,7 @@ static inline uint64_t spaced_for_cost(uint64_t cost_ns, uint64_t least_ns, uint
 
 	return every < least_ns ? least_ns : every > most_ns ? most_ns : every;
 }
-/* The sampler whose process tid belongs to, for a stop of tid; a new
- * process under a followed one gets a sampler of its own here. */
-struct sampler *procs_owner(struct sampler *root, pid_t tid);
-/* The sampler of process pid, forked or cloned by parent's process,
- * made now unless it exists; NULL when it is not followed. */
-struct sampler *procs_follow(struct sampler *s, pid_t pid);
-/* At an exec of a followed process: false when it is to be let go (it
- * runs as another user, a set-user-ID program exec'd again untraced, or
- * a 32-bit program), said in one line. */
-bool procs_exec_allowed(struct sampler *s);
+
 /* setid.c: at an exec stop, a set-user-ID, set-group-ID or
  * file-capability program whose privilege the kernel withheld from the
  * traced exec is made to exec again and is to be let go (true, only when
@@ -439,22 +320,6 @@ bool procs_exec_allowed(struct sampler *s);
  * followed); a program trainsample may not read gets a line and is let
  * go when may_let_go. */
 bool setid_at_exec(struct sampler *s, bool may_let_go);
-/* Seizes the root's descendants that exist now (attach -s). */
-void procs_attach_descendants(struct sampler *root);
-/* attach without subprocesses: the descendants alive now are counted
- * as not followed. */
-void procs_count_unfollowed(struct sampler *root);
-/* Opens the maps and symbols of processes that joined at a fork, before
- * their first tick (not at the fork event: the parent waits there). */
-void procs_open_pending(struct sampler *root);
-/* Followed processes that exited are unwound, counted and freed. */
-void procs_reap(struct sampler *root);
-/* Lets every followed process go and frees them (end, Ctrl-Z). */
-void procs_let_go(struct sampler *root);
-/* The ptrace options a seized thread of s gets. */
-long seize_options(const struct sampler *s);
-/* Adds st's counts and histograms to into's. */
-void stats_fold(struct sampler *into, const struct sampler *from);
 
 /* follow.c: record -- unshare -p -f CMD, the sampler moves from the
  * launcher it started to the child it forked into a new PID namespace */
@@ -464,48 +329,7 @@ bool follow_wanted(struct sampler *s, pid_t child);
  * or NULL when it cannot be followed (nothing has changed then). */
 struct thread *follow_child(struct sampler *s, pid_t child, struct thread *stopped);
 
-/* storm.c: thread storms, where new threads are found at ticks */
-void storm_note_clone(struct sampler *s, struct thread *t);
-void storm_scan(struct sampler *s);
-void storm_free(struct sampler *s);
-
-/* tick.c */
-void tick_sample(struct sampler *s, uint64_t now);
-void tick_copy_stopped(struct sampler *s, struct thread *t);
-/* Interrupts a running thread: at its stop its stack is copied, or with
- * py_walk its Python frames walked; tick_collect_traps waits for them. */
-void tick_interrupt(struct sampler *s, struct thread *t, bool py_walk);
-void tick_collect_traps(struct sampler *s);
-/* Samples a blocked thread without stopping it; false if it runs. */
-bool tick_sample_blocked(struct sampler *s, struct thread *t);
-
-/* queue.c */
-int queue_init(struct sampler *s);
-void queue_free(struct sampler *s);
-bool queue_prepare(struct sampler *s, size_t n);
-struct stack_sample *queue_reserve(struct sampler *s);
-void queue_commit(struct sampler *s);
-void queue_process(struct sampler *s, uint64_t until);
-
-/* stacks.c: copies to profile stacks */
-int addr_cache_new(struct addr_cache **out);
-void addr_cache_free(struct addr_cache *c);
-int stacks_add_running(struct sampler *s, const struct stack_sample *c);
-/* t may be NULL (exited since); c == NULL: (syscall, sp, pc) unchanged
- * since t's last stack, which stands. */
-int stacks_add_blocked(struct sampler *s, struct thread *t,
-		       const struct blocked_state *b, const struct stack_sample *c);
-bool stacks_blocked_unchanged(const struct thread *t, const struct blocked_state *b);
-void stacks_name_thread(struct sampler *s, struct thread *t);
-int stacks_add_sample(struct sampler *s, pid_t tid, uint32_t stack,
-		      uint32_t flags, uint64_t now, uint64_t weight);
-/* The stack of parent with the idle leaf of syscall nr on top. */
-int stacks_idle_leaf(struct sampler *s, int64_t nr, uint32_t parent, uint32_t *stack);
-int intern_marker_frame(struct sampler *s, const char *name, uint32_t *frame);
-/* The profile frame of a pc to look up (cached by address). */
-int stacks_frame_for_addr(struct sampler *s, uint64_t addr, uint32_t *frame);
-/* A marker frame ("[error]") on top of parent. */
-int stacks_marker(struct sampler *s, const char *name, uint32_t parent, uint32_t *stack);
+/* sampler.c: the figures */
 void stats_unwind_time(struct sampler *s, uint64_t ns);
 void stats_pause(struct sampler *s, uint64_t ns);
 /* Counts a stop whose registers say the thread trapped on its way out of

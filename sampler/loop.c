@@ -15,7 +15,12 @@
 #include <unistd.h>
 
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/procs.h"
+#include "sampler/python/pysample.h"
+#include "sampler/queue.h"
+#include "sampler/signals.h"
+#include "sampler/tick.h"
+#include "sampler/waits.h"
 #include "symbolize/symbolize.h"
 
 #define PERIODIC_NS 100000000ull
@@ -83,7 +88,7 @@ static void stop_self(struct sampler *s)
 	char err[256];
 	int ret;
 
-	s->tstp_requested = false;
+	s->signals.tstp_requested = false;
 	procs_let_go(s);
 	detach_threads(s);
 	if (s->nthreads) {
@@ -120,26 +125,26 @@ static void tick_all(struct sampler *s, uint64_t now)
 {
 	stops_walk_at_tick(s, now);
 	tick_sample(s, now);
-	for (size_t i = 0; i < s->nprocs; i++)
-		if (!s->procs[i]->exited && s->procs[i]->sym)
-			tick_sample(s->procs[i], now);
+	for (size_t i = 0; i < s->tree.nprocs; i++)
+		if (!s->tree.procs[i]->exited && s->tree.procs[i]->sym)
+			tick_sample(s->tree.procs[i], now);
 }
 
 static void unwind_all(struct sampler *s, uint64_t until)
 {
 	if (s->queue.count)
 		queue_process(s, until);
-	for (size_t i = 0; i < s->nprocs; i++)
-		if (s->procs[i]->queue.count && monotonic_ns() < until)
-			queue_process(s->procs[i], until);
+	for (size_t i = 0; i < s->tree.nprocs; i++)
+		if (s->tree.procs[i]->queue.count && monotonic_ns() < until)
+			queue_process(s->tree.procs[i], until);
 }
 
 static void refresh_symbols(struct sampler *s)
 {
 	sym_process_refresh(s->sym);
-	for (size_t i = 0; i < s->nprocs; i++)
-		if (!s->procs[i]->exited && s->procs[i]->sym)
-			sym_process_refresh(s->procs[i]->sym);
+	for (size_t i = 0; i < s->tree.nprocs; i++)
+		if (!s->tree.procs[i]->exited && s->tree.procs[i]->sym)
+			sym_process_refresh(s->tree.procs[i]->sym);
 }
 
 static int wait_ms_until(uint64_t now, uint64_t t)
@@ -153,8 +158,8 @@ static int wait_ms_until(uint64_t now, uint64_t t)
 
 void sampler_request_stop(struct sampler *s)
 {
-	s->stop_requested = true;
-	s->stop_signo = 0;
+	s->signals.stop_requested = true;
+	s->signals.stop_signo = 0;
 }
 
 void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
@@ -178,8 +183,8 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 
 		stops_wait(s, 0);
 		threads_sweep(s);
-		for (size_t i = 0; i < s->nprocs; i++)
-			threads_sweep(s->procs[i]);
+		for (size_t i = 0; i < s->tree.nprocs; i++)
+			threads_sweep(s->tree.procs[i]);
 		procs_reap(s);
 		procs_open_pending(s);
 		now = monotonic_ns();
@@ -187,16 +192,16 @@ void sampler_run(struct sampler *s, enum sampler_end *end, int *signo)
 			*end = SAMPLER_END_EXITED;
 			break;
 		}
-		if (s->stop_requested) {
+		if (s->signals.stop_requested) {
 			*end = SAMPLER_END_SIGNAL;
-			*signo = s->stop_signo;
+			*signo = s->signals.stop_signo;
 			break;
 		}
 		if (end_at && now >= end_at) {
 			*end = SAMPLER_END_DURATION;
 			break;
 		}
-		if (s->tstp_requested) {
+		if (s->signals.tstp_requested) {
 			stop_self(s);
 			deadline = monotonic_ns() + s->period_ns;
 			arm_timer(s, deadline);

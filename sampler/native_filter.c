@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "sampler/pysample.h"
+#include "sampler/python/merge.h"
 
 bool native_is_python_executable(const char *path)
 {

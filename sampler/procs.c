@@ -23,7 +23,12 @@
 #include <unistd.h>
 
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/procs.h"
+#include "sampler/python/pysample.h"
+#include "sampler/queue.h"
+#include "sampler/service.h"
+#include "sampler/signals.h"
+#include "sampler/stacks.h"
 #include "symbolize/symbolize.h"
 
 long seize_options(const struct sampler *s)
@@ -58,9 +63,9 @@ static struct sampler *find_process(struct sampler *root, pid_t pid)
 {
 	if (root->pid == pid)
 		return root;
-	for (size_t i = 0; i < root->nprocs; i++)
-		if (root->procs[i]->pid == pid && !root->procs[i]->let_go)
-			return root->procs[i];
+	for (size_t i = 0; i < root->tree.nprocs; i++)
+		if (root->tree.procs[i]->pid == pid && !root->tree.procs[i]->tree.let_go)
+			return root->tree.procs[i];
 	return NULL;
 }
 
@@ -77,7 +82,7 @@ static struct sampler *follower_new(struct sampler *root, pid_t pid, pid_t paren
 
 	if (!k)
 		return NULL;
-	k->root = root;
+	k->tree.root = root;
 	k->opt = root->opt;
 	k->opt.periodic = NULL;
 	k->period_ns = root->period_ns;
@@ -86,7 +91,7 @@ static struct sampler *follower_new(struct sampler *root, pid_t pid, pid_t paren
 	k->timerfd = -1;
 	k->rng = root->rng ^ ((uint64_t)pid << 17) ^ 0x5851f42d4c957f2dull;
 	k->pid = pid;
-	k->parent = parent;
+	k->tree.parent = parent;
 	k->start_ns = monotonic_ns();
 	/* Its maps and symbols are read later (procs_open_pending), once the
 	 * parent stopped at its fork event runs again. */
@@ -95,11 +100,11 @@ static struct sampler *follower_new(struct sampler *root, pid_t pid, pid_t paren
 		follower_free(k);
 		return NULL;
 	}
-	if (ARRAY_RESERVE(root->procs, root->cap_procs, root->nprocs + 1, 8) < 0) {
+	if (ARRAY_RESERVE(root->tree.procs, root->tree.cap_procs, root->tree.nprocs + 1, 8) < 0) {
 		follower_free(k);
 		return NULL;
 	}
-	root->procs[root->nprocs++] = k;
+	root->tree.procs[root->tree.nprocs++] = k;
 	root->st.processes++;
 	return k;
 }
@@ -111,7 +116,7 @@ struct sampler *procs_follow(struct sampler *s, pid_t pid)
 	if (k)
 		return k;
 	if (!root->opt.subprocesses || root->detaching_all || s->detaching_all ||
-	    root->memory_only || root->stop_requested)
+	    root->memory_only || root->signals.stop_requested)
 		return NULL;
 	k = follower_new(root, pid, s->pid);
 	if (!k) {
@@ -119,7 +124,7 @@ struct sampler *procs_follow(struct sampler *s, pid_t pid)
 		return NULL;
 	}
 	if (!thread_add(k, pid)) {
-		k->let_go = k->exited = true;
+		k->tree.let_go = k->exited = true;
 		stats_error(root, SAMPLER_ERR_MEMORY);
 		return NULL;
 	}
@@ -141,17 +146,17 @@ struct sampler *procs_owner(struct sampler *root, pid_t tid)
 
 	if (thread_find(root, tid))
 		return root;
-	for (size_t i = 0; i < root->nprocs; i++)
-		if (thread_find(root->procs[i], tid) ||
-		    (root->procs[i]->pid == tid && !root->procs[i]->let_go))
-			return root->procs[i];
-	if (!root->nprocs && !root->opt.subprocesses)
+	for (size_t i = 0; i < root->tree.nprocs; i++)
+		if (thread_find(root->tree.procs[i], tid) ||
+		    (root->tree.procs[i]->pid == tid && !root->tree.procs[i]->tree.let_go))
+			return root->tree.procs[i];
+	if (!root->tree.nprocs && !root->opt.subprocesses)
 		return root;
 	/* A new thread of a process we hold: /proc/PID/task/TID resolves
 	 * (as thread_adopt asks), no status text is generated. */
-	for (size_t i = 0; i <= root->nprocs; i++) {
-		k = i ? root->procs[i - 1] : root;
-		if (!k->let_go && task_exists(k->pid, tid))
+	for (size_t i = 0; i <= root->tree.nprocs; i++) {
+		k = i ? root->tree.procs[i - 1] : root;
+		if (!k->tree.let_go && task_exists(k->pid, tid))
 			return k;
 	}
 	if (follow_wanted(root, tid))
@@ -269,7 +274,7 @@ void procs_attach_descendants(struct sampler *root)
 				if (!k)
 					continue;
 				if (sym_process_open(k->pid, &k->sym, err, sizeof(err)) < 0) {
-					k->let_go = k->exited = true;
+					k->tree.let_go = k->exited = true;
 					root->st.processes--;
 					continue;
 				}
@@ -277,7 +282,7 @@ void procs_attach_descendants(struct sampler *root)
 				if (attach_threads(k, err, sizeof(err)) < 0) {
 					if (k->nthreads)
 						detach_threads(k);
-					k->let_go = k->exited = true;
+					k->tree.let_go = k->exited = true;
 					root->st.processes--;
 					root->st.processes_left++;
 					if (!strstr(err, "no process"))
@@ -340,8 +345,8 @@ static void follower_end(struct sampler *root, struct sampler *k)
 
 void procs_open_pending(struct sampler *root)
 {
-	for (size_t i = 0; i < root->nprocs; i++) {
-		struct sampler *k = root->procs[i];
+	for (size_t i = 0; i < root->tree.nprocs; i++) {
+		struct sampler *k = root->tree.procs[i];
 		char err[256];
 
 		if (k->sym || k->exited)
@@ -349,7 +354,7 @@ void procs_open_pending(struct sampler *root)
 		if (sym_process_open(k->pid, &k->sym, err, sizeof(err)) < 0) {
 			/* Gone already, or unreadable: nothing to sample. */
 			detach_threads(k);
-			k->let_go = k->exited = true;
+			k->tree.let_go = k->exited = true;
 			continue;
 		}
 		threads_note_namespace(k);
@@ -360,16 +365,16 @@ void procs_reap(struct sampler *root)
 {
 	size_t kept = 0;
 
-	for (size_t i = 0; i < root->nprocs; i++) {
-		struct sampler *k = root->procs[i];
+	for (size_t i = 0; i < root->tree.nprocs; i++) {
+		struct sampler *k = root->tree.procs[i];
 
 		if (k->exited && !k->nthreads) {
 			follower_end(root, k);
 			continue;
 		}
-		root->procs[kept++] = k;
+		root->tree.procs[kept++] = k;
 	}
-	root->nprocs = kept;
+	root->tree.nprocs = kept;
 }
 
 void procs_let_go(struct sampler *root)
@@ -379,11 +384,11 @@ void procs_let_go(struct sampler *root)
 	bool was = root->detaching_all;
 
 	root->detaching_all = true; /* no new process joins meanwhile */
-	for (size_t i = 0; i < root->nprocs; i++)
-		root->procs[i]->detaching_all = true;
-	for (size_t i = 0; i < root->nprocs; i++)
-		follower_end(root, root->procs[i]);
-	root->nprocs = 0;
+	for (size_t i = 0; i < root->tree.nprocs; i++)
+		root->tree.procs[i]->detaching_all = true;
+	for (size_t i = 0; i < root->tree.nprocs; i++)
+		follower_end(root, root->tree.procs[i]);
+	root->tree.nprocs = 0;
 	root->detaching_all = was;
 }
 
@@ -436,6 +441,6 @@ void stats_fold(struct sampler *into, const struct sampler *from)
 	/* The first Python a followed process found names the run's when
 	 * its first process had none (a shell that starts Python). */
 	if (from->py && from->py->ever_ready && (!into->py || !into->py->ever_ready) &&
-	    !into->followed_python[0])
-		snprintf(into->followed_python, sizeof(into->followed_python), "%s", from->py->what);
+	    !into->tree.followed_python[0])
+		snprintf(into->tree.followed_python, sizeof(into->tree.followed_python), "%s", from->py->what);
 }

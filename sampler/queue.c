@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "sampler/internal.h"
+#include "sampler/queue.h"
+#include "sampler/stacks.h"
+#include "sampler/waits.h"
 
 /* Bytes of stack copies the queue may hold. */
 #define QUEUE_BYTES (32u << 20)

@@ -39,6 +39,7 @@
 #include <time.h>
 
 #include "sampler/internal.h"
+#include "sampler/quiet.h"
 
 #define QUIET_FOR_NS 200000000ull
 #define QUIET_TURN_NS 1000000000ull
@@ -57,16 +58,16 @@ static bool quiet_long(const struct sampler *s, const struct thread *t)
  * (2 s for 500 at 10 us a read). */
 static uint64_t quiet_turn_ns(const struct sampler *s)
 {
-	if (!s->cpu_clock_ok)
+	if (!s->quiet.cpu_clock_ok)
 		return QUIET_TURN_BLIND_NS;
-	return spaced_for_cost(s->quiet_count * s->schedstat_cost_ns, QUIET_TURN_NS, QUIET_TURN_MOST_NS);
+	return spaced_for_cost(s->quiet.count * s->schedstat_cost_ns, QUIET_TURN_NS, QUIET_TURN_MOST_NS);
 }
 
 bool quiet_unasked(const struct sampler *s, const struct thread *t)
 {
 	uint64_t every = s->period_ns ? quiet_turn_ns(s) / s->period_ns : 1;
 
-	return !s->quiet_ask_all && every > 1 && quiet_long(s, t) &&
+	return !s->quiet.ask_all && every > 1 && quiet_long(s, t) &&
 	       (s->tick + (uint64_t)t->tid) % every != 0;
 }
 
@@ -75,9 +76,9 @@ static int process_cpu_ns(struct sampler *s, int64_t *ns)
 	uint64_t start = monotonic_ns();
 	struct timespec ts;
 
-	if (clock_gettime(s->cpu_clock, &ts) < 0)
+	if (clock_gettime(s->quiet.cpu_clock, &ts) < 0)
 		return -errno;
-	s->quiet_clock_cost_ns = monotonic_ns() - start;
+	s->quiet.clock_cost_ns = monotonic_ns() - start;
 	s->st.quiet_clock_reads++;
 	*ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	return 0;
@@ -108,26 +109,26 @@ void quiet_tick_begin(struct sampler *s)
 	size_t quiet = 0;
 	int64_t rest = 0, clock_ns = 0;
 
-	s->quiet_ask_all = false;
-	if (!s->cpu_clock_tried) {
-		s->cpu_clock_tried = true;
-		s->cpu_clock_ok = clock_getcpuclockid(s->pid, &s->cpu_clock) == 0;
+	s->quiet.ask_all = false;
+	if (!s->quiet.cpu_clock_tried) {
+		s->quiet.cpu_clock_tried = true;
+		s->quiet.cpu_clock_ok = clock_getcpuclockid(s->pid, &s->quiet.cpu_clock) == 0;
 	}
-	if (!s->cpu_clock_ok)
+	if (!s->quiet.cpu_clock_ok)
 		return;
 	/* Between two reads of the clock, the threads are not even counted
 	 * (at 1 kHz with 500 threads, that loop was a tenth of our time). */
-	if (s->quiet_rest_known &&
-	    s->tick_now - s->quiet_clock_at < spaced_for_cost(s->quiet_clock_cost_ns, QUIET_CLOCK_EVERY_NS,
+	if (s->quiet.rest_known &&
+	    s->tick_now - s->quiet.clock_at < spaced_for_cost(s->quiet.clock_cost_ns, QUIET_CLOCK_EVERY_NS,
 								QUIET_CLOCK_MOST_NS)) {
 		s->st.quiet_ticks++;
 		return;
 	}
 	for (size_t i = 0; i < s->nthreads; i++)
 		quiet += polled(s->threads[i]) && quiet_long(s, s->threads[i]);
-	s->quiet_count = quiet;
+	s->quiet.count = quiet;
 	if (!quiet) {
-		s->quiet_rest_known = false;
+		s->quiet.rest_known = false;
 		return;
 	}
 	s->st.quiet_ticks++;
@@ -143,16 +144,16 @@ void quiet_tick_begin(struct sampler *s)
 		rest -= (int64_t)t->runtime_ns;
 	}
 	if (process_cpu_ns(s, &clock_ns) < 0) {
-		s->cpu_clock_ok = false;
+		s->quiet.cpu_clock_ok = false;
 		return;
 	}
 	rest += clock_ns;
-	s->quiet_clock_at = s->tick_now;
-	if (s->quiet_rest_known && rest <= s->quiet_rest_ns) {
-		s->quiet_rest_ns = rest;
+	s->quiet.clock_at = s->tick_now;
+	if (s->quiet.rest_known && rest <= s->quiet.rest_ns) {
+		s->quiet.rest_ns = rest;
 		return;
 	}
-	s->quiet_ask_all = true;
+	s->quiet.ask_all = true;
 	s->st.quiet_asks++;
 }
 
@@ -160,16 +161,16 @@ void quiet_tick_end(struct sampler *s)
 {
 	int64_t rest = 0;
 
-	if (!s->quiet_ask_all)
+	if (!s->quiet.ask_all)
 		return;
-	s->quiet_ask_all = false;
-	s->quiet_rest_known = quiet_rest(s, &rest) == 0;
-	s->quiet_rest_ns = rest;
-	s->quiet_clock_at = s->tick_now;
+	s->quiet.ask_all = false;
+	s->quiet.rest_known = quiet_rest(s, &rest) == 0;
+	s->quiet.rest_ns = rest;
+	s->quiet.clock_at = s->tick_now;
 }
 
 /* A thread that leaves the table takes its time into the ended ones'. */
 void quiet_thread_left(struct sampler *s, const struct thread *t)
 {
-	s->quiet_rest_ns += (int64_t)t->runtime_ns;
+	s->quiet.rest_ns += (int64_t)t->runtime_ns;
 }

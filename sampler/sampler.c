@@ -19,7 +19,14 @@
 #include <unistd.h>
 
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/procs.h"
+#include "sampler/python/pysample.h"
+#include "sampler/queue.h"
+#include "sampler/service.h"
+#include "sampler/stacks.h"
+#include "sampler/storm.h"
+#include "sampler/tick.h"
+#include "sampler/waits.h"
 #include "symbolize/symbolize.h"
 
 void sampler_notice(const struct sampler *s, const char *fmt, ...)
@@ -57,7 +64,7 @@ int sampler_new(struct sampler **out, struct profile *p,
 	s->period_ns = (uint64_t)(1e9 / o->rate_hz);
 	s->profile = p;
 	s->sigfd = s->timerfd = -1;
-	s->stops_walk_due = true;
+	s->waits.walk_due = true;
 	s->rng = monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
 	ret = addr_cache_new(&s->addrs);
 	if (!ret)
@@ -192,8 +199,8 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 		live += !s->threads[i]->gone;
 	/* Followed processes still running (the progress line): theirs are
 	 * added to the root's when they end. */
-	for (size_t k = 0; k < s->nprocs; k++) {
-		const struct sampler *p = s->procs[k];
+	for (size_t k = 0; k < s->tree.nprocs; k++) {
+		const struct sampler *p = s->tree.procs[k];
 
 		st->samples += p->st.samples;
 		st->idle_samples += p->st.idle_samples;
@@ -203,12 +210,12 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	}
 	st->threads_live = live;
 	/* From the start of sampling, and never 0 once it began. */
-	if (s->storm)
+	if (s->storm.active)
 		st->storm_ns = s->st.storm_ns > s->start_ns ? s->st.storm_ns - s->start_ns : 1;
 	if (s->py && s->py->ever_ready)
 		snprintf(st->python, sizeof(st->python), "%s", s->py->what);
-	else if (s->followed_python[0])
-		snprintf(st->python, sizeof(st->python), "%s", s->followed_python);
+	else if (s->tree.followed_python[0])
+		snprintf(st->python, sizeof(st->python), "%s", s->tree.followed_python);
 	if (s->py && !s->py->ever_ready)
 		snprintf(st->python_refused, sizeof(st->python_refused), "%s", s->py->refused);
 	st->elapsed_ns = (s->end_ns ? s->end_ns : monotonic_ns()) - s->start_ns;
@@ -279,16 +286,16 @@ void sampler_free(struct sampler *s)
 	if (!s)
 		return;
 	/* Whatever path got here, nothing stays traced. */
-	if (s->nprocs)
+	if (s->tree.nprocs)
 		procs_let_go(s);
-	free(s->procs);
-	free(s->seen_later);
+	free(s->tree.procs);
+	free(s->service.seen_later);
 	if (s->nthreads)
 		detach_threads(s);
 	threads_free(s);
 	storm_free(s);
 	queue_free(s);
-	free(s->blocked);
+	free(s->pass.blocked);
 	addr_cache_free(s->addrs);
 	pysample_free(s->py);
 	sym_process_free(s->sym);
@@ -296,7 +303,7 @@ void sampler_free(struct sampler *s)
 		close(s->sigfd);
 	if (s->timerfd >= 0)
 		close(s->timerfd);
-	if (s->root) { /* a followed process's: the rest is the root's */
+	if (s->tree.root) { /* a followed process's: the rest is the root's */
 		free(s);
 		return;
 	}

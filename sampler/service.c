@@ -17,6 +17,9 @@
 
 #include "common/common.h"
 #include "sampler/internal.h"
+#include "sampler/procs.h"
+#include "sampler/service.h"
+#include "sampler/waits.h"
 
 #define SERVICE_WAIT_MS 2
 
@@ -40,15 +43,15 @@ void process_seen_report(struct sampler *root, pid_t pid, int worker)
 {
 	if (!root->opt.process_seen)
 		return;
-	if (!root->answering_only) {
+	if (!root->service.answering_only) {
 		root->opt.process_seen(root->opt.process_seen_ctx, pid, worker);
 		return;
 	}
-	if (ARRAY_RESERVE(root->seen_later, root->cap_seen_later, root->nseen_later + 1, 8) < 0) {
+	if (ARRAY_RESERVE(root->service.seen_later, root->service.cap_seen_later, root->service.nseen_later + 1, 8) < 0) {
 		stats_error(root, SAMPLER_ERR_MEMORY);
 		return;
 	}
-	root->seen_later[root->nseen_later++] = (struct seen_process){ pid, worker };
+	root->service.seen_later[root->service.nseen_later++] = (struct seen_process){ pid, worker };
 }
 
 int sampler_service_while(struct sampler *s, int (*fn)(void *ctx), void *ctx)
@@ -57,16 +60,16 @@ int sampler_service_while(struct sampler *s, int (*fn)(void *ctx), void *ctx)
 	pthread_t th;
 
 	/* Nothing traced (memory only, or all let go): no one to answer. */
-	if (!s || s->memory_only || (!s->nthreads && !s->nprocs) || s->answering_only)
+	if (!s || s->memory_only || (!s->nthreads && !s->tree.nprocs) || s->service.answering_only)
 		return fn(ctx);
-	s->answering_only = true;
+	s->service.answering_only = true;
 	if (pthread_create(&th, NULL, service_thread, &j) != 0) {
-		s->answering_only = false;
+		s->service.answering_only = false;
 		return fn(ctx);
 	}
 	while (!atomic_load(&j.done)) {
 		/* Nothing left to answer (it exited): wait without spinning. */
-		if (s->exited || (!s->nthreads && !s->nprocs)) {
+		if (s->exited || (!s->nthreads && !s->tree.nprocs)) {
 			struct timespec nap = { 0, SERVICE_WAIT_MS * 1000000L };
 
 			nanosleep(&nap, NULL);
@@ -76,9 +79,9 @@ int sampler_service_while(struct sampler *s, int (*fn)(void *ctx), void *ctx)
 		threads_sweep(s);
 	}
 	pthread_join(th, NULL);
-	s->answering_only = false;
-	for (size_t i = 0; i < s->nseen_later; i++)
-		process_seen_report(s, s->seen_later[i].pid, s->seen_later[i].worker);
-	s->nseen_later = 0;
+	s->service.answering_only = false;
+	for (size_t i = 0; i < s->service.nseen_later; i++)
+		process_seen_report(s, s->service.seen_later[i].pid, s->service.seen_later[i].worker);
+	s->service.nseen_later = 0;
 	return j.ret;
 }

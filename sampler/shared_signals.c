@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "sampler/internal.h"
+#include "sampler/signals.h"
 
 #define PEEK_SHARED 1                 /* PTRACE_PEEKSIGINFO_SHARED */
 #define PEEK_MAX 8
@@ -51,7 +52,7 @@ struct peek_args {
  * traced". */
 static const struct signal_masks *masks_read(struct sampler *s, uint64_t kept_ns)
 {
-	struct signal_masks *m = &s->signal_masks;
+	struct signal_masks *m = &s->signals.masks;
 	static const char *const names[] = { "SigBlk:", "SigIgn:", "SigCgt:" };
 	unsigned long long *vals[] = { &m->blocked, &m->ignored, &m->caught };
 	uint64_t now = monotonic_ns();
@@ -100,7 +101,7 @@ bool woke_only_because_traced(struct sampler *s, int sig)
 
 bool signal_traced_only_known(struct sampler *s, int sig)
 {
-	const struct signal_masks *m = &s->signal_masks;
+	const struct signal_masks *m = &s->signals.masks;
 	bool default_ignored = sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
 
 	if (sig < 1 || sig > 64)
@@ -168,7 +169,7 @@ static bool another_thread(const struct sampler *s, pid_t tid)
 
 void shared_signals_leave_to_woken(struct sampler *s, pid_t tid)
 {
-	struct signal_holds *h = &s->signal_holds;
+	struct signal_holds *h = &s->signals.holds;
 	struct queued_signal q, now_q;
 	uint64_t start, now;
 

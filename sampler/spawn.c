@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "sampler/internal.h"
+#include "sampler/procs.h"
+#include "sampler/signals.h"
 
 /* Between fork and exec: only async-signal-safe calls. */
 static void __attribute__((noreturn))
@@ -168,7 +170,7 @@ fail_free:
  */
 static void forward_signal(struct sampler *s, int sig, bool from_user, bool watching)
 {
-	uint64_t seen = sig > 0 && sig <= 64 ? s->target_signal_ns[sig] : 0;
+	uint64_t seen = sig > 0 && sig <= 64 ? s->signals.target_signal_ns[sig] : 0;
 	char buf[32];
 
 	if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
@@ -214,9 +216,9 @@ int sampler_wait_command(struct sampler *s, int timeout_ms, int *exit_code)
 
 	if (!s->spawned)
 		return -EINVAL;
-	if (s->stop_requested && s->stop_signo)
-		forward_signal(s, s->stop_signo, s->stop_from_user, true);
-	s->stop_requested = false; /* passed on once, not at every wait */
+	if (s->signals.stop_requested && s->signals.stop_signo)
+		forward_signal(s, s->signals.stop_signo, s->signals.stop_from_user, true);
+	s->signals.stop_requested = false; /* passed on once, not at every wait */
 	while (!s->exit_reaped) {
 		struct pollfd pfd = { .fd = s->sigfd, .events = POLLIN };
 		pid_t r = waitpid(-1, &status, __WALL | WNOHANG);

@@ -12,7 +12,9 @@
 
 #include "formats/formats.h"
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
+#include "sampler/stacks.h"
+#include "sampler/tick.h"
 #include "symbolize/symbolize.h"
 #include "syscall_names.h"
 
@@ -301,9 +303,9 @@ static size_t trim_to_stack(struct sampler *s, struct thread *t, uint64_t sp, si
  */
 static void leaf_maps_current(struct sampler *s, uint64_t pc)
 {
-	if (sym_process_find(s->sym, pc) || s->maps_reread_tick == s->tick)
+	if (sym_process_find(s->sym, pc) || s->pass.maps_reread_tick == s->tick)
 		return;
-	s->maps_reread_tick = s->tick;
+	s->pass.maps_reread_tick = s->tick;
 	sym_process_reload(s->sym);
 }
 

@@ -26,7 +26,14 @@
 
 #include "formats/formats.h"
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/procs.h"
+#include "sampler/python/pysample.h"
+#include "sampler/service.h"
+#include "sampler/signals.h"
+#include "sampler/stacks.h"
+#include "sampler/storm.h"
+#include "sampler/tick.h"
+#include "sampler/waits.h"
 #include "symbolize/symbolize.h"
 
 void stops_log(const struct sampler *s, const char *fmt, ...)
@@ -179,7 +186,7 @@ static void interrupt_answered(struct sampler *s, struct thread *t)
 	t->interrupt_sent = false;
 	if (t->counted) {
 		t->counted = false;
-		s->pending_traps--;
+		s->pass.pending_traps--;
 	}
 	t->pause_pending = false;
 }
@@ -196,7 +203,7 @@ static void consume_interrupt(struct sampler *s, struct thread *t, bool running)
 		return;
 	}
 	/* Answering only (service.c): no sample, the tick's time carried. */
-	if (sampler_root(s)->answering_only && t->want_copy) {
+	if (sampler_root(s)->service.answering_only && t->want_copy) {
 		thread_passed_by(s, t);
 		t->want_copy = t->want_py_walk = false;
 	}
@@ -266,7 +273,7 @@ static void handle_signal(struct sampler *s, struct thread *t, int sig)
 			stats_error(s, SAMPLER_ERR_PTRACE);
 	}
 	if (sig > 0 && sig <= 64)
-		s->target_signal_ns[sig] = monotonic_ns();
+		s->signals.target_signal_ns[sig] = monotonic_ns();
 	s->st.signals_forwarded++;
 	signal_masks_refresh(s);
 }
@@ -348,26 +355,26 @@ static void handle_exec(struct sampler *s)
 			thread_remove(s, s->threads[i]);
 	s->exec_seq++; /* copies waiting to be unwound belong to the old image */
 	s->follow_launcher = false; /* a program now, not a launcher */
-	if (s->root && !procs_exec_allowed(s)) {
+	if (s->tree.root && !procs_exec_allowed(s)) {
 		/* Left alone from its first instruction on. */
 		if (ptrace(PTRACE_DETACH, s->pid, NULL, NULL) < 0 && errno != ESRCH)
 			stats_error(s, SAMPLER_ERR_PTRACE);
-		s->let_go = s->exited = true;
-		s->root->st.processes_left++;
+		s->tree.let_go = s->exited = true;
+		s->tree.root->st.processes_left++;
 		return;
 	}
-	if (!s->root)
+	if (!s->tree.root)
 		setid_at_exec(s, false); /* the root runs the loop: it stays */
 	if (!thread_add(s, s->pid))
 		stats_error(s, SAMPLER_ERR_MEMORY);
 	if (s->sym) /* NULL: a process that joined since the last tick */
 		sym_process_exec(s->sym);
-	if (s->root)
-		process_seen_report(s->root, s->pid, -1);
-	if (proc_is_64bit(s->pid) == 0 && !s->stop_requested) {
+	if (s->tree.root)
+		process_seen_report(s->tree.root, s->pid, -1);
+	if (proc_is_64bit(s->pid) == 0 && !s->signals.stop_requested) {
 		sampler_notice(s, "PID %d now runs a 32-bit program, which trainsample cannot sample; stopping",
 			       (int)s->pid);
-		s->stop_requested = true;
+		s->signals.stop_requested = true;
 	}
 	if (ptrace(PTRACE_CONT, s->pid, NULL, NULL) < 0 && errno != ESRCH)
 		stats_error(s, SAMPLER_ERR_PTRACE);
@@ -405,7 +412,7 @@ static void note_pending_signals(struct sampler *s, pid_t tid)
 
 		for (long i = 0; i < n; i++)
 			if (si[i].si_signo > 0 && si[i].si_signo <= 64)
-				s->target_signal_ns[si[i].si_signo] = monotonic_ns();
+				s->signals.target_signal_ns[si[i].si_signo] = monotonic_ns();
 	}
 }
 
@@ -416,7 +423,7 @@ static void detach_at_stop(struct sampler *s, struct thread *t, int sig, int eve
 	if (event == 0) {
 		deliver = sig; /* a signal-delivery stop: hand the signal over */
 		if (sig > 0 && sig <= 64)
-			s->target_signal_ns[sig] = monotonic_ns();
+			s->signals.target_signal_ns[sig] = monotonic_ns();
 	}
 	if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
 	    event == PTRACE_EVENT_VFORK) {

@@ -38,6 +38,8 @@
 
 #include "common/common.h"
 #include "sampler/internal.h"
+#include "sampler/procs.h"
+#include "sampler/storm.h"
 
 /*
  * 2,000 threads a second. Below it each thread still costs its two stops
@@ -66,14 +68,14 @@ void storm_note_clone(struct sampler *s, struct thread *t)
 {
 	uint64_t now = monotonic_ns();
 
-	if (!s->storm) {
-		if (now - s->storm_window_ns > STORM_WINDOW_NS) {
-			s->storm_window_ns = now;
-			s->storm_clones = 0;
+	if (!s->storm.active) {
+		if (now - s->storm.window_ns > STORM_WINDOW_NS) {
+			s->storm.window_ns = now;
+			s->storm.clones = 0;
 		}
-		if (++s->storm_clones < STORM_CLONES)
+		if (++s->storm.clones < STORM_CLONES)
 			return;
-		s->storm = true;
+		s->storm.active = true;
 		s->st.storm_ns = now;
 		stops_log(s, "thread storm: new threads are found at ticks from now on");
 	}
@@ -91,8 +93,8 @@ static int open_task_dir(struct sampler *s)
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	s->task_dir = fdopendir(fd);
-	if (!s->task_dir) {
+	s->storm.task_dir = fdopendir(fd);
+	if (!s->storm.task_dir) {
 		int ret = -errno;
 
 		close(fd);
@@ -101,8 +103,8 @@ static int open_task_dir(struct sampler *s)
 	/* The leader's own stat: the process's would add up the CPU time
 	 * of every thread at each read. */
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)s->pid, (int)s->pid);
-	s->storm_stat_fd = open(path, O_RDONLY | O_CLOEXEC);
-	s->storm_group_threads = -1;
+	s->storm.stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+	s->storm.group_threads = -1;
 	return 0;
 }
 
@@ -111,7 +113,7 @@ static int open_task_dir(struct sampler *s)
 static long group_threads(struct sampler *s)
 {
 	char buf[512], *p;
-	ssize_t n = s->storm_stat_fd < 0 ? -1 : pread(s->storm_stat_fd, buf, sizeof(buf) - 1, 0);
+	ssize_t n = s->storm.stat_fd < 0 ? -1 : pread(s->storm.stat_fd, buf, sizeof(buf) - 1, 0);
 
 	if (n <= 0)
 		return -1;
@@ -136,12 +138,12 @@ static size_t known_tids(struct sampler *s)
 {
 	size_t n = 0;
 
-	if (ARRAY_RESERVE(s->storm_tids, s->storm_tids_cap, s->nthreads + 1, 64) < 0)
+	if (ARRAY_RESERVE(s->storm.tids, s->storm.tids_cap, s->nthreads + 1, 64) < 0)
 		return 0;
 	for (size_t i = 0; i < s->nthreads; i++)
 		if (!s->threads[i]->gone)
-			s->storm_tids[n++] = s->threads[i]->tid;
-	array_sort(s->storm_tids, n, sizeof(*s->storm_tids), compare_tids);
+			s->storm.tids[n++] = s->threads[i]->tid;
+	array_sort(s->storm.tids, n, sizeof(*s->storm.tids), compare_tids);
 	return n;
 }
 
@@ -156,28 +158,28 @@ void storm_scan(struct sampler *s)
 	size_t nknown;
 	long count;
 
-	if (!s->storm || s->memory_only || s->detaching_all)
+	if (!s->storm.active || s->memory_only || s->detaching_all)
 		return;
-	if (!s->task_dir && open_task_dir(s) < 0)
+	if (!s->storm.task_dir && open_task_dir(s) < 0)
 		return;
 	count = group_threads(s);
 	/* Every thread is ours (ended ones are reaped and swept before a
 	 * tick, so the table holds none). */
 	if (count >= 0 && (size_t)count == s->nthreads)
 		return;
-	if (count >= 0 && count == s->storm_group_threads &&
+	if (count >= 0 && count == s->storm.group_threads &&
 	    s->tick % STORM_RELIST_TICKS != 0)
 		return;
-	s->storm_group_threads = count;
+	s->storm.group_threads = count;
 	nknown = known_tids(s);
-	rewinddir(s->task_dir);
-	while ((e = readdir(s->task_dir))) {
+	rewinddir(s->storm.task_dir);
+	while ((e = readdir(s->storm.task_dir))) {
 		pid_t tid;
 
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
 		tid = (pid_t)strtol(e->d_name, NULL, 10);
-		if (bsearch(&tid, s->storm_tids, nknown, sizeof(tid), compare_tids) ||
+		if (bsearch(&tid, s->storm.tids, nknown, sizeof(tid), compare_tids) ||
 		    thread_find(s, tid))
 			continue;
 		if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)storm_options(s)) < 0) {
@@ -196,13 +198,13 @@ void storm_scan(struct sampler *s)
 
 void storm_free(struct sampler *s)
 {
-	if (s->task_dir) {
-		closedir(s->task_dir);
-		if (s->storm_stat_fd >= 0)
-			close(s->storm_stat_fd);
+	if (s->storm.task_dir) {
+		closedir(s->storm.task_dir);
+		if (s->storm.stat_fd >= 0)
+			close(s->storm.stat_fd);
 	}
-	s->task_dir = NULL;
-	free(s->storm_tids);
-	s->storm_tids = NULL;
-	s->storm_tids_cap = 0;
+	s->storm.task_dir = NULL;
+	free(s->storm.tids);
+	s->storm.tids = NULL;
+	s->storm.tids_cap = 0;
 }

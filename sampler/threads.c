@@ -16,6 +16,8 @@
 
 #include "common/common.h"
 #include "sampler/internal.h"
+#include "sampler/quiet.h"
+#include "sampler/tick.h"
 
 static int open_task_file(pid_t pid, pid_t tid, const char *name)
 {
@@ -145,7 +147,7 @@ void thread_remove(struct sampler *s, struct thread *t)
 	if (t->gone)
 		return;
 	if (t->counted)
-		s->pending_traps--;
+		s->pass.pending_traps--;
 	t->counted = t->interrupt_sent = t->want_copy = false;
 	if (t->passed_ns) {
 		t->passed_ns = 0;

@@ -17,14 +17,21 @@
 
 #include "common/common.h"
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
+#include "sampler/queue.h"
+#include "sampler/quiet.h"
+#include "sampler/signals.h"
+#include "sampler/stacks.h"
+#include "sampler/storm.h"
+#include "sampler/tick.h"
+#include "sampler/waits.h"
 #include "symbolize/symbolize.h"
 
 /* How long a tick waits for interrupted threads before checking on them. */
 #define TRAP_WAIT_MS 20
 #define TRAP_GIVE_UP_NS 1000000000ull
 #define TRAP_SPIN_NS 100000ull
-#define TRAP_TIDS_MAX (sizeof(((struct sampler *)0)->trap_tids) / sizeof(pid_t))
+#define TRAP_TIDS_MAX (sizeof(((struct tick_pass *)0)->trap_tids) / sizeof(pid_t))
 
 /*
  * The bytes from sp to the end of the thread's stack mapping, capped: the
@@ -107,7 +114,7 @@ void tick_interrupt(struct sampler *s, struct thread *t, bool py_walk)
 {
 	/* No room for its copy: unwinding is behind; the sample is dropped
 	 * and the thread never stopped. */
-	if (!py_walk && !queue_prepare(s, (size_t)s->pending_traps + 1)) {
+	if (!py_walk && !queue_prepare(s, (size_t)s->pass.pending_traps + 1)) {
 		s->st.dropped++;
 		return;
 	}
@@ -120,15 +127,15 @@ void tick_interrupt(struct sampler *s, struct thread *t, bool py_walk)
 	}
 	t->interrupt_sent = true;
 	t->counted = true;
-	if (s->ntrap_tids < TRAP_TIDS_MAX)
-		s->trap_tids[s->ntrap_tids++] = t->tid;
+	if (s->pass.ntrap_tids < TRAP_TIDS_MAX)
+		s->pass.trap_tids[s->pass.ntrap_tids++] = t->tid;
 	else
-		s->ntrap_tids = TRAP_TIDS_MAX + 1;
+		s->pass.ntrap_tids = TRAP_TIDS_MAX + 1;
 	t->want_copy = true;
 	t->want_py_walk = py_walk;
-	s->pending_traps++;
-	if (t->cpu == s->our_cpu)
-		s->trap_on_our_cpu = true;
+	s->pass.pending_traps++;
+	if (t->cpu == s->pass.our_cpu)
+		s->pass.trap_on_our_cpu = true;
 }
 
 /*
@@ -151,7 +158,7 @@ static void forget_dead_traps(struct sampler *s, bool give_up)
 			thread_remove(s, t);
 		} else if (give_up) {
 			t->counted = t->want_copy = false;
-			s->pending_traps--;
+			s->pass.pending_traps--;
 			stats_error(s, SAMPLER_ERR_NO_STOP);
 		}
 	}
@@ -166,12 +173,12 @@ static void forget_dead_traps(struct sampler *s, bool give_up)
  */
 static void reap_traps_by_tid(struct sampler *s)
 {
-	if (s->ntrap_tids > TRAP_TIDS_MAX) {
+	if (s->pass.ntrap_tids > TRAP_TIDS_MAX) {
 		stops_wait(s, 0);
 		return;
 	}
-	for (unsigned i = 0; i < s->ntrap_tids;) {
-		pid_t tid = s->trap_tids[i];
+	for (unsigned i = 0; i < s->pass.ntrap_tids;) {
+		pid_t tid = s->pass.trap_tids[i];
 		struct thread *t;
 		int status;
 		pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
@@ -191,7 +198,7 @@ static void reap_traps_by_tid(struct sampler *s)
 		}
 		/* Trapped, gone, or not ours to ask (ECHILD): the slow path
 		 * sees to what is left. */
-		s->trap_tids[i] = s->trap_tids[--s->ntrap_tids];
+		s->pass.trap_tids[i] = s->pass.trap_tids[--s->pass.ntrap_tids];
 	}
 }
 
@@ -204,9 +211,9 @@ static void reap_traps_by_tid(struct sampler *s)
  */
 static void spin_for_traps(struct sampler *s, uint64_t since)
 {
-	if (s->trap_on_our_cpu)
+	if (s->pass.trap_on_our_cpu)
 		return;
-	while (s->pending_traps > 0 && s->ntrap_tids > 0 && !s->exited &&
+	while (s->pass.pending_traps > 0 && s->pass.ntrap_tids > 0 && !s->exited &&
 	       monotonic_ns() - since < TRAP_SPIN_NS)
 		reap_traps_by_tid(s);
 }
@@ -221,22 +228,22 @@ static bool wait_for_traps(struct sampler *s, int timeout_ms)
 {
 	struct sampler *root = sampler_root(s);
 	struct pollfd pfd = { .fd = root->sigfd, .events = POLLIN };
-	int pending = s->pending_traps;
+	int pending = s->pass.pending_traps;
 
-	if (!s->ntrap_tids || s->ntrap_tids > TRAP_TIDS_MAX || root->sigfd < 0 || root->stops_signalled)
+	if (!s->pass.ntrap_tids || s->pass.ntrap_tids > TRAP_TIDS_MAX || root->sigfd < 0 || root->waits.signalled)
 		return stops_wait(s, timeout_ms) > 0;
 	/* Asked before and after the sleep: a SIGCHLD read earlier (two
 	 * that came together are one) may have been this trap's. */
 	reap_traps_by_tid(s);
-	if (s->pending_traps < pending)
+	if (s->pass.pending_traps < pending)
 		return true;
 	if (poll(&pfd, 1, timeout_ms) <= 0) {
 		reap_traps_by_tid(s);
-		return s->pending_traps < pending;
+		return s->pass.pending_traps < pending;
 	}
 	reap_traps_by_tid(s);
 	signals_drain(root);
-	if (root->stops_signalled)
+	if (root->waits.signalled)
 		stops_wait(s, 0);
 	return true;
 }
@@ -246,7 +253,7 @@ void tick_collect_traps(struct sampler *s)
 	uint64_t since = monotonic_ns();
 
 	spin_for_traps(s, since);
-	while (s->pending_traps > 0 && !s->exited && !sampler_root(s)->stop_requested) {
+	while (s->pass.pending_traps > 0 && !s->exited && !sampler_root(s)->signals.stop_requested) {
 		bool quiet = !wait_for_traps(s, TRAP_WAIT_MS);
 		bool late = monotonic_ns() - since > TRAP_GIVE_UP_NS;
 
@@ -256,8 +263,8 @@ void tick_collect_traps(struct sampler *s)
 	/* Whatever is still outstanding is handled as ours when it stops. */
 	for (size_t i = 0; i < s->nthreads; i++)
 		s->threads[i]->counted = s->threads[i]->want_copy = s->threads[i]->want_py_walk = false;
-	s->pending_traps = 0;
-	s->ntrap_tids = 0;
+	s->pass.pending_traps = 0;
+	s->pass.ntrap_tids = 0;
 }
 
 /*
@@ -359,7 +366,7 @@ static void machine_runnable_read(struct sampler *s, uint64_t now)
 /*
  * Every thread's state is read before any is interrupted: a running thread
  * is stopped for its own copy only, never while the files of hundreds of
- * others are read. s->blocked holds the blocked threads from its start and
+ * others are read. s->pass.blocked holds the blocked threads from its start and
  * the running ones from its end.
  */
 void tick_sample(struct sampler *s, uint64_t now)
@@ -372,8 +379,8 @@ void tick_sample(struct sampler *s, uint64_t now)
 	s->last_tick_ns = now;
 	s->tick++;
 	s->st.ticks++;
-	s->our_cpu = sched_getcpu();
-	s->trap_on_our_cpu = false;
+	s->pass.our_cpu = sched_getcpu();
+	s->pass.trap_on_our_cpu = false;
 	machine_runnable_read(s, now);
 	storm_scan(s);
 	pysample_search(s, now);
@@ -383,11 +390,11 @@ void tick_sample(struct sampler *s, uint64_t now)
 		return;
 	}
 	pysample_threads_refresh(s);
-	if (ARRAY_RESERVE(s->blocked, s->cap_blocked, s->nthreads, 16) < 0) {
+	if (ARRAY_RESERVE(s->pass.blocked, s->pass.cap_blocked, s->nthreads, 16) < 0) {
 		stats_error(s, SAMPLER_ERR_MEMORY);
 		return;
 	}
-	running = s->blocked + s->nthreads;
+	running = s->pass.blocked + s->nthreads;
 	quiet_tick_begin(s);
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct thread *t = s->threads[i];
@@ -408,7 +415,7 @@ void tick_sample(struct sampler *s, uint64_t now)
 			nrunning++;
 		} else if ((c == 'S' || c == 'D') && (s->opt.idle ||
 						    (s->opt.idle_python && pysample_ready(s)))) {
-			s->blocked[nblocked++] = t;
+			s->pass.blocked[nblocked++] = t;
 		}
 	}
 	quiet_tick_end(s);
@@ -421,15 +428,15 @@ void tick_sample(struct sampler *s, uint64_t now)
 
 	/* Everyone runs again; now the threads that never stopped. */
 	for (size_t i = 0; i < nblocked; i++) {
-		struct thread *t = s->blocked[i];
+		struct thread *t = s->pass.blocked[i];
 
 		if (!t->gone && !tick_sample_blocked(s, t))
-			s->blocked[nlate++] = t;
+			s->pass.blocked[nlate++] = t;
 	}
-	s->trap_on_our_cpu = false;
+	s->pass.trap_on_our_cpu = false;
 	for (size_t i = 0; i < nlate; i++)
-		if (!s->blocked[i]->gone && thread_state(s, s->blocked[i]) == 'R')
-			tick_interrupt(s, s->blocked[i], false);
+		if (!s->pass.blocked[i]->gone && thread_state(s, s->pass.blocked[i]) == 'R')
+			tick_interrupt(s, s->pass.blocked[i], false);
 	if (nlate)
 		tick_collect_traps(s);
 	pysample_name_copies(s);

@@ -26,7 +26,11 @@
 #include <unistd.h>
 
 #include "sampler/internal.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
+#include "sampler/queue.h"
+#include "sampler/signals.h"
+#include "sampler/tick.h"
+#include "sampler/waits.h"
 #include "symbolize/symbolize.h"
 
 #define START_WAIT_NS 1000000000ull
@@ -211,7 +215,7 @@ static void pause_a_moment(struct sampler *s)
 
 static bool still_waiting(struct sampler *s, uint64_t since)
 {
-	return !s->exited && !s->stop_requested && monotonic_ns() - since < START_WAIT_NS;
+	return !s->exited && !s->signals.stop_requested && monotonic_ns() - since < START_WAIT_NS;
 }
 
 /* Until the interpreter is ready, refused, or plainly not coming. */

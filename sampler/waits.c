@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include "sampler/internal.h"
+#include "sampler/procs.h"
+#include "sampler/signals.h"
+#include "sampler/waits.h"
 
 #define MAX_STOPS_PER_WAIT 256
 
@@ -45,9 +48,9 @@ static bool reaped_already(struct sampler *root, pid_t pid, int code)
 	 * (PTRACE_EVENT_STOP: CLD_STOPPED); not an exit. */
 	if (code != CLD_TRAPPED && code != CLD_STOPPED)
 		return false;
-	for (unsigned i = 0; i < root->stops_nreaped; i++)
-		if (root->stops_reaped[i] == pid) {
-			root->stops_reaped[i] = root->stops_reaped[--root->stops_nreaped];
+	for (unsigned i = 0; i < root->waits.nreaped; i++)
+		if (root->waits.reaped[i] == pid) {
+			root->waits.reaped[i] = root->waits.reaped[--root->waits.nreaped];
 			return true;
 		}
 	return false;
@@ -57,23 +60,23 @@ void stops_reaped_by_tid(struct sampler *s, pid_t tid)
 {
 	struct sampler *root = sampler_root(s);
 
-	if (root->stops_nreaped < sizeof(root->stops_reaped) / sizeof(root->stops_reaped[0]))
-		root->stops_reaped[root->stops_nreaped++] = tid;
+	if (root->waits.nreaped < sizeof(root->waits.reaped) / sizeof(root->waits.reaped[0]))
+		root->waits.reaped[root->waits.nreaped++] = tid;
 	else
-		root->stops_signalled = true; /* too many to tell apart */
+		root->waits.signalled = true; /* too many to tell apart */
 }
 
 void stops_walk_due(struct sampler *s)
 {
 	struct sampler *root = sampler_root(s);
 
-	root->stops_walk_due = true;
-	root->stops_nreaped = 0; /* what is left had its SIGCHLD lost */
+	root->waits.walk_due = true;
+	root->waits.nreaped = 0; /* what is left had its SIGCHLD lost */
 }
 
 void stops_came(struct sampler *s)
 {
-	sampler_root(s)->stops_came_ns = monotonic_ns();
+	sampler_root(s)->waits.came_ns = monotonic_ns();
 }
 
 void stops_walk_at_tick(struct sampler *s, uint64_t now)
@@ -82,9 +85,9 @@ void stops_walk_at_tick(struct sampler *s, uint64_t now)
 
 	/* A tid left from the last tick had its SIGCHLD folded into another
 	 * one's: kept, it would pass over that thread's next stop. */
-	root->stops_nreaped = 0;
-	if (now - root->stops_came_ns < STOPS_BUSY_NS ||
-	    now - root->stops_walk_ns >= spaced_for_cost(root->stops_walk_cost_ns, 0, STOPS_WALK_MOST_NS))
+	root->waits.nreaped = 0;
+	if (now - root->waits.came_ns < STOPS_BUSY_NS ||
+	    now - root->waits.walk_ns >= spaced_for_cost(root->waits.walk_cost_ns, 0, STOPS_WALK_MOST_NS))
 		stops_walk_due(root);
 }
 
@@ -94,19 +97,19 @@ static pid_t stops_reap_one(struct sampler *root, int *status)
 	uint64_t start;
 	pid_t tid;
 
-	if (!root->stops_walk_due && !root->stops_signalled && root->sigfd >= 0) {
+	if (!root->waits.walk_due && !root->waits.signalled && root->sigfd >= 0) {
 		if (poll(&pfd, 1, 0) > 0)
 			signals_drain(root);
-		if (!root->stops_signalled)
+		if (!root->waits.signalled)
 			return 0;
 	}
 	start = monotonic_ns();
 	tid = waitpid(-1, status, __WALL | WNOHANG);
 	if (tid == 0) {
 		/* Every stop so far is reaped: what comes next signals. */
-		root->stops_walk_due = root->stops_signalled = false;
-		root->stops_walk_ns = monotonic_ns();
-		root->stops_walk_cost_ns = root->stops_walk_ns - start;
+		root->waits.walk_due = root->waits.signalled = false;
+		root->waits.walk_ns = monotonic_ns();
+		root->waits.walk_cost_ns = root->waits.walk_ns - start;
 		root->st.stop_walks++;
 	}
 	return tid;
@@ -123,19 +126,19 @@ void signals_drain(struct sampler *s)
 		switch (si.ssi_signo) {
 		case SIGCHLD:
 			if (!reaped_already(s, (pid_t)si.ssi_pid, si.ssi_code))
-				s->stops_signalled = true;
+				s->waits.signalled = true;
 			break;
 		case SIGINT:
 		case SIGTERM:
 		case SIGHUP:
-			if (!s->stop_requested) {
-				s->stop_requested = true;
-				s->stop_signo = (int)si.ssi_signo;
-				s->stop_from_user = si.ssi_code != SI_KERNEL;
+			if (!s->signals.stop_requested) {
+				s->signals.stop_requested = true;
+				s->signals.stop_signo = (int)si.ssi_signo;
+				s->signals.stop_from_user = si.ssi_code != SI_KERNEL;
 			}
 			break;
 		case SIGTSTP:
-			s->tstp_requested = true;
+			s->signals.tstp_requested = true;
 			break;
 		default:
 			break;
@@ -146,8 +149,8 @@ void signals_drain(struct sampler *s)
 /* ECHILD: no process of ours is left. */
 static void nothing_traced(struct sampler *root)
 {
-	for (size_t k = 0; k <= root->nprocs; k++) {
-		struct sampler *s = k ? root->procs[k - 1] : root;
+	for (size_t k = 0; k <= root->tree.nprocs; k++) {
+		struct sampler *s = k ? root->tree.procs[k - 1] : root;
 
 		for (size_t i = 0; i < s->nthreads; i++)
 			thread_remove(s, s->threads[i]);
@@ -162,7 +165,7 @@ static int stops_wait_answer(struct sampler *s, int timeout_ms);
  * answer (or the end of an idle wait, which a stop ends) to this one. */
 void stops_unanswered_from(struct sampler *s, uint64_t since_ns)
 {
-	sampler_root(s)->unanswered_since_ns = since_ns;
+	sampler_root(s)->waits.unanswered_since_ns = since_ns;
 }
 
 int stops_wait(struct sampler *s, int timeout_ms)
@@ -171,10 +174,10 @@ int stops_wait(struct sampler *s, int timeout_ms)
 	uint64_t now = monotonic_ns();
 	int handled;
 
-	if (root->unanswered_since_ns && now - root->unanswered_since_ns > root->st.unanswered_max_ns)
-		root->st.unanswered_max_ns = now - root->unanswered_since_ns;
+	if (root->waits.unanswered_since_ns && now - root->waits.unanswered_since_ns > root->st.unanswered_max_ns)
+		root->st.unanswered_max_ns = now - root->waits.unanswered_since_ns;
 	handled = stops_wait_answer(s, timeout_ms);
-	root->unanswered_since_ns = monotonic_ns();
+	root->waits.unanswered_since_ns = monotonic_ns();
 	return handled;
 }
 

@@ -4,6 +4,8 @@
 # reaches past them fails here with the line that does it.
 . "$(dirname "$0")/lib.sh"
 
+sampler_uses="common/common.h formats/formats.h symbolize/symbolize.h symbolize/python/python.h syscall_names.h"
+
 # folder: the headers of other folders it may include
 allowed() {
 	case "$1" in
@@ -13,7 +15,10 @@ allowed() {
 	formats) echo "common/common.h" ;;
 	cuda/agent) echo "common/common.h symbolize/python/python.h cuda/gpu_record.h" ;;
 	cuda) echo "common/common.h formats/formats.h symbolize/symbolize.h" ;;
-	sampler) echo "common/common.h formats/formats.h symbolize/symbolize.h symbolize/python/python.h syscall_names.h" ;;
+	# sampler/ may include the header of its CPython tick
+	sampler) echo "$sampler_uses" sampler/python/*.h ;;
+	# the CPython tick: what sampler/ may use, and sampler/'s own headers
+	sampler/python) echo "$sampler_uses" sampler/*.h ;;
 	analysis) echo "common/common.h formats/formats.h" ;;
 	cli) echo "common/common.h formats/formats.h sampler/sampler.h cuda/gpu.h analysis/analysis.h" ;;
 	*) echo "?" ;;
@@ -22,7 +27,7 @@ allowed() {
 
 bad=""
 files=0
-for dir in common symbolize/python symbolize formats cuda/agent cuda sampler analysis cli; do
+for dir in common symbolize/python symbolize formats cuda/agent cuda sampler sampler/python analysis cli; do
 	ok_list=$(allowed "$dir")
 	for f in "$dir"/*.c "$dir"/*.h; do
 		[ -f "$f" ] || continue

@@ -6,7 +6,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "sampler/pysample.h"
+#include "sampler/python/merge.h"
 
 #define N MERGED_NATIVE
 #define I MERGED_INTERPRETER

@@ -11,7 +11,8 @@
  */
 #include <errno.h>
 
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
+#include "sampler/tick.h"
 
 static bool holds_gil(struct pysample *py, const struct py_thread *pt)
 {

@@ -19,7 +19,11 @@
 #include <string.h>
 
 #include "formats/formats.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
+#include "sampler/quiet.h"
+#include "sampler/service.h"
+#include "sampler/stacks.h"
+#include "sampler/tick.h"
 
 #define HOLDER_TRIES 3
 /* How far into glibc's struct pthread its tid is looked for. */

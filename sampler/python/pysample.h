@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Shared between the files of sampler/ only: the reader of the target's
- * CPython (pysample_*.c, native_filter.c), its state and its calls. The
- * rest of the sampler holds it as a struct pysample pointer.
+ * CPython (sampler/python/pysample_*.c, sampler/native_filter.c), its
+ * state and its calls. The rest of the sampler holds it as a struct
+ * pysample pointer.
  */
-#ifndef TRAINSAMPLE_SAMPLER_PYSAMPLE_H
-#define TRAINSAMPLE_SAMPLER_PYSAMPLE_H
+#ifndef TRAINSAMPLE_SAMPLER_PYTHON_PYSAMPLE_H
+#define TRAINSAMPLE_SAMPLER_PYTHON_PYSAMPLE_H
 
 #include "sampler/internal.h"
+#include "sampler/python/merge.h"
 
 /* pysample_find.c, pysample_tick.c: the target's CPython, once found */
 enum python_state {
@@ -172,21 +174,5 @@ void pysample_name_copies(struct sampler *s);
  * by the Python frames it ran. */
 int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64_t *pcs, int n,
 		 const char *marker, uint32_t *stack, bool *python);
-
-/* native_filter.c: what a merged frame is, for --native's filter */
-enum merged_kind {
-	MERGED_NATIVE,      /* a module other than the interpreter's, or a marker */
-	MERGED_INTERPRETER, /* the module that holds the evaluator */
-	MERGED_PYTHON,
-};
-/*
- * Of n merged frames (outermost first, with their enum merged_kind), drops
- * the interpreter's frames outward of the innermost Python frame, keeping
- * the rest in order at the front. Returns how many are kept.
- */
-int native_hide_interpreter(uint32_t *frames, uint8_t *kinds, int n);
-/* Whether path names a python executable (python, python3, python3.11d),
- * whose frames are the interpreter's where libpython holds the evaluator. */
-bool native_is_python_executable(const char *path);
 
 #endif

@@ -5,14 +5,9 @@
  * same moment as the stack copy (while the thread is stopped, or blocked)
  * and merged after it runs again.
  *
- * Up to 3.10 every Python frame is one call of the evaluator. From 3.11
- * one call runs several frames, down to the first one it entered (marked
- * is_entry in 3.11, sitting on a shim frame from 3.12): the Python frames
- * split into groups at those marks, innermost group to innermost
- * evaluator frame. When the counts differ the halves are kept side by
- * side under an [unmerged] marker and an error is counted, except where
- * the native unwind stopped short: its missing outer evaluator frames are
- * the outer groups, which then go at the root.
+ * Here the sampler's half: reading and naming the Python frames, telling
+ * what each native frame is (the evaluator, the interpreter's module);
+ * where each frame goes is merge.c's, a pure function of those arrays.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,9 +15,8 @@
 
 #include "formats/formats.h"
 #include "symbolize/symbolize.h"
-#include "sampler/pysample.h"
-
-#define MAX_GROUPS 1024
+#include "sampler/python/pysample.h"
+#include "sampler/stacks.h"
 
 void pysample_threads_refresh(struct sampler *s)
 {
@@ -108,76 +102,16 @@ void pysample_name_copies(struct sampler *s)
 	}
 }
 
-/* ROLE_INTERPRETER: another frame of the evaluator's module (unless --native-all). */
-enum native_role { ROLE_NATIVE, ROLE_EVAL, ROLE_HIDDEN, ROLE_INTERPRETER };
-
 /* The evaluator (hot or .cold part) and the wrappers that only call it. */
-static enum native_role role_of(struct sampler *s, uint32_t frame)
+static enum merge_role role_of(struct sampler *s, uint32_t frame)
 {
 	const char *name = profile_string(s->profile, profile_frame(s->profile, frame)->name);
 
 	if (!strncmp(name, "_PyEval_EvalFrameDefault", 24))
-		return ROLE_EVAL;
+		return MERGE_ROLE_EVAL;
 	if (!strcmp(name, "PyEval_EvalFrameEx") || !strcmp(name, "_PyEval_EvalFrame"))
-		return ROLE_HIDDEN;
-	return ROLE_NATIVE;
-}
-
-/* The merged stack, outermost first, before it is interned. */
-struct merge {
-	struct sampler *s;
-	const struct stack_sample *c;
-	uint32_t *frames;
-	uint8_t *kinds;     /* enum merged_kind */
-	int n;
-	bool python;
-	int gstart[MAX_GROUPS + 1]; /* group k: py[gstart[k] .. gstart[k+1]) */
-	int ngroups;
-};
-
-static void add(struct merge *m, uint32_t frame, enum merged_kind kind)
-{
-	m->frames[m->n] = frame;
-	m->kinds[m->n++] = (uint8_t)kind;
-}
-
-/* Python frames [from, to) of the copy, outermost first. */
-static int add_python(struct merge *m, int from, int to)
-{
-	for (int j = to - 1; j >= from; j--) {
-		uint32_t frame = m->c->py_named ? m->c->py_frames[j] : UINT32_MAX;
-		int ret = m->c->py_named ? (frame != UINT32_MAX ? 0 : -ENOENT) :
-			  pysample_frame(m->s, m->c->tid, &m->c->py[j], j == m->c->npy - 1, &frame);
-
-		if (ret == -ENOENT)
-			continue;
-		if (ret < 0)
-			return ret;
-		add(m, frame, MERGED_PYTHON);
-		m->python = true;
-	}
-	return 0;
-}
-
-static int add_marker(struct merge *m, const char *name)
-{
-	uint32_t frame;
-	int ret = intern_marker_frame(m->s, name, &frame);
-
-	if (!ret)
-		add(m, frame, MERGED_NATIVE);
-	return ret;
-}
-
-static void split_groups(struct merge *m)
-{
-	const struct stack_sample *c = m->c;
-
-	m->ngroups = 0;
-	for (int j = 0; j < c->npy && m->ngroups < MAX_GROUPS; j++)
-		if (j == 0 || c->py[j - 1].entry)
-			m->gstart[m->ngroups++] = j;
-	m->gstart[m->ngroups] = c->npy;
+		return MERGE_ROLE_HIDDEN;
+	return MERGE_ROLE_NATIVE;
 }
 
 struct module_id {
@@ -204,7 +138,8 @@ static void mark_interpreter(struct sampler *s, const uint64_t *pcs, int n, uint
 		const struct sym_mapping *map;
 		bool known = false;
 
-		if (roles[i] != ROLE_EVAL || !(map = sym_process_find(s->sym, pcs[i])) || !map->inode)
+		if (roles[i] != MERGE_ROLE_EVAL || !(map = sym_process_find(s->sym, pcs[i])) ||
+		    !map->inode)
 			continue;
 		for (int k = 0; k < nids; k++)
 			known |= ids[k].inode == map->inode && ids[k].major == map->dev_major &&
@@ -215,18 +150,37 @@ static void mark_interpreter(struct sampler *s, const uint64_t *pcs, int n, uint
 	for (int i = 0; i < n && nids; i++) {
 		const struct sym_mapping *map;
 
-		if (roles[i] != ROLE_NATIVE || !(map = sym_process_find(s->sym, pcs[i])))
+		if (roles[i] != MERGE_ROLE_NATIVE || !(map = sym_process_find(s->sym, pcs[i])))
 			continue;
 		for (int k = 0; k < nids; k++)
 			if (ids[k].inode == map->inode && ids[k].major == map->dev_major &&
 			    ids[k].minor == map->dev_minor)
-				roles[i] = ROLE_INTERPRETER;
+				roles[i] = MERGE_ROLE_INTERPRETER;
 		if (map->inode && native_is_python_executable(map->path))
-			roles[i] = ROLE_INTERPRETER;
+			roles[i] = MERGE_ROLE_INTERPRETER;
 	}
 }
 
-static int intern_merged(struct sampler *s, const struct merge *m, uint32_t *stack)
+/* The copy's Python frames as profile frames, innermost first
+ * (MERGE_NO_FRAME: not a function's): named at the tick, or now (dump
+ * --locals), outermost first as its records are written. */
+static int python_frames(struct sampler *s, const struct stack_sample *c, uint32_t *frames)
+{
+	for (int j = c->npy - 1; j >= 0; j--) {
+		int ret = c->py_named ? 0 :
+			  pysample_frame(s, c->tid, &c->py[j], j == c->npy - 1, &frames[j]);
+
+		if (c->py_named)
+			frames[j] = c->py_frames[j];
+		else if (ret == -ENOENT)
+			frames[j] = MERGE_NO_FRAME;
+		else if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int intern_merged(struct sampler *s, const struct merge_output *m, uint32_t *stack)
 {
 	uint32_t id = 0;
 
@@ -240,80 +194,63 @@ static int intern_merged(struct sampler *s, const struct merge *m, uint32_t *sta
 	return 0;
 }
 
+/* Looks up what each native frame is, names the Python frames, and lets
+ * merge_frames (merge.c) place them; interns the result. */
 int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64_t *pcs, int n,
 		 const char *marker, uint32_t *stack, bool *python)
 {
-	struct merge *m = calloc(1, sizeof(*m));
-	uint32_t *frames = calloc((size_t)n + 1, sizeof(*frames));
+	uint32_t *native = calloc((size_t)n + 1, sizeof(*native));
 	uint8_t *roles = calloc((size_t)n + 1, 1);
-	int nev = 0, k, ret = -ENOMEM;
-	bool merged = true;
-
-	if (!m || !frames || !roles)
-		goto out;
-	m->s = s;
-	m->c = c;
+	uint32_t *py = calloc((size_t)c->npy + 1, sizeof(*py));
 	/* Every native frame, every Python one, a marker and [unmerged]. */
-	m->frames = calloc((size_t)(n + c->npy + 2), sizeof(*m->frames));
-	m->kinds = calloc((size_t)(n + c->npy + 2), 1);
-	if (!m->frames || !m->kinds)
+	struct merge_output out = {
+		.frames = calloc((size_t)(n + c->npy + 2), sizeof(*out.frames)),
+		.kinds = calloc((size_t)(n + c->npy + 2), 1),
+	};
+	struct merge_input in = {
+		.native = native, .roles = roles, .n = n,
+		.python = py, .raw = c->py, .npy = c->npy,
+		.end_marker = MERGE_NO_FRAME, .native_all = s->opt.native_all,
+	};
+	int ret = -ENOMEM;
+
+	if (!native || !roles || !py || !out.frames || !out.kinds)
 		goto out;
 	for (int i = 0; i < n; i++) {
-		ret = stacks_frame_for_addr(s, pcs[i], &frames[i]);
+		ret = stacks_frame_for_addr(s, pcs[i], &native[i]);
 		if (ret < 0)
 			goto out;
-		roles[i] = (uint8_t)role_of(s, frames[i]);
-		nev += roles[i] == ROLE_EVAL;
+		roles[i] = (uint8_t)role_of(s, native[i]);
 	}
 	if (!s->opt.native_all)
 		mark_interpreter(s, pcs, n, roles);
-	split_groups(m);
 	if (c->py_end != PY_WALK_COMPLETE)
 		stats_error(s, SAMPLER_ERR_PYTHON);
-	ret = marker ? add_marker(m, marker) : 0;
+	ret = marker ? intern_marker_frame(s, marker, &in.end_marker) : 0;
+	if (!ret)
+		ret = python_frames(s, c, py);
 	if (ret < 0)
 		goto out;
-	if (nev != m->ngroups && !(marker && nev < m->ngroups)) {
-		/* Both halves as they are: native, then Python. */
+	merge_frames(&in, &out);
+	if (out.unmerged) {
 		stats_error(s, SAMPLER_ERR_MERGE);
-		merged = false;
-		for (int i = n - 1; i >= 0; i--)
-			add(m, frames[i], MERGED_NATIVE);
-		ret = add_marker(m, "[unmerged]");
-		if (!ret)
-			ret = add_python(m, 0, c->npy);
-		goto out;
+		for (int i = 0; i < out.n && !ret; i++)
+			if (out.frames[i] == MERGE_UNMERGED)
+				ret = intern_marker_frame(s, "[unmerged]", &out.frames[i]);
 	}
-	/* The groups beyond a short native unwind's reach go first. */
-	for (k = m->ngroups - 1; k >= nev && !ret; k--)
-		ret = add_python(m, m->gstart[k], m->gstart[k + 1]);
-	for (int i = n - 1; i >= 0 && !ret; i--) {
-		if (roles[i] == ROLE_EVAL) {
-			ret = add_python(m, m->gstart[k], m->gstart[k + 1]);
-			k--;
-		} else if (roles[i] == ROLE_NATIVE) {
-			add(m, frames[i], MERGED_NATIVE);
-		} else if (roles[i] == ROLE_INTERPRETER) {
-			add(m, frames[i], MERGED_INTERPRETER);
-		}
-	}
+	if (!ret)
+		ret = intern_merged(s, &out, stack);
+	if (!ret)
+		*python = out.python;
 out:
-	if (!ret && merged && !s->opt.native_all)
-		m->n = native_hide_interpreter(m->frames, m->kinds, m->n);
-	if (!ret)
-		ret = intern_merged(s, m, stack);
-	if (!ret)
-		*python = m->python;
 	/* Unwound later, off the thread: its loader is not read (the line
 	 * tells the summary's loaders apart). */
 	if (s->py)
 		s->py->loader_at = NULL;
-	if (m) {
-		free(m->frames);
-		free(m->kinds);
-	}
-	free(m);
-	free(frames);
+	free(native);
 	free(roles);
+	free(py);
+	free(out.frames);
+	free(out.kinds);
 	return ret;
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "common/common.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
 
 void pysample_locals_read(struct sampler *s, struct py_raw_frame *frames, int n)
 {

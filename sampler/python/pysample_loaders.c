@@ -25,7 +25,7 @@
 
 #include "common/common.h"
 #include "formats/formats.h"
-#include "sampler/pysample.h"
+#include "sampler/python/pysample.h"
 
 #define LOADER_NEXT_FILE "torch/utils/data/dataloader.py"
 #define LOADER_TYPE "DataLoader"

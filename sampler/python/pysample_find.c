@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #include "formats/formats.h"
-#include "sampler/pysample.h"
+#include "sampler/procs.h"
+#include "sampler/python/pysample.h"
 #include "symbolize/python/python.h"
 #include "symbolize/symbolize.h"
 
@@ -302,7 +303,7 @@ void pysample_finish(struct sampler *s)
 
 	/* A shell whose child ran Python: the Python is the child's. */
 	if (py && !py->ever_ready && py->state != PY_REFUSED && s->st.samples &&
-	    !s->followed_python[0])
+	    !s->tree.followed_python[0])
 		sampler_notice(s, "no Python interpreter in process %d: native stacks only",
 			       (int)s->pid);
 }
