@@ -99,9 +99,9 @@ struct thread *follow_child(struct sampler *s, pid_t child, struct thread *stopp
 	let_launcher_go(s, stopped);
 	pysample_free(py);
 	sym_process_free(s->sym);
-	addr_cache_free(s->addrs);
+	addr_cache_free(s->build.addrs);
 	s->sym = sym;
-	s->addrs = addrs;
+	s->build.addrs = addrs;
 	s->pid = child;
 	s->exec_seq++; /* copies of the launcher's stacks are dropped */
 	s->follow_launcher = true;

@@ -3,7 +3,8 @@
  * Shared between the files of sampler/ only: a thread, a copied stack and
  * struct sampler, the core that holds each concern's state. Each concern
  * declares its state and calls in its own header (tick.h, waits.h,
- * quiet.h, storm.h, procs.h, signals.h, service.h, queue.h, stacks.h); a
+ * quiet.h, storm.h, procs.h, signals.h, service.h, queue.h, stacks.h,
+ * builder.h); a
  * file includes those it uses. The calls left here are the core's:
  * threads, remote reads, attaching, stops, figures.
  */
@@ -20,6 +21,7 @@
 #include <sys/user.h>
 
 #include "common/common.h"
+#include "sampler/builder.h"
 #include "sampler/histogram.h"
 #include "sampler/procs.h"
 #include "sampler/queue.h"
@@ -65,7 +67,7 @@ struct thread {
 			       * being handled): its next sample
 			       * stands for them too, or that time is lost */
 	uint64_t name_tick;   /* tick at which the name was last read; 0 never */
-	uint64_t stack_lo, stack_hi; /* the mapping its sp was last seen in */
+	struct stack_span stack; /* the mapping its sp was last seen in */
 	int cpu;              /* where it last ran, from its stat */
 	/* Blocked-thread cache: the stack of the last idle sample. */
 	bool blocked_valid;
@@ -146,7 +148,6 @@ struct stack_sample {
 
 #define PY_NATIVE_DEPTH 1024
 
-struct addr_cache;
 struct pysample;       /* sampler/python/pysample.h */
 
 struct sampler {
@@ -172,7 +173,7 @@ struct sampler {
 	uint64_t period_ns;
 	struct profile *profile;
 	struct sym_process *sym;
-	struct addr_cache *addrs;
+	struct sample_builder build; /* builder.h: the after-resume path (stacks.c) */
 	struct pysample *py;    /* NULL: not looked for */
 
 	struct thread **threads;
@@ -330,7 +331,6 @@ bool follow_wanted(struct sampler *s, pid_t child);
 struct thread *follow_child(struct sampler *s, pid_t child, struct thread *stopped);
 
 /* sampler.c: the figures */
-void stats_unwind_time(struct sampler *s, uint64_t ns);
 void stats_pause(struct sampler *s, uint64_t ns);
 /* Counts a stop whose registers say the thread trapped on its way out of
  * a syscall or fault it entered itself (orig_rax >= 0), not where our

@@ -95,7 +95,7 @@ static struct sampler *follower_new(struct sampler *root, pid_t pid, pid_t paren
 	k->start_ns = monotonic_ns();
 	/* Its maps and symbols are read later (procs_open_pending), once the
 	 * parent stopped at its fork event runs again. */
-	if (addr_cache_new(&k->addrs) < 0 || queue_init(k) < 0 ||
+	if (stacks_init(k) < 0 || queue_init(k) < 0 ||
 	    (k->opt.python && pysample_new(k) < 0)) {
 		follower_free(k);
 		return NULL;

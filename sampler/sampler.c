@@ -66,11 +66,11 @@ int sampler_new(struct sampler **out, struct profile *p,
 	s->sigfd = s->timerfd = -1;
 	s->waits.walk_due = true;
 	s->rng = monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
-	ret = addr_cache_new(&s->addrs);
+	ret = stacks_init(s);
 	if (!ret)
 		ret = queue_init(s);
 	if (ret < 0) {
-		addr_cache_free(s->addrs);
+		stacks_free(s);
 		free(s);
 		return ret;
 	}
@@ -183,13 +183,6 @@ void stats_trap_entry(struct sampler *s, const struct user_regs_struct *regs)
 		s->st.stops_at_kernel_exit++;
 }
 
-void stats_unwind_time(struct sampler *s, uint64_t ns)
-{
-	histogram_add(&s->unwind_hist, ns);
-	if (!s->st.unwinds++)
-		s->st.unwind_first_ns = ns;
-}
-
 void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 {
 	uint32_t live = 0;
@@ -296,7 +289,7 @@ void sampler_free(struct sampler *s)
 	storm_free(s);
 	queue_free(s);
 	free(s->pass.blocked);
-	addr_cache_free(s->addrs);
+	stacks_free(s);
 	pysample_free(s->py);
 	sym_process_free(s->sym);
 	if (s->sigfd >= 0)

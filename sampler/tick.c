@@ -45,14 +45,14 @@ static size_t stack_copy_len(struct sampler *s, struct thread *t, uint64_t sp)
 	size_t cap = s->opt.stack_bytes;
 	const struct sym_mapping *m;
 
-	if (sp < t->stack_lo || sp >= t->stack_hi) {
+	if (sp < t->stack.lo || sp >= t->stack.hi) {
 		m = sym_process_find(s->sym, sp);
 		if (!m)
 			return cap;
-		t->stack_lo = m->start;
-		t->stack_hi = m->end;
+		t->stack.lo = m->start;
+		t->stack.hi = m->end;
 	}
-	return t->stack_hi - sp < cap ? (size_t)(t->stack_hi - sp) : cap;
+	return t->stack.hi - sp < cap ? (size_t)(t->stack.hi - sp) : cap;
 }
 
 /*
@@ -67,14 +67,14 @@ static ssize_t stack_copy_read(struct sampler *s, struct thread *t, uint64_t sp,
 	size_t below = 0;
 	ssize_t n;
 
-	if (sp >= t->stack_lo && sp < t->stack_hi)
-		below = sp - t->stack_lo < STACK_RED_ZONE ? (size_t)(sp - t->stack_lo) : STACK_RED_ZONE;
+	if (sp >= t->stack.lo && sp < t->stack.hi)
+		below = sp - t->stack.lo < STACK_RED_ZONE ? (size_t)(sp - t->stack.lo) : STACK_RED_ZONE;
 	n = remote_read(t->tid, sp - below, c->data, below + len);
 	c->below = n >= (ssize_t)below ? below : 0;
 	c->len = n > 0 && (size_t)n >= below ? (size_t)n : 0;
 	/* The whole cap was read and the mapping goes on: frames beyond it
 	 * are cut off, which the stack will say. */
-	c->capped = len == s->opt.stack_bytes && c->len == below + len && sp + len != t->stack_hi;
+	c->capped = len == s->opt.stack_bytes && c->len == below + len && sp + len != t->stack.hi;
 	return n;
 }
 

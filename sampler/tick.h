@@ -24,7 +24,6 @@ struct tick_pass {
 	int our_cpu;            /* where this tick runs */
 	struct thread **blocked; /* blocked threads of this tick */
 	size_t cap_blocked;
-	uint64_t maps_reread_tick; /* the last tick a leaf made us re-read maps */
 };
 
 void tick_sample(struct sampler *s, uint64_t now);

@@ -170,9 +170,11 @@ void pysample_threads_refresh(struct sampler *s);
 void pysample_copy_frames(struct sampler *s, pid_t tid, struct stack_sample *c);
 /* The Python frames of the copies queued this tick, named now. */
 void pysample_name_copies(struct sampler *s);
-/* The stack of unwound pcs (leaf first) with each evaluator frame replaced
- * by the Python frames it ran. */
-int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64_t *pcs, int n,
-		 const char *marker, uint32_t *stack, bool *python);
+/* The builder's (builder.h): the stack of unwound pcs (leaf first) with
+ * each evaluator frame replaced by the Python frames it ran; and its
+ * name_python, ctx the sampler. */
+int pysample_merge(struct sample_builder *b, const struct stack_sample *c, const uint64_t *pcs,
+		   int n, const char *marker, uint32_t *stack, bool *python);
+int pysample_name_frames(void *ctx, const struct stack_sample *c, uint32_t *frames);
 
 #endif

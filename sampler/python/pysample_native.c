@@ -16,7 +16,7 @@
 #include "formats/formats.h"
 #include "symbolize/symbolize.h"
 #include "sampler/python/pysample.h"
-#include "sampler/stacks.h"
+#include "sampler/builder.h"
 
 void pysample_threads_refresh(struct sampler *s)
 {
@@ -103,9 +103,9 @@ void pysample_name_copies(struct sampler *s)
 }
 
 /* The evaluator (hot or .cold part) and the wrappers that only call it. */
-static enum merge_role role_of(struct sampler *s, uint32_t frame)
+static enum merge_role role_of(const struct profile *p, uint32_t frame)
 {
-	const char *name = profile_string(s->profile, profile_frame(s->profile, frame)->name);
+	const char *name = profile_string(p, profile_frame(p, frame)->name);
 
 	if (!strncmp(name, "_PyEval_EvalFrameDefault", 24))
 		return MERGE_ROLE_EVAL;
@@ -129,7 +129,8 @@ struct module_id {
  * function name, so a stripped python3's nameless frames count too; a
  * program that embeds libpython keeps its own frames.
  */
-static void mark_interpreter(struct sampler *s, const uint64_t *pcs, int n, uint8_t *roles)
+static void mark_interpreter(struct sym_process *sym, const uint64_t *pcs, int n,
+			     uint8_t *roles)
 {
 	struct module_id ids[MAX_INTERPRETERS];
 	int nids = 0;
@@ -138,7 +139,7 @@ static void mark_interpreter(struct sampler *s, const uint64_t *pcs, int n, uint
 		const struct sym_mapping *map;
 		bool known = false;
 
-		if (roles[i] != MERGE_ROLE_EVAL || !(map = sym_process_find(s->sym, pcs[i])) ||
+		if (roles[i] != MERGE_ROLE_EVAL || !(map = sym_process_find(sym, pcs[i])) ||
 		    !map->inode)
 			continue;
 		for (int k = 0; k < nids; k++)
@@ -150,7 +151,7 @@ static void mark_interpreter(struct sampler *s, const uint64_t *pcs, int n, uint
 	for (int i = 0; i < n && nids; i++) {
 		const struct sym_mapping *map;
 
-		if (roles[i] != MERGE_ROLE_NATIVE || !(map = sym_process_find(s->sym, pcs[i])))
+		if (roles[i] != MERGE_ROLE_NATIVE || !(map = sym_process_find(sym, pcs[i])))
 			continue;
 		for (int k = 0; k < nids; k++)
 			if (ids[k].inode == map->inode && ids[k].major == map->dev_major &&
@@ -161,18 +162,16 @@ static void mark_interpreter(struct sampler *s, const uint64_t *pcs, int n, uint
 	}
 }
 
-/* The copy's Python frames as profile frames, innermost first
- * (MERGE_NO_FRAME: not a function's): named at the tick, or now (dump
- * --locals), outermost first as its records are written. */
-static int python_frames(struct sampler *s, const struct stack_sample *c, uint32_t *frames)
+/* The builder's name_python: a copy's Python frames not named at its
+ * tick (dump --locals), outermost first as its records are written. */
+int pysample_name_frames(void *ctx, const struct stack_sample *c, uint32_t *frames)
 {
-	for (int j = c->npy - 1; j >= 0; j--) {
-		int ret = c->py_named ? 0 :
-			  pysample_frame(s, c->tid, &c->py[j], j == c->npy - 1, &frames[j]);
+	struct sampler *s = ctx;
 
-		if (c->py_named)
-			frames[j] = c->py_frames[j];
-		else if (ret == -ENOENT)
+	for (int j = c->npy - 1; j >= 0; j--) {
+		int ret = pysample_frame(s, c->tid, &c->py[j], j == c->npy - 1, &frames[j]);
+
+		if (ret == -ENOENT)
 			frames[j] = MERGE_NO_FRAME;
 		else if (ret < 0)
 			return ret;
@@ -180,12 +179,24 @@ static int python_frames(struct sampler *s, const struct stack_sample *c, uint32
 	return 0;
 }
 
-static int intern_merged(struct sampler *s, const struct merge_output *m, uint32_t *stack)
+/* The copy's Python frames as profile frames, innermost first
+ * (MERGE_NO_FRAME: not a function's): named at the tick, or now. */
+static int python_frames(struct sample_builder *b, const struct stack_sample *c,
+			 uint32_t *frames)
+{
+	if (!c->py_named)
+		return b->name_python ? b->name_python(b->name_ctx, c, frames) : -EINVAL;
+	for (int j = 0; j < c->npy; j++)
+		frames[j] = c->py_frames[j];
+	return 0;
+}
+
+static int intern_merged(struct profile *p, const struct merge_output *m, uint32_t *stack)
 {
 	uint32_t id = 0;
 
 	for (int i = 0; i < m->n; i++) {
-		int ret = profile_intern_stack(s->profile, id, m->frames[i], &id);
+		int ret = profile_intern_stack(p, id, m->frames[i], &id);
 
 		if (ret < 0)
 			return ret;
@@ -196,8 +207,8 @@ static int intern_merged(struct sampler *s, const struct merge_output *m, uint32
 
 /* Looks up what each native frame is, names the Python frames, and lets
  * merge_frames (merge.c) place them; interns the result. */
-int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64_t *pcs, int n,
-		 const char *marker, uint32_t *stack, bool *python)
+int pysample_merge(struct sample_builder *b, const struct stack_sample *c, const uint64_t *pcs,
+		   int n, const char *marker, uint32_t *stack, bool *python)
 {
 	uint32_t *native = calloc((size_t)n + 1, sizeof(*native));
 	uint8_t *roles = calloc((size_t)n + 1, 1);
@@ -210,43 +221,39 @@ int pysample_merge(struct sampler *s, const struct stack_sample *c, const uint64
 	struct merge_input in = {
 		.native = native, .roles = roles, .n = n,
 		.python = py, .raw = c->py, .npy = c->npy,
-		.end_marker = MERGE_NO_FRAME, .native_all = s->opt.native_all,
+		.end_marker = MERGE_NO_FRAME, .native_all = b->native_all,
 	};
 	int ret = -ENOMEM;
 
 	if (!native || !roles || !py || !out.frames || !out.kinds)
 		goto out;
 	for (int i = 0; i < n; i++) {
-		ret = stacks_frame_for_addr(s, pcs[i], &native[i]);
+		ret = builder_frame_for_addr(b, pcs[i], &native[i]);
 		if (ret < 0)
 			goto out;
-		roles[i] = (uint8_t)role_of(s, native[i]);
+		roles[i] = (uint8_t)role_of(b->profile, native[i]);
 	}
-	if (!s->opt.native_all)
-		mark_interpreter(s, pcs, n, roles);
+	if (!b->native_all)
+		mark_interpreter(b->sym, pcs, n, roles);
 	if (c->py_end != PY_WALK_COMPLETE)
-		stats_error(s, SAMPLER_ERR_PYTHON);
-	ret = marker ? intern_marker_frame(s, marker, &in.end_marker) : 0;
+		builder_error(b, SAMPLER_ERR_PYTHON);
+	ret = marker ? builder_marker_frame(b, marker, &in.end_marker) : 0;
 	if (!ret)
-		ret = python_frames(s, c, py);
+		ret = python_frames(b, c, py);
 	if (ret < 0)
 		goto out;
 	merge_frames(&in, &out);
 	if (out.unmerged) {
-		stats_error(s, SAMPLER_ERR_MERGE);
+		builder_error(b, SAMPLER_ERR_MERGE);
 		for (int i = 0; i < out.n && !ret; i++)
 			if (out.frames[i] == MERGE_UNMERGED)
-				ret = intern_marker_frame(s, "[unmerged]", &out.frames[i]);
+				ret = builder_marker_frame(b, "[unmerged]", &out.frames[i]);
 	}
 	if (!ret)
-		ret = intern_merged(s, &out, stack);
+		ret = intern_merged(b->profile, &out, stack);
 	if (!ret)
 		*python = out.python;
 out:
-	/* Unwound later, off the thread: its loader is not read (the line
-	 * tells the summary's loaders apart). */
-	if (s->py)
-		s->py->loader_at = NULL;
 	free(native);
 	free(roles);
 	free(py);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "formats/formats.h"
+#include "sampler/builder.h"
 #include "sampler/python/pysample.h"
 #include "sampler/quiet.h"
 #include "sampler/service.h"
@@ -197,7 +198,7 @@ int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw,
 		return ret; /* a 3.13 frame without code: not a Python function */
 	if (ret < 0) {
 		stats_error(s, SAMPLER_ERR_PYTHON);
-		return intern_marker_frame(s, "[error: unreadable code object]", frame);
+		return builder_marker_frame(&s->build, "[error: unreadable code object]", frame);
 	}
 	if (tid == s->pid && outermost)
 		note_script_dir(s, c);
@@ -231,7 +232,7 @@ static int python_stack(struct sampler *s, pid_t tid, const struct py_raw_frame 
 		*flags |= SAMPLE_TRUNCATED;
 		if (end != PY_WALK_DEPTH)
 			stats_error(s, SAMPLER_ERR_PYTHON);
-		ret = stacks_marker(s, marker, 0, &id);
+		ret = builder_marker(&s->build, marker, 0, &id);
 		if (ret < 0)
 			return ret;
 	}
@@ -349,7 +350,7 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 	if (n == -EAGAIN) {
 		/* A torn stack is never kept: the sample says what happened, so
 		 * the thread's time stays its own and dump still lists it. */
-		if (stacks_marker(s, "[error: the stack moved while read]", 0, &stack) == 0) {
+		if (builder_marker(&s->build, "[error: the stack moved while read]", 0, &stack) == 0) {
 			stacks_name_thread(s, t);
 			stacks_add_sample(s, t->tid, stack, SAMPLE_TRUNCATED | (pt->gil ? SAMPLE_GIL : 0),
 					  s->tick_now, s->tick_weight);
@@ -373,7 +374,7 @@ static void sample_thread(struct sampler *s, struct thread *t, const struct py_t
 		if (thread_blocked_state(s, t, &b) < 0)
 			b.nr = -1;
 		flags |= SAMPLE_IDLE;
-		if (stacks_idle_leaf(s, b.nr, stack, &stack) < 0) {
+		if (builder_idle_leaf(&s->build, b.nr, stack, &stack) < 0) {
 			stats_error(s, SAMPLER_ERR_MEMORY);
 			return;
 		}
