@@ -15,7 +15,6 @@
 #include "formats/formats.h"
 #include "sampler/builder.h"
 #include "sampler/histogram.h"
-#include "sampler/internal.h"
 #include "sampler/python/pysample.h"
 #include "symbolize/symbolize.h"
 #include "syscall_names.h"

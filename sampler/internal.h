@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared between the files of sampler/ only: a thread, a copied stack and
- * struct sampler, the core that holds each concern's state. Each concern
- * declares its state and calls in its own header (tick.h, waits.h,
- * quiet.h, storm.h, procs.h, signals.h, service.h, queue.h, stacks.h,
- * builder.h); a
- * file includes those it uses. The calls left here are the core's:
+ * Shared between the files of sampler/ only: a thread and struct sampler,
+ * the core that holds each concern's state. Each concern declares its
+ * state and calls in its own header (tick.h, waits.h, quiet.h, storm.h,
+ * procs.h, signals.h, service.h, queue.h, stacks.h, builder.h: a copied
+ * stack, struct stack_sample, is the builder's input); a file includes
+ * those it uses. The calls left here are the core's:
  * threads, remote reads, attaching, stops, figures.
  */
 #ifndef TRAINSAMPLE_SAMPLER_INTERNAL_H
@@ -103,50 +103,6 @@ struct thread {
 	uint64_t cpu_wait_at;    /* tick_now of the read that set cpu_wait */
 	bool cpu_wait;
 };
-
-/* A blocked thread as /proc/PID/task/TID/syscall shows it. */
-struct blocked_state {
-	int64_t nr;           /* syscall number, -1 when not in a syscall */
-	uint64_t sp, pc;
-	uint64_t runtime;     /* CPU time it has run, ns; 0 when unknown */
-};
-
-/* A thread's registers and stack, copied at a tick, waiting to be unwound. */
-/*
- * The x86-64 ABI's red zone: the 128 bytes under sp that a function may
- * use without moving sp, and that nothing asynchronous overwrites. A
- * thread stopped in an epilogue, just after its pops, still has there the
- * registers it popped, where the CFI says they were saved: copied with the
- * stack, they unwind its caller (they were read past the copy before).
- */
-#define STACK_RED_ZONE 128
-
-struct stack_sample {
-	pid_t tid;
-	uint64_t time_ns;     /* the tick's time and weight */
-	uint64_t weight_ns;
-	uint64_t exec_seq;    /* the process image it was taken from */
-	bool blocked;         /* read without stopping: only state.pc/sp known */
-	struct blocked_state state;
-	struct user_regs_struct regs;
-	uint8_t *data;        /* from sp - below upwards */
-	size_t len;           /* below included */
-	size_t below;         /* of the red zone under sp (STACK_RED_ZONE at most) */
-	bool capped;          /* the stack goes on beyond len */
-	/* --native: the thread's Python frames, read at the same moment */
-	bool has_py;
-	bool gil;
-	uint8_t py_end;       /* enum py_walk_end */
-	int npy;
-	struct py_raw_frame *py; /* PY_NATIVE_DEPTH, allocated on first use */
-	/* ... each one's frame id, interned in the tick it was read (a code
-	 * object freed later may be another's by the time the copy is
-	 * unwound); UINT32_MAX none (not a Python function's frame) */
-	bool py_named;
-	uint32_t *py_frames;     /* PY_NATIVE_DEPTH, allocated on first use */
-};
-
-#define PY_NATIVE_DEPTH 1024
 
 struct pysample;       /* sampler/python/pysample.h */
 

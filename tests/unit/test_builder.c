@@ -15,7 +15,6 @@
 #include "formats/formats.h"
 #include "sampler/builder.h"
 #include "sampler/histogram.h"
-#include "sampler/internal.h"
 #include "self_helpers.h"
 
 #define COPY_BYTES (16 * 1024)
