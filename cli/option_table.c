@@ -413,7 +413,7 @@ static const struct cli_option options[] = {
 	  NULL, NULL, FIELD(phases_file) },
 	{ "group-by", 0, REQ, "phase", CLI_RECORD | CLI_ATTACH | CLI_REPORT,
 	  "a '[phase: NAME]' root per training phase (data, forward, backward, optimizer, sync, "
-	  "checkpoint, eval, logging, other)",
+	  "checkpoint, eval, logging, comm, other)",
 	  "a `[phase: NAME]` root per training phase in the flamegraph and folded stacks (`data`, "
 	  "`forward`, `backward`, `optimizer`, `sync`, `checkpoint`, `eval`, `logging`, `other`)",
 	  NULL, NULL, FIELD(group_by) },
@@ -482,7 +482,7 @@ static const struct cli_option options[] = {
 	  NULL, NULL, FIELD(process) },
 	{ "phase", 0, REQ, "NAME", CLI_REPORT,
 	  "keep one training phase's samples (data, forward, backward, optimizer, sync, "
-	  "checkpoint, eval, logging, other)",
+	  "checkpoint, eval, logging, comm, other)",
 	  "keep one training phase's samples (`data`, `forward`, `backward`, `optimizer`, `sync`, "
 	  "`checkpoint`, `eval`, `logging`, `other`)",
 	  NULL, NULL, FIELD(phase) },

@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: MIT
+# A DDP training job on the CPU (gloo), two ranks started with
+# mp.Process (torchrun of Debian's torch 1.13 fails on 3.11): rank 1's
+# forward is slowed, so rank 0 waits in backward for the gradients'
+# allreduce; rank 0 then computes metrics that rank 1 waits for in an
+# explicit dist.all_reduce. Each rank clocks its own waits and prints
+#   rank R pid P steps N comm_ms C total_ms T
+# C: the time in the metrics' all_reduce, plus backward's wait for the
+# gradients' allreduce (from a comm hook's call, when the gradients are
+# ready, to backward's return: the model is one bucket).
+#   python3 ddp_ranks.py SECONDS
+import os
+import sys
+import tempfile
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from torch.nn.parallel import DistributedDataParallel
+
+SLOW_FORWARD = 6   # rank 1's extra matmuls in forward
+SLOW_METRICS = 12   # rank 0's metrics' matmuls
+
+
+class Net(nn.Module):
+    def __init__(self, slow):
+        super().__init__()
+        self.fc1 = nn.Linear(256, 256)
+        self.fc2 = nn.Linear(256, 10)
+        self.slow = slow
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        for _ in range(self.slow):
+            h = torch.tanh(h @ self.fc1.weight.detach() / 16)
+        return self.fc2(h)
+
+
+def metrics(out, rank):
+    # Rank 0's own bookkeeping: rank 1 waits for it in all_reduce.
+    m = out.detach()
+    x = torch.randn(256, 256)
+    for _ in range(SLOW_METRICS if rank == 0 else 0):
+        x = torch.tanh(x @ x / 16)
+    return torch.tensor([m.mean().item(), float(x[0, 0])])
+
+
+def timed_allreduce(state, bucket):
+    state.setdefault("ready", time.monotonic())
+    return default_hooks.allreduce_hook(None, bucket)
+
+
+def train(rank, seconds, store_path):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method="file://" + store_path, rank=rank,
+                            world_size=2)
+    model = DistributedDataParallel(Net(SLOW_FORWARD if rank == 1 else 0))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(256, 256), torch.randint(0, 10, (256,))
+    hook = {}
+    model.register_comm_hook(hook, timed_allreduce)
+    dist.barrier()
+    start = time.monotonic()
+    comm, steps = 0.0, 0
+    while True:
+        steps += 1
+        opt.zero_grad()
+        out = model(x)
+        loss = nn.functional.cross_entropy(out, y)
+        hook.clear()
+        loss.backward()
+        comm += time.monotonic() - hook["ready"]
+        opt.step()
+        m = metrics(out, rank)
+        done = torch.tensor([1.0 if time.monotonic() - start > seconds else 0.0])
+        t = time.monotonic()
+        dist.all_reduce(m)
+        dist.all_reduce(done)
+        comm += time.monotonic() - t
+        if done.item() > 0:
+            break
+    total = time.monotonic() - start
+    print("rank %d pid %d steps %d comm_ms %.0f total_ms %.0f" %
+          (rank, os.getpid(), steps, comm * 1e3, total * 1e3), flush=True)
+    dist.destroy_process_group()
+
+
+def main():
+    seconds = float(sys.argv[1])
+    with tempfile.TemporaryDirectory() as d:
+        store = os.path.join(d, "store")
+        ranks = [mp.Process(target=train, args=(r, seconds, store)) for r in (0, 1)]
+        for p in ranks:
+            p.start()
+        for p in ranks:
+            p.join()
+        sys.exit(max(p.exitcode for p in ranks))
+
+
+if __name__ == "__main__":
+    main()
