@@ -104,6 +104,10 @@ static void put_steps(const struct summary_process *sp, struct json_out *j)
 	json_key_uint(j, "maybe_merged", st->maybe_merged);
 	json_key_uint(j, "eval_passes", st->eval_passes);
 	json_key_double(j, "eval_s", (double)sp->loop_ns[PHASE_EVAL] / 1e9, 3);
+	json_key_double(j, "comm_waited_ms",
+			(double)st->phase_ns[PHASE_COMM] / 1e6 / (double)st->timed, 3);
+	json_key_double(j, "comm_hidden_ms", (double)sp->comm_hidden_ns / 1e6 / (double)st->timed, 3);
+	json_key_double(j, "comm_threads_ms", (double)sp->comm_busy_ns / 1e6 / (double)st->timed, 3);
 	json_end_object(j);
 }
 
