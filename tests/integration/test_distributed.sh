@@ -1,0 +1,86 @@
+#!/bin/sh
+# Communication as a phase (analysis/comm.c, the comm rules): a DDP job
+# of two gloo ranks on the CPU (tests/python/ddp_ranks.py), rank 1's
+# forward slowed so that rank 0 waits in backward for the gradients'
+# allreduce, rank 0's metrics slowed so that rank 1 waits in an explicit
+# all_reduce; each rank clocks its own waits. With Python frames alone,
+# then with --native (c10d's frames, the comm threads beside the step).
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+if ! torch_python; then
+	skip "distributed: DDP ranks' comm within 5 points of their own clocks" "$torch_why"
+	exit 0
+fi
+label=$torch_label
+# The ranks' lines: "rank R pid P steps N comm_ms C total_ms T".
+# Samples of process $2 in folded file $1 whose stack holds text $3.
+with_text() { grep "^process $2 " "$1" | awk -v f="$3" 'index($0, f) { n += $NF } END { print n + 0 }'; }
+rank_field() { sed -n "s/^rank $2 pid \([0-9]*\) steps \([0-9]*\) comm_ms \([0-9]*\) total_ms \([0-9]*\)$/\\$3/p" "$1"; }
+
+timeout 120 $TS record -o "$TMP/ddp.summary.json" -o "$TMP/ddp.tsprof" -- \
+	$torch_py tests/python/ddp_ranks.py 3 >"$TMP/ddp.out" 2>"$TMP/ddp.err"
+rc=$?
+pid0=$(rank_field "$TMP/ddp.out" 0 1) pid1=$(rank_field "$TMP/ddp.out" 1 1)
+
+# Each rank's comm share of its steps (summary.json) against its own
+# clock's share of its loop: "PID SHARE CLOCK" a line.
+/usr/bin/python3 - "$TMP/ddp.summary.json" "$TMP/ddp.out" >"$TMP/ddp.shares" 2>&1 <<'EOT'
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+for line in open(sys.argv[2]):
+    m = re.match(r"rank (\d) pid (\d+) steps \d+ comm_ms (\d+) total_ms (\d+)", line)
+    if not m:
+        continue
+    proc = [p for p in doc["processes"] if p["pid"] == int(m[2])][0]
+    ms = proc["loop"]["steps"]["phase_ms"]
+    print(m[2], "%.1f" % (100 * ms["comm"] / sum(ms.values())),
+          "%.1f" % (100 * int(m[3]) / int(m[4])))
+EOT
+bad=$(awk '{ d = $2 - $3; if (d < 0) d = -d; if (d > 5) print }' "$TMP/ddp.shares")
+[ $rc -eq 0 ] && [ -n "$pid0" ] && [ -n "$pid1" ] && [ "$(wc -l <"$TMP/ddp.shares")" -eq 2 ] && [ -z "$bad" ]
+check $? "$label DDP on gloo, Python frames: each rank's comm share of its steps within 5 points of its own clock" \
+	"exit $rc; pid share clock: $(cat "$TMP/ddp.shares"); $(tail -3 "$TMP/ddp.err")" \
+	"$(awk '{ printf "%s%s%% (clock %s%%)", (NR > 1 ? ", " : ""), $2, $3 }' "$TMP/ddp.shares")"
+
+# What comm holds: rank 0's wait under backward, rank 1's explicit
+# all_reduce; never rank 1's slowed forward.
+$TS report -q "$TMP/ddp.tsprof" --phase comm -o "$TMP/comm.folded"
+r0=$(with_text "$TMP/comm.folded" "$pid0" ";Tensor.backward (")
+r1=$(with_text "$TMP/comm.folded" "$pid1" ";all_reduce (torch/distributed/distributed_c10d.py:")
+fwd=$(with_text "$TMP/comm.folded" "$pid1" ";Net.forward (")
+[ "${r0:-0}" -gt 0 ] && [ "${r1:-0}" -gt 0 ] && [ "${fwd:-0}" -eq 0 ]
+check $? "--phase comm: rank 0's wait under backward and rank 1's explicit all_reduce, not rank 1's slow forward" \
+	"rank 0 under backward $r0, rank 1 in all_reduce $r1, rank 1 in Net.forward $fwd" \
+	"$r0 and $r1 samples"
+
+$TS report -q "$TMP/ddp.tsprof" --group-by phase -o "$TMP/phase.folded" -o "$TMP/ddp.trace.json"
+/usr/bin/python3 - "$TMP/ddp.summary.json" docs/summary.schema.json "$TMP/ddp.trace.json" \
+	>"$TMP/json.out" 2>&1 <<'EOT'
+import json, sys, jsonschema
+doc = json.load(open(sys.argv[1]))
+jsonschema.validate(doc, json.load(open(sys.argv[2])))
+keys = [k for p in doc["processes"] for k in ((p.get("loop") or {}).get("metrics") or {})
+        if k.endswith("/time_comm_ms")]
+assert any(k.startswith("profile/train/dl_") for k in keys), keys
+tr = json.load(open(sys.argv[3]))
+ev = tr["traceEvents"] if isinstance(tr, dict) else tr
+assert any(e.get("cat") == "phase" and e.get("name") == "comm" for e in ev), "no comm on a phase track"
+EOT
+jrc=$?
+grep -q "^process $pid0 [^;]*;\[phase: comm\];" "$TMP/phase.folded" && [ $jrc -eq 0 ]
+check $? "--group-by phase has a [phase: comm] root; summary.json (time_comm_ms) validates; the trace's phase tracks show comm" \
+	"$(cat "$TMP/json.out"); $(cut -d';' -f2 "$TMP/phase.folded" | sort -u | tr '\n' ' ')"
+
+# --native: c10d's frames name the wait, and the steps line says what the
+# step waited for and what ran beside it.
+timeout 120 $TS record --native -o "$TMP/nat.folded" -- \
+	$torch_py tests/python/ddp_ranks.py 2 >"$TMP/nat.out" 2>"$TMP/nat.err"
+rc=$?
+pid0=$(rank_field "$TMP/nat.out" 0 1)
+fin=$(with_text "$TMP/nat.folded" "$pid0" ";c10d::Reducer::finalize_backward")
+line=$(grep -A4 "^trainsample: PID $pid0 " "$TMP/nat.err" | grep "steps:.*; comm: the step waited [0-9.]* ms, [0-9.]* ms ran hidden")
+[ $rc -eq 0 ] && [ "${fin:-0}" -gt 0 ] && [ -n "$line" ]
+check $? "$label DDP with --native: the Reducer's finalize_backward on rank 0, its steps line with the comm waited and hidden" \
+	"exit $rc, finalize_backward $fin; $(grep -A4 "^trainsample: PID $pid0 " "$TMP/nat.err")" \
+	"$(echo "$line" | sed 's/.*; comm: //')"
