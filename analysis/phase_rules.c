@@ -114,7 +114,7 @@ static const struct phase_rule builtin[] = {
 	R(PHASE_COMM, false, "c10d::ProcessGroup*", NULL),
 	R(PHASE_COMM, false, "c10d::ops::*", NULL),
 	R(PHASE_COMM, false, "gloo::*", NULL),
-	R(PHASE_COMM, false, "nccl[A-Z]*", NULL),
+	R(PHASE_COMM, false, "nccl*", NULL),
 	R(PHASE_COMM, false, "\\[kernel\\] nccl*", NULL),
 	/* Checkpoints. */
 	R(PHASE_CHECKPOINT, false, "save", TORCH "serialization.py"),

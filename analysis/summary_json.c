@@ -171,7 +171,11 @@ static void put_loaders(const struct summary *s, const struct summary_process *s
 			put_metric(j, "train", name, "time_forward_ms", (double)l->step_ns[PHASE_FORWARD] / steps);
 			put_metric(j, "train", name, "time_backward_ms", (double)l->step_ns[PHASE_BACKWARD] / steps);
 			put_metric(j, "train", name, "time_optimizer_ms", (double)l->step_ns[PHASE_OPTIMIZER] / steps);
-			put_metric(j, "train", name, "time_comm_ms", (double)l->step_ns[PHASE_COMM] / steps);
+			/* Only where the loop communicates: a single process's
+			 * metrics stay the frameworks' usual five. */
+			if (sp->steps.phase_ns[PHASE_COMM])
+				put_metric(j, "train", name, "time_comm_ms",
+					   (double)l->step_ns[PHASE_COMM] / steps);
 			put_metric(j, "train", name, "time_batch_wait_ms", (double)l->wait_ns / steps);
 		}
 		if (l->val_batches) {
