@@ -150,6 +150,8 @@ struct summary_gpu {
 				    * setup, weights copied in) is not the GPU's */
 	uint64_t short_kernels;    /* under 10 us: launch overhead rules them */
 	uint64_t kernel_ns;        /* the kernels' own time, summed */
+	uint64_t comm_ns;          /* ... of which communication's (NCCL's kernels:
+				    * the comm rules' "[kernel] nccl*") */
 	uint32_t launch_stack;     /* the stack that launched the most kernels */
 	uint64_t launch_count;
 	/* Copies between the host and this GPU; "slow" ones are the host's

@@ -255,6 +255,7 @@ static void put_gpu(const struct summary *s, const struct summary_gpu *g, struct
 	json_key_double(j, "busy", share(g->busy_ns, s->end_ns - s->start_ns), 4);
 	json_key_double(j, "busy_s", (double)g->busy_ns / 1e9, 6);
 	json_key_uint(j, "kernels", g->kernels);
+	json_key_double(j, "comm_s", (double)g->comm_ns / 1e9, 6);
 	json_key(j, "energy_j");
 	if (g->have_energy)
 		json_double(j, g->energy_j, 3);

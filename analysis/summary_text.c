@@ -320,6 +320,8 @@ int summary_text_write(const struct summary *s, bool gpu, FILE *out)
 			fprintf(out, ", %.0f%% of the %.2f s since its first kernel",
 				100.0 * summary_gpu_busy_share(s, g), (double)window / 1e9);
 		fprintf(out, ", %" PRIu64 " kernels", g->kernels);
+		if (g->comm_ns)
+			fprintf(out, " (%.3f s of them communication)", (double)g->comm_ns / 1e9);
 		if (g->copies)
 			fprintf(out, ", %" PRIu64 " copies to or from the host (%" PRIu64 " pageable)",
 				g->copies, g->pageable_copies);

@@ -84,3 +84,25 @@ line=$(grep -A4 "^trainsample: PID $pid0 " "$TMP/nat.err" | grep "steps:.*; comm
 check $? "$label DDP with --native: the Reducer's finalize_backward on rank 0, its steps line with the comm waited and hidden" \
 	"exit $rc, finalize_backward $fin; $(grep -A4 "^trainsample: PID $pid0 " "$TMP/nat.err")" \
 	"$(echo "$line" | sed 's/.*; comm: //')"
+
+# NCCL's kernels are the GPU's comm time (the fake libcupti, as
+# test_gpu.sh): 3 ms of allreduce kernel a step, on its own stream.
+FAKE=build/tests/fake/libcupti.so.13
+if [ ! -f "$FAKE" ] || [ ! -f build/libtrainsample_cuda.so ]; then
+	skip "distributed: NCCL kernels as the GPU's comm" "no CUPTI headers here, so neither the agent nor the fake was built"
+	exit 0
+fi
+$TS record -r 500 -o "$TMP/g.summary.json" -o "$TMP/g.tsprof" -- \
+	/usr/bin/python3 tests/python/gpu_nccl.py "$FAKE" 40 >"$TMP/g.out" 2>"$TMP/g.err"
+rc=$?
+comm_s=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["gpus"][0]["comm_s"])' \
+	"$TMP/g.summary.json" 2>&1)
+$TS report -q "$TMP/g.tsprof" --phase comm -o "$TMP/g.folded"
+gcomm=$(awk '/^\[gpu\];.*\[kernel\] ncclDevKernel_AllReduce/ { n += $NF } END { print n + 0 }' "$TMP/g.folded")
+gother=$(awk '/^\[gpu\];/ && !/\[kernel\] nccl/ { n += $NF } END { print n + 0 }' "$TMP/g.folded")
+$TS report "$TMP/g.tsprof" --summary >"$TMP/g.report" 2>&1
+[ $rc -eq 0 ] && [ "$comm_s" = "0.12" ] && [ "$gcomm" -gt 0 ] && [ "$gother" -eq 0 ] &&
+	grep -q "^trainsample: GPU 0: .* 120 kernels (0.120 s of them communication)" "$TMP/g.report"
+check $? "fake NCCL kernels: the GPU's comm time in summary.json and report, in --phase comm's GPU stacks alone" \
+	"exit $rc, comm_s $comm_s, --phase comm's GPU stacks: NCCL $gcomm, others $gother; $(grep "GPU 0" "$TMP/g.report")" \
+	"comm_s $comm_s for 40 x 3 ms"
