@@ -414,11 +414,13 @@ Test(phases, handle_waits_and_nccl_kernels)
 	c.py[0] = frame(c.p, FRAME_PYTHON, "train", src, 3);
 	comm_row(&c, 101, NULL, true, &plain);
 	c.py[0] = frame(c.p, FRAME_PYTHON, "train", src, 1);
-	c.py[c.n++] = frame(c.p, FRAME_PYTHON, "all_reduce", SP "torch/distributed/distributed_c10d.py", 1);
+	c.py[c.n++] = frame(c.p, FRAME_PYTHON, "all_reduce",
+			    SP "torch/distributed/distributed_c10d.py", 1);
 	comm_row(&c, 101, NULL, false, &plain);
 	k[0] = c.py[0];
 	k[1] = frame(c.p, FRAME_PYTHON, "Tensor.backward", SP "torch/_tensor.py", 1);
-	k[2] = frame(c.p, FRAME_GPU, "[kernel] ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "", 0);
+	k[2] = frame(c.p, FRAME_GPU, "[kernel] ncclDevKernel_AllReduce_Sum_f32_RING_LL("
+		     "ncclDevKernelArgsStorage<4096ul>)", "", 0);
 	kernel = (struct profile_aggregate){ .pid = 100, .tid = 101, .stack = stack(c.p, k, 3),
 					     .flags = SAMPLE_GPU, .weight_ns = 1, .count = 1 };
 	cr_assert_eq(phase_map_new(r, c.p, &c.m), 0);
