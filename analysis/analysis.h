@@ -28,6 +28,8 @@ enum phase {
 	PHASE_CHECKPOINT, /* torch.save, save_pretrained */
 	PHASE_EVAL,       /* an evaluation loop, with its forward and data */
 	PHASE_LOGGING,    /* loggers, tracker clients */
+	PHASE_COMM,       /* collectives, point-to-point calls and their waits
+			   * (torch.distributed, DDP's gradient allreduce, FSDP) */
 	PHASE_KINDS
 };
 

@@ -27,8 +27,11 @@ struct phase_map {
 	const struct profile *p;
 	uint8_t *stacks, *frames, *inner; /* caches: 0 not looked at, else phase + 1 */
 	uint32_t nstacks, nframes, ninner;
-	uint8_t *sync_lines; /* per frame: 0 not read, 1 no, 2 a line that waits for the GPU */
+	uint8_t *sync_lines; /* per frame: 0 not read, else enum wait_line + 1 */
 	uint32_t nsync_lines;
+	uint8_t *waits;      /* per stack: 0 not looked at, else enum stack_wait + 1 */
+	uint32_t nwaits;
+	struct comm_procs *comm; /* comm.c's, found at its first question */
 	uint8_t *epoch_stacks; /* per stack: 0 not looked at, 1 no, 2 starts an epoch */
 	uint32_t nepoch_stacks;
 	uint32_t *path;
@@ -64,6 +67,19 @@ uint32_t phase_call_site(struct phase_map *m, uint32_t stack, enum phase ph);
 /* The same call as a path: the stack node from the root down to that
  * frame (one line reached two ways is two); FRAME_NONE if none. */
 uint32_t phase_call_node(struct phase_map *m, uint32_t stack, enum phase ph);
+
+/* How a stack waits, with Python frames alone: not (running, or native
+ * frames show what it waits for), blocked, or blocked under a line that
+ * calls an async handle's `.wait(`. */
+enum stack_wait { STACK_WAIT_NONE, STACK_WAIT_BLOCKED, STACK_WAIT_HANDLE };
+enum stack_wait stack_wait_of(struct phase_map *m, uint32_t stack);
+
+/* comm.c: a row's phase where a collective's wait shows no frame: DDP's
+ * gradient allreduce at the end of backward, a handle's wait; ph else. */
+struct comm_procs;
+enum phase comm_hidden_wait(struct phase_map *m, const struct profile_aggregate *row,
+			    enum phase ph);
+void comm_procs_free(struct comm_procs *c);
 
 /* eval_passes.c: a training loop thread's evaluation passes, found from
  * its timeline (a validation loop of plain PyTorch has no frame of its

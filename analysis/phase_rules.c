@@ -24,6 +24,8 @@
 #define ACC "*/accelerate/"
 #define PL "*/lightning/pytorch/"
 #define PL_OLD "*/pytorch_lightning/"
+#define C10D TORCH "distributed/distributed_c10d.py"
+#define FSDP TORCH "distributed/fsdp/"
 
 /* A rule: phase, whether func names a thread, func and file patterns. */
 #define R(ph, thr, fn, fl) { .phase = (ph), .thread = (thr), .func = (fn), .file = (fl) }
@@ -78,6 +80,42 @@ static const struct phase_rule builtin[] = {
 	R(PHASE_SYNC, false, "cuCtxSynchronize", NULL),
 	R(PHASE_SYNC, false, "cuStreamSynchronize", NULL),
 	R(PHASE_SYNC, false, "cuEventSynchronize", NULL),
+	/* Communication: torch.distributed's collectives and point-to-point
+	 * calls (accelerate's and Lightning's reductions call them too),
+	 * DDP's buffer syncs, FSDP's all-gathers and reduce-scatters, a
+	 * torch Future's wait; with --native, c10d's and gloo's and NCCL's
+	 * frames (the Reducer's wait for the gradients' allreduce at the end
+	 * of backward), and NCCL's GPU kernels. */
+	R(PHASE_COMM, false, "all_reduce*", C10D),
+	R(PHASE_COMM, false, "all_gather*", C10D),
+	R(PHASE_COMM, false, "_all_gather_base", C10D),
+	R(PHASE_COMM, false, "reduce", C10D),
+	R(PHASE_COMM, false, "reduce_scatter*", C10D),
+	R(PHASE_COMM, false, "_reduce_scatter_base", C10D),
+	R(PHASE_COMM, false, "broadcast*", C10D),
+	R(PHASE_COMM, false, "*barrier", C10D),
+	R(PHASE_COMM, false, "*send", C10D),
+	R(PHASE_COMM, false, "*recv", C10D),
+	R(PHASE_COMM, false, "*_object_list", C10D),
+	R(PHASE_COMM, false, "batch_isend_irecv", C10D),
+	R(PHASE_COMM, false, "all_to_all*", C10D),
+	R(PHASE_COMM, false, "gather*", C10D),
+	R(PHASE_COMM, false, "scatter*", C10D),
+	R(PHASE_COMM, false, "*", TORCH "distributed/_functional_collectives.py"),
+	R(PHASE_COMM, false, "DistributedDataParallel._*sync*buffers", TORCH "nn/parallel/distributed.py"),
+	R(PHASE_COMM, false, "FlatParamHandle._all_gather_flat_param", FSDP "_flat_param.py"),
+	R(PHASE_COMM, false, "_reduce_grad*", FSDP "_runtime_utils.py"),
+	R(PHASE_COMM, false, "foreach_all_gather*", FSDP "_fully_shard/_fsdp_collectives.py"),
+	R(PHASE_COMM, false, "foreach_reduce*", FSDP "_fully_shard/_fsdp_collectives.py"),
+	R(PHASE_COMM, false, "Future.wait", TORCH "futures/__init__.py"),
+	R(PHASE_COMM, false, "c10d::Reducer::finalize_backward*", NULL),
+	R(PHASE_COMM, false, "c10d::*Work*::wait*", NULL),
+	R(PHASE_COMM, false, "c10d::*Work*::synchronize*", NULL),
+	R(PHASE_COMM, false, "c10d::ProcessGroup*", NULL),
+	R(PHASE_COMM, false, "c10d::ops::*", NULL),
+	R(PHASE_COMM, false, "gloo::*", NULL),
+	R(PHASE_COMM, false, "nccl*", NULL),
+	R(PHASE_COMM, false, "\\[kernel\\] nccl*", NULL),
 	/* Checkpoints. */
 	R(PHASE_CHECKPOINT, false, "save", TORCH "serialization.py"),
 	R(PHASE_CHECKPOINT, false, "PreTrainedModel.save_pretrained", HF "modeling_utils.py"),
@@ -151,7 +189,7 @@ static int add_line(struct phase_rules *r, char *line, const char *path, int lin
 	if (phase_by_name(ph, &phase) < 0)
 		return errbuf_set(err, errlen, -EINVAL, "%s:%d: '%s' is not a phase (%s)", path,
 				  lineno, ph, "data, forward, backward, optimizer, sync, checkpoint, "
-				  "eval, logging, other");
+				  "eval, logging, comm, other");
 	if (!func || extra || (!strncmp(func, "thread:", 7) && (file || !func[7])))
 		return errbuf_set(err, errlen, -EINVAL,
 				  "%s:%d: a rule is PHASE FUNCTION [FILE] or PHASE thread:NAME", path,

@@ -18,7 +18,7 @@ static const char *const names[PHASE_KINDS] = {
 	[PHASE_FORWARD] = "forward",     [PHASE_BACKWARD] = "backward",
 	[PHASE_OPTIMIZER] = "optimizer", [PHASE_SYNC] = "sync",
 	[PHASE_CHECKPOINT] = "checkpoint", [PHASE_EVAL] = "eval",
-	[PHASE_LOGGING] = "logging",
+	[PHASE_LOGGING] = "logging",     [PHASE_COMM] = "comm",
 };
 
 const char *phase_name(enum phase ph)
@@ -67,6 +67,8 @@ void phase_map_free(struct phase_map *m)
 	free(m->frames);
 	free(m->inner);
 	free(m->sync_lines);
+	free(m->waits);
+	comm_procs_free(m->comm);
 	free(m->epoch_stacks);
 	free(m->path);
 	for (size_t i = 0; i < m->nevals; i++)
@@ -119,33 +121,48 @@ static bool contains(int outer, int inner)
 	case PHASE_OPTIMIZER:
 		return inner == PHASE_FORWARD;
 	case PHASE_EVAL:
-		return inner == PHASE_FORWARD || inner == PHASE_DATA || inner == PHASE_SYNC;
+		return inner == PHASE_FORWARD || inner == PHASE_DATA || inner == PHASE_SYNC ||
+		       inner == PHASE_COMM;
 	default:
 		return false;
 	}
 }
 
 /*
- * Without native frames, a wait for the GPU shows as a thread blocked in
- * the kernel (an idle sample) under the Python line that asked for a
- * result: `loss.item()`, `.cpu()`, `.tolist()`, `.numpy()`,
- * `torch.cuda.synchronize()`. Read from the program's source.
+ * Without native frames, a wait shows as a thread blocked in the kernel
+ * (an idle sample) under the Python line that asked for it: for the GPU,
+ * `loss.item()`, `.cpu()`, `.tolist()`, `.numpy()`,
+ * `torch.cuda.synchronize()`; for a collective, an async handle's
+ * `work.wait()` (a C++ method: no frame of its own). Read from the
+ * program's source.
  */
-static bool sync_line(struct phase_map *m, uint32_t frame)
+enum wait_line { LINE_NONE, LINE_SYNC, LINE_WAIT };
+
+static enum wait_line wait_line(struct phase_map *m, uint32_t frame)
 {
 	static const char *const calls[] = { ".item(", ".cpu(", ".tolist(", ".numpy(",
 					     "synchronize(" };
+	enum wait_line kind = LINE_NONE;
 	char line[512];
-	bool sync = false;
 
+	/* Cached as the kind + 1; 0 not read. */
 	if (byte_cache_fit(&m->sync_lines, &m->nsync_lines, frame) && m->sync_lines[frame])
-		return m->sync_lines[frame] == 2;
-	if (source_line_of(m->p, frame, line, sizeof(line)))
-		for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]) && !sync; i++)
-			sync = strstr(line, calls[i]) != NULL;
+		return (enum wait_line)(m->sync_lines[frame] - 1);
+	if (source_line_of(m->p, frame, line, sizeof(line))) {
+		for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]) && !kind; i++)
+			if (strstr(line, calls[i]))
+				kind = LINE_SYNC;
+		if (!kind && strstr(line, ".wait("))
+			kind = LINE_WAIT;
+	}
 	if (frame < m->nsync_lines)
-		m->sync_lines[frame] = sync ? 2 : 1;
-	return sync;
+		m->sync_lines[frame] = (uint8_t)(kind + 1);
+	return kind;
+}
+
+static bool sync_line(struct phase_map *m, uint32_t frame)
+{
+	return wait_line(m, frame) == LINE_SYNC;
 }
 
 /* The innermost Python frame of a blocked stack (its leaf an idle frame);
@@ -158,6 +175,27 @@ static int blocked_python_frame(struct phase_map *m, int depth)
 		if (profile_frame(m->p, m->path[i])->kind == FRAME_PYTHON)
 			return i;
 	return -1;
+}
+
+enum stack_wait stack_wait_of(struct phase_map *m, uint32_t stack)
+{
+	enum stack_wait w = STACK_WAIT_NONE;
+	int depth, waiting;
+
+	if (byte_cache_fit(&m->waits, &m->nwaits, stack) && m->waits[stack])
+		return (enum stack_wait)(m->waits[stack] - 1);
+	depth = profile_stack_frames(m->p, stack, &m->path, &m->cap_path);
+	waiting = blocked_python_frame(m, depth);
+	if (waiting >= 0) {
+		w = wait_line(m, m->path[waiting]) == LINE_WAIT ? STACK_WAIT_HANDLE :
+		    STACK_WAIT_BLOCKED;
+		for (int i = 0; i < depth && w; i++)
+			if (profile_frame(m->p, m->path[i])->kind == FRAME_NATIVE)
+				w = STACK_WAIT_NONE;
+	}
+	if (stack < m->nwaits)
+		m->waits[stack] = (uint8_t)(w + 1);
+	return w;
 }
 
 /* inside_eval: what an evaluation's stack does inside it (its data or
@@ -283,11 +321,11 @@ enum phase phase_of_row(struct phase_map *m, const struct profile_aggregate *row
 	if (th >= 0)
 		return (enum phase)th;
 	if (byte_cache_fit(&m->stacks, &m->nstacks, row->stack) && m->stacks[row->stack])
-		return (enum phase)(m->stacks[row->stack] - 1);
+		return comm_hidden_wait(m, row, (enum phase)(m->stacks[row->stack] - 1));
 	ph = stack_phase(m, row->stack, false);
 	if (row->stack < m->nstacks)
 		m->stacks[row->stack] = (uint8_t)(ph + 1);
-	return ph;
+	return comm_hidden_wait(m, row, ph);
 }
 
 int phase_map_find_evals(struct phase_map *m, uint32_t pid, uint32_t tid)

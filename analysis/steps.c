@@ -9,7 +9,8 @@
  * where its beat's run of samples does; with gradient accumulation each
  * micro-batch's backward is a step. A beat that lasts less than two
  * sampling periods is missed at some steps, which then merge: such steps
- * are not counted (step_stats.beat_ns says how long the beat was). A tick
+ * are not counted (step_stats.beat_ns says how long the beat was). Comm
+ * inside a backward (DDP's allreduce) does not end its run. A tick
  * late by more than a beat (trainsample or the machine stalled) can hide
  * one beat and merge two steps: a step that long, holding such a gap, is
  * counted as one that may hold two (step_stats.maybe_merged).
@@ -148,6 +149,10 @@ static int find(struct phase_map *m, uint32_t pid, uint32_t tid, struct step_sta
 	for (size_t i = 0; i < w.nspans; i++) {
 		bool beat = w.spans[i].ph == out->beat;
 
+		/* DDP's gradient allreduce, waited for inside backward (and its
+		 * comm hook, called there), splits no backward in two. */
+		if (out->beat == PHASE_BACKWARD && w.spans[i].ph == PHASE_COMM)
+			continue;
 		if (beat && !w.in_beat) {
 			if (ARRAY_RESERVE(w.starts, w.cap, w.nstarts + 1, 64) < 0) {
 				ret = -ENOMEM;

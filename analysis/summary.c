@@ -439,6 +439,8 @@ static int process_find(struct summary *s, struct summary_process *sp)
 				sp->loop_ns[LOOP_STARTUP] += b;
 			}
 			ret = summary_loaders_find(s, sp);
+			if (ret >= 0)
+				ret = summary_comm_find(s, sp);
 			if (ret < 0)
 				return ret;
 		}

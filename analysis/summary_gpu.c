@@ -109,6 +109,15 @@ static void window_start(uint64_t *first, bool *kernel_seen, const struct gpu_ac
 	}
 }
 
+/* A kernel the phase rules call communication (NCCL's). */
+static bool comm_kernel(const struct summary *s, const struct gpu_activity *a)
+{
+	char label[256];
+
+	gpu_activity_label(s->p, a, true, label, sizeof(label));
+	return phase_rules_frame(s->m->rules, label, NULL) == PHASE_COMM;
+}
+
 static int gpu_activity(const struct gpu_activity *a, void *ctx)
 {
 	struct gpu_pass *gp = ctx;
@@ -143,6 +152,8 @@ static int gpu_activity(const struct gpu_activity *a, void *ctx)
 	if (a->kind == GPU_ACTIVITY_KERNEL) {
 		gp->g->kernels++;
 		gp->g->kernel_ns += a->end_ns - a->start_ns;
+		if (comm_kernel(s, a))
+			gp->g->comm_ns += a->end_ns - a->start_ns;
 		gp->g->short_kernels += a->end_ns - a->start_ns < 10000;
 		if (a->stack && launch_add(&s->kernel_sites, a->device, a->stack) < 0)
 			return -ENOMEM;

@@ -136,6 +136,10 @@ struct summary_process {
 	uint64_t gpu_first_ns, gpu_work_ns;
 	bool gpu_kernel_seen;
 	uint64_t gpu_data_ns;              /* the loop's data wait since then */
+	/* Over the steps: its other threads' busy comm time (a backend's
+	 * threads, seen by their native frames), and the part of it while
+	 * the loop thread was not in comm (summary_comm.c). */
+	uint64_t comm_busy_ns, comm_hidden_ns;
 };
 
 struct summary_gpu {
@@ -146,6 +150,8 @@ struct summary_gpu {
 				    * setup, weights copied in) is not the GPU's */
 	uint64_t short_kernels;    /* under 10 us: launch overhead rules them */
 	uint64_t kernel_ns;        /* the kernels' own time, summed */
+	uint64_t comm_ns;          /* ... of which communication's (NCCL's kernels:
+				    * the comm rules' "[kernel] nccl*") */
 	uint32_t launch_stack;     /* the stack that launched the most kernels */
 	uint64_t launch_count;
 	/* Copies between the host and this GPU; "slow" ones are the host's
@@ -214,6 +220,10 @@ int summary_loaders_find(struct summary *s, struct summary_process *sp);
  * ... by first use in the process. */
 void summary_loader_name(const struct summary *s, const struct summary_process *sp, size_t i,
 			 char *buf, size_t len);
+
+/* summary_comm.c: the process's comm threads' time beside its loop's
+ * steps (after steps_find). */
+int summary_comm_find(struct summary *s, struct summary_process *sp);
 
 /* summary_workers.c: the process's DataLoader worker processes, each
  * with its loading thread's time and the loader whose iterator made it

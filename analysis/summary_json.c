@@ -104,6 +104,10 @@ static void put_steps(const struct summary_process *sp, struct json_out *j)
 	json_key_uint(j, "maybe_merged", st->maybe_merged);
 	json_key_uint(j, "eval_passes", st->eval_passes);
 	json_key_double(j, "eval_s", (double)sp->loop_ns[PHASE_EVAL] / 1e9, 3);
+	json_key_double(j, "comm_waited_ms",
+			(double)st->phase_ns[PHASE_COMM] / 1e6 / (double)st->timed, 3);
+	json_key_double(j, "comm_hidden_ms", (double)sp->comm_hidden_ns / 1e6 / (double)st->timed, 3);
+	json_key_double(j, "comm_threads_ms", (double)sp->comm_busy_ns / 1e6 / (double)st->timed, 3);
 	json_end_object(j);
 }
 
@@ -167,6 +171,11 @@ static void put_loaders(const struct summary *s, const struct summary_process *s
 			put_metric(j, "train", name, "time_forward_ms", (double)l->step_ns[PHASE_FORWARD] / steps);
 			put_metric(j, "train", name, "time_backward_ms", (double)l->step_ns[PHASE_BACKWARD] / steps);
 			put_metric(j, "train", name, "time_optimizer_ms", (double)l->step_ns[PHASE_OPTIMIZER] / steps);
+			/* Only where the loop communicates: a single process's
+			 * metrics stay the frameworks' usual five. */
+			if (sp->steps.phase_ns[PHASE_COMM])
+				put_metric(j, "train", name, "time_comm_ms",
+					   (double)l->step_ns[PHASE_COMM] / steps);
 			put_metric(j, "train", name, "time_batch_wait_ms", (double)l->wait_ns / steps);
 		}
 		if (l->val_batches) {
@@ -246,6 +255,7 @@ static void put_gpu(const struct summary *s, const struct summary_gpu *g, struct
 	json_key_double(j, "busy", share(g->busy_ns, s->end_ns - s->start_ns), 4);
 	json_key_double(j, "busy_s", (double)g->busy_ns / 1e9, 6);
 	json_key_uint(j, "kernels", g->kernels);
+	json_key_double(j, "comm_s", (double)g->comm_ns / 1e9, 6);
 	json_key(j, "energy_j");
 	if (g->have_energy)
 		json_double(j, g->energy_j, 3);

@@ -211,6 +211,11 @@ static void write_steps(const struct summary_process *sp, FILE *out)
 		fprintf(out, "%s %s %.1f ms", n++ ? "," : "", phase_name((enum phase)ph),
 			(double)st->phase_ns[ph] / 1e6 / (double)st->timed);
 	}
+	if (st->phase_ns[PHASE_COMM] || sp->comm_busy_ns)
+		fprintf(out, "; comm: the step waited %.1f ms, %.1f ms ran hidden beside it "
+			"(comm threads busy while the loop computed)",
+			(double)st->phase_ns[PHASE_COMM] / 1e6 / (double)st->timed,
+			(double)sp->comm_hidden_ns / 1e6 / (double)st->timed);
 	if (sp->epochs)
 		fprintf(out, "; %" PRIu64 " epoch%s (DataLoader passes started)", sp->epochs,
 			sp->epochs == 1 ? "" : "s");
@@ -315,6 +320,8 @@ int summary_text_write(const struct summary *s, bool gpu, FILE *out)
 			fprintf(out, ", %.0f%% of the %.2f s since its first kernel",
 				100.0 * summary_gpu_busy_share(s, g), (double)window / 1e9);
 		fprintf(out, ", %" PRIu64 " kernels", g->kernels);
+		if (g->comm_ns)
+			fprintf(out, " (%.3f s of them communication)", (double)g->comm_ns / 1e9);
 		if (g->copies)
 			fprintf(out, ", %" PRIu64 " copies to or from the host (%" PRIu64 " pageable)",
 				g->copies, g->pageable_copies);

@@ -413,9 +413,9 @@ static const struct cli_option options[] = {
 	  NULL, NULL, FIELD(phases_file) },
 	{ "group-by", 0, REQ, "phase", CLI_RECORD | CLI_ATTACH | CLI_REPORT,
 	  "a '[phase: NAME]' root per training phase (data, forward, backward, optimizer, sync, "
-	  "checkpoint, eval, logging, other)",
+	  "checkpoint, eval, logging, comm, other)",
 	  "a `[phase: NAME]` root per training phase in the flamegraph and folded stacks (`data`, "
-	  "`forward`, `backward`, `optimizer`, `sync`, `checkpoint`, `eval`, `logging`, `other`)",
+	  "`forward`, `backward`, `optimizer`, `sync`, `checkpoint`, `eval`, `logging`, `comm`, `other`)",
 	  NULL, NULL, FIELD(group_by) },
 	{ "time", 0, REQ, "FUNC", CLI_RECORD | CLI_ATTACH | CLI_REPORT,
 	  "each call's duration at the end: count, p50, p90, max, total (FUNC as outputs name it, "
@@ -482,9 +482,9 @@ static const struct cli_option options[] = {
 	  NULL, NULL, FIELD(process) },
 	{ "phase", 0, REQ, "NAME", CLI_REPORT,
 	  "keep one training phase's samples (data, forward, backward, optimizer, sync, "
-	  "checkpoint, eval, logging, other)",
+	  "checkpoint, eval, logging, comm, other)",
 	  "keep one training phase's samples (`data`, `forward`, `backward`, `optimizer`, `sync`, "
-	  "`checkpoint`, `eval`, `logging`, `other`)",
+	  "`checkpoint`, `eval`, `logging`, `comm`, `other`)",
 	  NULL, NULL, FIELD(phase) },
 	{ "from", 0, REQ, "SEC", CLI_RENDERING,
 	  "keep the samples from SEC seconds after the first sample on",

@@ -30,7 +30,7 @@ int phases_check_options(const struct cli_options *o)
 
 	if (o->phase && phase_by_name(o->phase, &ph) < 0) {
 		cli_error("--phase takes one of data, forward, backward, optimizer, sync, checkpoint, "
-			  "eval, logging, other; not '%s'", o->phase);
+			  "eval, logging, comm, other; not '%s'", o->phase);
 		return -1;
 	}
 	if (o->group_by && strcmp(o->group_by, "phase")) {

@@ -83,6 +83,20 @@ static const struct {
 	{ { "Logger._log", "/usr/lib/python3.14/logging/__init__.py" }, PHASE_LOGGING },
 	{ { "Run.log", SP "wandb/sdk/wandb_run.py" }, PHASE_LOGGING },
 	{ { "SummaryWriter.add_scalar", SP "torch/utils/tensorboard/writer.py" }, PHASE_LOGGING },
+	{ { "all_reduce", SP "torch/distributed/distributed_c10d.py" }, PHASE_COMM },
+	{ { "all_gather_into_tensor", SP "torch/distributed/distributed_c10d.py" }, PHASE_COMM },
+	{ { "reduce_scatter_tensor", SP "torch/distributed/distributed_c10d.py" }, PHASE_COMM },
+	{ { "barrier", SP "torch/distributed/distributed_c10d.py" }, PHASE_COMM },
+	{ { "irecv", SP "torch/distributed/distributed_c10d.py" }, PHASE_COMM },
+	{ { "broadcast_object_list", SP "torch/distributed/distributed_c10d.py" }, PHASE_COMM },
+	{ { "DistributedDataParallel._sync_buffers", SP "torch/nn/parallel/distributed.py" }, PHASE_COMM },
+	{ { "FlatParamHandle._all_gather_flat_param", SP "torch/distributed/fsdp/_flat_param.py" }, PHASE_COMM },
+	{ { "foreach_reduce", SP "torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py" }, PHASE_COMM },
+	{ { "Future.wait", SP "torch/futures/__init__.py" }, PHASE_COMM },
+	/* Not every function of torch.distributed communicates. */
+	{ { "get_rank", SP "torch/distributed/distributed_c10d.py" }, PHASE_OTHER },
+	{ { "init_process_group", SP "torch/distributed/distributed_c10d.py" }, PHASE_OTHER },
+	{ { "DistributedDataParallel.forward", SP "torch/nn/parallel/distributed.py" }, PHASE_OTHER },
 	/* Python 3.8-3.10 name a method without its class: the method's
 	 * name in the rule's file is enough; a qualified name must match
 	 * whole; another file is no match. */
@@ -114,7 +128,7 @@ Test(phases, each_builtin_rule)
 }
 
 /* A name a shell pattern matches: a leading "*" + "/" is a folder of
- * packages, any other '*' or '?' an 'x'. */
+ * packages, any other '*' or '?' an 'x', '\\' the next character. */
 static void instance(const char *pattern, char *buf, size_t len)
 {
 	size_t n = 0;
@@ -123,8 +137,15 @@ static void instance(const char *pattern, char *buf, size_t len)
 		n = (size_t)snprintf(buf, len, "%s", "/usr/lib/python3/dist-packages");
 		pattern++;
 	}
-	for (; *pattern && n + 1 < len; pattern++)
-		buf[n++] = *pattern == '*' || *pattern == '?' ? 'x' : *pattern;
+	for (; *pattern && n + 1 < len; pattern++) {
+		if (*pattern == '\\' && pattern[1])
+			pattern++; /* an escaped character is itself */
+		else if (*pattern == '*' || *pattern == '?') {
+			buf[n++] = 'x';
+			continue;
+		}
+		buf[n++] = *pattern;
+	}
 	buf[n] = 0;
 }
 
@@ -179,6 +200,18 @@ Test(phases, innermost_first_and_what_contains_what)
 	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, fwd, sync }, 3, NULL), PHASE_SYNC);
 	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, fwd, data }, 3, NULL), PHASE_DATA);
 	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, bwd, log }, 3, NULL), PHASE_LOGGING);
+	/* Communication inside forward (DDP's buffers), backward (FSDP's
+	 * reduce-scatter in its post-backward hook) or the optimizer is
+	 * comm; inside an evaluation, the evaluation's. */
+	struct case_frame sync_buffers = { "DistributedDataParallel._sync_buffers",
+					   SP "torch/nn/parallel/distributed.py" };
+	struct case_frame reduce_grad = { "_reduce_grad", SP "torch/distributed/fsdp/_runtime_utils.py" };
+	struct case_frame all_reduce = { "all_reduce", SP "torch/distributed/distributed_c10d.py" };
+
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, fwd, sync_buffers }, 3, NULL), PHASE_COMM);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, bwd, reduce_grad }, 3, NULL), PHASE_COMM);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, opt, all_reduce }, 3, NULL), PHASE_COMM);
+	cr_expect_eq(classify(r, (struct case_frame[]){ LOOP, eval, all_reduce }, 3, NULL), PHASE_EVAL);
 	phase_rules_free(r);
 }
 
@@ -289,4 +322,117 @@ Test(phases, names)
 		cr_expect_eq(ph, (enum phase)i);
 	}
 	cr_expect_lt(phase_by_name("lunch", &ph), 0);
+}
+
+/* A row of process 100's thread tid: Python frames (outermost first),
+ * then native ones, then an idle leaf when blocked. */
+struct comm_case {
+	struct profile *p;
+	struct phase_map *m;
+	uint32_t py[8];
+	int n;
+};
+
+static uint32_t comm_row(struct comm_case *c, uint32_t tid, const char *native, bool blocked,
+			 struct profile_aggregate *row)
+{
+	uint32_t ids[10];
+	int n = c->n;
+
+	memcpy(ids, c->py, (size_t)n * sizeof(ids[0]));
+	if (native)
+		ids[n++] = frame(c->p, FRAME_NATIVE, native, "libtorch_cpu.so", 0);
+	if (blocked)
+		ids[n++] = frame(c->p, FRAME_IDLE, "[idle: futex]", "", 0);
+	*row = (struct profile_aggregate){ .pid = 100, .tid = tid, .stack = stack(c->p, ids, n),
+					   .flags = blocked ? SAMPLE_IDLE : 0, .weight_ns = 1,
+					   .count = 1 };
+	samples(c->p, tid, row->stack, 1, 1, row->flags);
+	return row->stack;
+}
+
+/* DDP waits for its gradients' allreduce at the end of backward in C++:
+ * with Python frames alone, a blocked sample under backward in a process
+ * that uses torch.distributed is comm; running, or in a process that does
+ * not, or on a GPU (its autograd device thread), or with native frames
+ * that show no c10d, it stays backward. */
+Test(phases, ddp_wait_under_backward)
+{
+	struct phase_rules *r = builtin();
+	const char *thread[] = { NULL, "pt_autograd_0" };
+	bool ddp[] = { true, false };
+
+	for (int gpu = 0; gpu < 2; gpu++)
+		for (int d = 0; d < 2; d++) {
+			struct comm_case c = { .p = profile_new() };
+			struct profile_aggregate wait, run, other, c10d;
+			uint32_t ddp_stack[2];
+			bool want = ddp[d] && !gpu;
+
+			c.py[c.n++] = frame(c.p, FRAME_PYTHON, "train", "/home/u/train.py", 3);
+			c.py[c.n++] = frame(c.p, FRAME_PYTHON, "Tensor.backward", SP "torch/_tensor.py", 1);
+			comm_row(&c, 101, NULL, true, &wait);
+			comm_row(&c, 101, NULL, false, &run);
+			comm_row(&c, 101, "at::native::cpu_kernel", true, &other);
+			if (ddp[d]) /* c10d's frames are a process group's */
+				comm_row(&c, 101, "c10d::Reducer::finalize_backward()", true, &c10d);
+			ddp_stack[0] = c.py[0];
+			ddp_stack[1] = frame(c.p, FRAME_PYTHON, ddp[d] ? "DistributedDataParallel.forward" :
+					     "Module._call_impl", ddp[d] ? SP "torch/nn/parallel/distributed.py" :
+					     SP "torch/nn/modules/module.py", 1);
+			samples(c.p, 101, stack(c.p, ddp_stack, 2), 1, 1, 0);
+			if (thread[gpu]) {
+				cr_assert_eq(profile_set_thread(c.p, 100, 102, thread[gpu]), 0);
+				samples(c.p, 102, stack(c.p, ddp_stack, 1), 1, 1, 0);
+			}
+			cr_assert_eq(phase_map_new(r, c.p, &c.m), 0);
+			cr_expect_eq(phase_of_row(c.m, &wait), want ? PHASE_COMM : PHASE_BACKWARD,
+				     "ddp %d gpu %d", ddp[d], gpu);
+			cr_expect_eq(phase_of_row(c.m, &run), PHASE_BACKWARD);
+			cr_expect_eq(phase_of_row(c.m, &other), PHASE_BACKWARD);
+			if (ddp[d])
+				cr_expect_eq(phase_of_row(c.m, &c10d), PHASE_COMM);
+			phase_map_free(c.m);
+			profile_free(c.p);
+		}
+	phase_rules_free(r);
+}
+
+/* An async handle's wait is a C++ method: blocked under a line that calls
+ * `.wait(` in a process that uses torch.distributed is comm. NCCL's
+ * kernels are the GPU's comm. */
+Test(phases, handle_waits_and_nccl_kernels)
+{
+	struct phase_rules *r = builtin();
+	char *src = rules_file("work = dist.all_reduce(t, async_op=True)\nwork.wait()\nx.sum()\n");
+	struct comm_case c = { .p = profile_new() };
+	struct profile_aggregate wait, plain, kernel;
+	uint32_t k[3];
+
+	c.py[c.n++] = frame(c.p, FRAME_PYTHON, "train", src, 2);
+	comm_row(&c, 101, NULL, true, &wait);
+	c.py[0] = frame(c.p, FRAME_PYTHON, "train", src, 3);
+	comm_row(&c, 101, NULL, true, &plain);
+	c.py[0] = frame(c.p, FRAME_PYTHON, "train", src, 1);
+	c.py[c.n++] = frame(c.p, FRAME_PYTHON, "all_reduce",
+			    SP "torch/distributed/distributed_c10d.py", 1);
+	comm_row(&c, 101, NULL, false, &plain);
+	k[0] = c.py[0];
+	k[1] = frame(c.p, FRAME_PYTHON, "Tensor.backward", SP "torch/_tensor.py", 1);
+	k[2] = frame(c.p, FRAME_GPU, "[kernel] ncclDevKernel_AllReduce_Sum_f32_RING_LL("
+		     "ncclDevKernelArgsStorage<4096ul>)", "", 0);
+	kernel = (struct profile_aggregate){ .pid = 100, .tid = 101, .stack = stack(c.p, k, 3),
+					     .flags = SAMPLE_GPU, .weight_ns = 1, .count = 1 };
+	cr_assert_eq(phase_map_new(r, c.p, &c.m), 0);
+	cr_expect_eq(phase_of_row(c.m, &wait), PHASE_COMM);
+	cr_expect_eq(phase_of_row(c.m, &plain), PHASE_COMM); /* all_reduce's own frame */
+	plain.stack = profile_stack(c.p, plain.stack)->parent;
+	plain.flags = SAMPLE_IDLE;
+	cr_expect_eq(phase_of_row(c.m, &plain), PHASE_OTHER); /* line 1 calls no wait */
+	cr_expect_eq(phase_of_row(c.m, &kernel), PHASE_COMM);
+	phase_map_free(c.m);
+	profile_free(c.p);
+	unlink(src);
+	free(src);
+	phase_rules_free(r);
 }
