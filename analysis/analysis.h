@@ -170,6 +170,10 @@ int summary_text_write(const struct summary *s, bool gpu, FILE *out);
  * max of them. max SIZE_MAX (report --findings: all) says so in a line
  * where there is none. */
 int findings_write(const struct summary *s, size_t max, FILE *out);
+/* report --ranks (summary_ranks.c): a distributed job's ranks side by
+ * side, a line each; -ENOENT (nothing written) with fewer than two ranks
+ * whose steps were counted. */
+int summary_ranks_write(const struct summary *s, FILE *out);
 /* summary.json (summary_json.c; docs/summary.schema.json). */
 int summary_json_write(const struct summary *s, FILE *out);
 void summary_free(struct summary *s);

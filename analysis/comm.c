@@ -7,8 +7,8 @@
  * blocked under a Python line. So in a process that uses torch.distributed
  * (a frame of torch/distributed/ or of DDP seen in any of its stacks), a
  * blocked sample under backward, or under a line that calls `.wait(`, is
- * communication. Not on a GPU (a CUDA frame, an autograd device thread, GPU
- * records): there the loop's thread also blocks in backward waiting for
+ * communication. Not on a GPU (CUDA's native frames, an autograd device
+ * thread, GPU records): there the loop's thread also blocks in backward waiting for
  * autograd's device thread, which is no collective. Stacks with native
  * frames are left to the rules (c10d's, gloo's, NCCL's frames decide).
  */
@@ -59,7 +59,10 @@ static uint8_t frame_shows(const struct profile *p, uint32_t id)
 		if (!fnmatch("*/torch/distributed/*", file, 0) ||
 		    !fnmatch("*/torch/nn/parallel/distributed.py", file, 0))
 			return PROC_DISTRIBUTED;
-		return fnmatch("*/torch/cuda/*", file, 0) ? 0 : PROC_GPU;
+		/* Not torch/cuda's Python frames: they run on machines without
+		 * a GPU too (torch.cuda's module code at `import torch`,
+		 * is_available() in DataLoader and DDP set-ups). */
+		return 0;
 	}
 	if (f->kind == FRAME_GPU)
 		return PROC_GPU;

@@ -275,6 +275,7 @@ static void findings_find(const struct summary *s, struct finding_list *l)
 	findings_gpu_underused(s, l);
 	findings_host_copies(s, l);
 	findings_cpu_oversubscribed(s, l);
+	findings_straggler(s, l);
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct summary_process *sp = &s->procs[i];
 
@@ -316,7 +317,7 @@ int findings_write(const struct summary *s, size_t max, FILE *out)
 	else if (max == SIZE_MAX) /* asked for all: say there are none */
 		fprintf(out, "trainsample: no findings: no rule fired on this recording (data loading, "
 			"GPU syncs, logging, a slow start, worker restarts, the GPU's use, the CPUs, "
-			"the GIL)\n");
+			"the GIL, a straggling rank)\n");
 	for (size_t i = 0; i < l->n && i < max; i++) {
 		const struct finding *f = &l->v[i];
 

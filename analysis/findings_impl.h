@@ -74,6 +74,9 @@ void findings_cpu_oversubscribed(const struct summary *s, struct finding_list *l
 void findings_cpu_copies(const struct summary *s, const struct summary_process *sp,
 			 struct finding_list *l);
 
+/* summary_ranks.c: the rank that holds the others back. */
+void findings_straggler(const struct summary *s, struct finding_list *l);
+
 /* findings_gpu.c */
 void findings_gpu_underused(const struct summary *s, struct finding_list *l);
 void findings_host_copies(const struct summary *s, struct finding_list *l);

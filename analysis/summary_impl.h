@@ -4,6 +4,8 @@
 #ifndef TRAINSAMPLE_ANALYSIS_SUMMARY_IMPL_H
 #define TRAINSAMPLE_ANALYSIS_SUMMARY_IMPL_H
 
+#include <stdio.h>
+
 #include "common/common.h"
 #include "analysis/phase_impl.h"
 
@@ -229,5 +231,24 @@ int summary_comm_find(struct summary *s, struct summary_process *sp);
  * with its loading thread's time and the loader whose iterator made it
  * (after summary_loaders_find). */
 int summary_workers_find(struct summary *s, struct summary_process *sp);
+
+/* summary_ranks.c: a distributed job's ranks side by side. */
+#define RANKS_MAX 256
+struct rank_row {
+	const struct summary_process *sp;
+	long rank;
+	/* ms a step, each over the rank's own steps: by phase, all of them,
+	 * its comm wait, and the rest (its own work) */
+	double phase_ms[PHASE_KINDS];
+	double step_ms, comm_ms, work_ms;
+	uint64_t stopped_early_ns; /* its last step began so long before the
+				    * last rank's last step; 0 it did not */
+};
+/* The processes with a launch rank and steps counted, by rank: how many
+ * (max at most). */
+size_t summary_ranks(const struct summary *s, struct rank_row *rows, size_t max);
+struct json_out;
+void summary_ranks_text(const struct summary *s, FILE *out);
+void summary_ranks_json(const struct summary *s, struct json_out *j);
 
 #endif

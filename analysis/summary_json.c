@@ -311,6 +311,9 @@ int summary_json_write(const struct summary *s, FILE *out)
 	json_break(&j, 1);
 	json_end_array(&j);
 	json_break(&j, 1);
+	json_key(&j, "ranks");
+	summary_ranks_json(s, &j);
+	json_break(&j, 1);
 	json_key(&j, "findings");
 	ret = findings_json_write(s, &j);
 	if (ret < 0)

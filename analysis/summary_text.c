@@ -308,6 +308,7 @@ int summary_text_write(const struct summary *s, bool gpu, FILE *out)
 	if (n < s->nprocs)
 		fprintf(out, "trainsample: and %zu more processes with %" PRIu64 " samples in all\n",
 			s->nprocs - n, rest);
+	summary_ranks_text(s, out);
 	for (size_t i = 0; gpu && i < s->ngpus; i++) {
 		const struct summary_gpu *g = &s->gpus[i];
 		uint64_t window = summary_gpu_window(s, g);

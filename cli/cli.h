@@ -72,6 +72,7 @@ struct cli_options {
 	const char *phases_file; /* --phases FILE: rules added to the built-in */
 	bool summary;         /* report --summary: the lines record ends with */
 	bool findings;        /* report --findings: every finding */
+	bool ranks;           /* report --ranks: the ranks side by side */
 	bool live;            /* top: a live view, no outputs */
 	const char *times[MAX_TIMES]; /* --time FUNC: its calls' durations */
 	int ntimes;
@@ -181,6 +182,9 @@ void phases_render_options(const struct cli_options *o, struct cli_phases *cp,
 /* The summary's lines (text): per process, its threads, phases, steps,
  * ...; gpu adds a line per GPU; then the costliest `findings`. */
 int phases_summary(struct cli_phases *cp, bool gpu, size_t findings, bool text, FILE *out);
+/* report --ranks: the ranks' table on out, or a line on stderr saying
+ * there are none. */
+int phases_ranks(struct cli_phases *cp, FILE *out);
 void phases_close(struct cli_phases *cp);
 /* --steps A:B: the window of a recording (its first sample's time the
  * origin) that holds those steps of its main loop; said unless -q. */

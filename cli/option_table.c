@@ -504,6 +504,12 @@ static const struct cli_option options[] = {
 	  "the lines `record` ends with, again: per process, its threads, phases and steps (alone: "
 	  "on stdout, and no picture)",
 	  NULL, NULL, FIELD(summary) },
+	{ "ranks", 0, NONE, NULL, CLI_REPORT,
+	  "a distributed job's ranks side by side: steps, step p50/p90, each phase's ms a step, "
+	  "the comm wait (alone: on stdout, and no picture)",
+	  "a distributed job's ranks side by side: steps, step p50/p90, each phase's ms a step, "
+	  "the comm wait (alone: on stdout, and no picture)",
+	  NULL, NULL, FIELD(ranks) },
 	{ "findings", 0, NONE, NULL, CLI_REPORT,
 	  "every bottleneck found, with its evidence and a hint (one line where there is none)", NULL,
 	  NULL, NULL, FIELD(findings) },

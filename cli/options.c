@@ -191,9 +191,9 @@ int options_parse_record(int argc, char **argv, unsigned command, bool attach,
 			  o->process ? "process" : "phase");
 		return -1;
 	}
-	if (o->summary || o->findings) {
+	if (o->summary || o->findings || o->ranks) {
 		cli_error("--%s is an option of report: record prints it at the end (unless -q)",
-			  o->summary ? "summary" : "findings");
+			  o->summary ? "summary" : o->findings ? "findings" : "ranks");
 		return -1;
 	}
 	if (phases_check_options(o) < 0)
@@ -285,8 +285,8 @@ int options_parse_diff(int argc, char **argv, struct cli_options *o)
 		cli_error("diff takes two recordings: diff OLDER.tsprof NEWER.tsprof [-o DIFF.svg]");
 		return -1;
 	}
-	if (o->phase || o->group_by || o->summary || o->findings || o->ntimes) {
-		cli_error("--phase, --group-by, --summary, --findings and --time are options of report: diff compares "
+	if (o->phase || o->group_by || o->summary || o->findings || o->ranks || o->ntimes) {
+		cli_error("--phase, --group-by, --summary, --findings, --ranks and --time are options of report: diff compares "
 			  "whole recordings (--steps A:B and --phases FILE apply to both)");
 		return -1;
 	}

@@ -120,6 +120,21 @@ int phases_summary(struct cli_phases *cp, bool gpu, size_t findings, bool text, 
 	return ret;
 }
 
+int phases_ranks(struct cli_phases *cp, FILE *out)
+{
+	struct summary *s;
+	int ret = cp->map ? summary_build(cp->map, &s) : -EINVAL;
+
+	if (ret < 0)
+		return ret;
+	ret = summary_ranks_write(s, out);
+	if (ret == -ENOENT)
+		cli_warn("no ranks side by side: fewer than two processes with a launch rank (RANK "
+			 "in their environment) had their training steps counted");
+	summary_free(s);
+	return ret;
+}
+
 int phases_find_steps(struct cli_phases *cp)
 {
 	struct summary *s;

@@ -79,6 +79,12 @@ void record_meta_end(struct profile *p, pid_t pid, const struct sampler_stats *s
 	snprintf(key, sizeof(key), "process.%d", (int)pid);
 	process_label(profile_meta(p, "command"), profile_meta(p, "rank"), NULL, label, sizeof(label));
 	profile_set_meta(p, key, label);
+	/* A rank recorded by a trainsample of its own (torchrun --no-python
+	 * trainsample record ...): its rank as a followed rank's. */
+	if (profile_meta(p, "rank")) {
+		snprintf(key, sizeof(key), "rank.%d", (int)pid);
+		profile_set_meta(p, key, profile_meta(p, "rank"));
+	}
 	set_meta_u64(p, "duration_ns", st->elapsed_ns);
 	set_meta_u64(p, "samples", st->samples);
 	set_meta_u64(p, "missed_ticks", st->missed_ticks);

@@ -89,16 +89,16 @@ int cmd_report(int argc, char **argv)
 	ret = options_parse_report(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	/* --summary, --findings or --time alone write no picture. */
+	/* --summary, --findings, --ranks or --time alone write no picture. */
 	if (inputs_distinct(&o) < 0 || output_names_refuse(&o, "report") < 0 ||
-	    ((!(o.summary || o.findings || o.ntimes) || o.noutputs) &&
+	    ((!(o.summary || o.findings || o.ranks || o.ntimes) || o.noutputs) &&
 	     outputs_resolve(&o, "report", false) < 0))
 		return 2;
 	p = profile_new();
 	/* The steps of --summary and the calls of --time are found in the
 	 * timeline. */
 	if (!p || outputs_keep_timeline(&o, p) < 0 ||
-	    ((o.summary || o.findings || o.ntimes) && profile_keep_timeline(p) < 0)) {
+	    ((o.summary || o.findings || o.ranks || o.ntimes) && profile_keep_timeline(p) < 0)) {
 		cli_error("out of memory");
 		return 1;
 	}
@@ -141,8 +141,16 @@ int cmd_report(int argc, char **argv)
 			phases_close(&cp);
 		}
 	}
+	if (o.ranks) {
+		struct cli_phases cp;
+
+		if (phases_open(&o, p, &cp) == 0) {
+			phases_ranks(&cp, stdout);
+			phases_close(&cp);
+		}
+	}
 	call_times_print(&o, p, stdout);
-	if (!o.summary && o.ninputs > 1 && !o.quiet) {
+	if (!o.summary && !o.ranks && o.ninputs > 1 && !o.quiet) {
 		/* Several recordings: one line per process says what each holds. */
 		struct cli_phases cp;
 

@@ -98,7 +98,14 @@ int tsprof_replay_end(struct tsprof_replay *rp)
 		return 0;
 	snprintf(key, sizeof(key), "process.%" PRIu32, rp->pid + rp->pid_add);
 	process_label(rp->command, rp->rank, elsewhere ? rp->host : NULL, label, sizeof(label));
-	return profile_set_meta(rp->profile, key, label);
+	if (profile_set_meta(rp->profile, key, label) < 0)
+		return -ENOMEM;
+	if (!rp->rank[0])
+		return 0;
+	/* The rank of a recording's own process, as a followed rank's
+	 * (recordings made before it was kept so). */
+	snprintf(key, sizeof(key), "rank.%" PRIu32, rp->pid + rp->pid_add);
+	return profile_set_meta(rp->profile, key, rp->rank);
 }
 
 uint64_t tsprof_merge_time(const struct tsprof_replay *rp, uint64_t t)

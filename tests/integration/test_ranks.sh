@@ -1,0 +1,106 @@
+#!/bin/sh
+# A distributed job's ranks side by side and the straggler named
+# (analysis/summary_ranks.c): DDP jobs on gloo (tests/python/ddp_train.py,
+# a script as people write it for torchrun), started as torchrun starts
+# them (tests/python/launch_ranks.py: a process a rank, RANK in its
+# environment), each rank clocking its own data, compute and waits. One
+# rank slowed in its data (2 ranks, one recording) or its compute (4
+# ranks, a recording each, merged by report); a balanced job.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/integration/lib.sh
+
+if ! torch_python; then
+	for t in "a data-slowed rank named" "the waiting rank's comm against its clock" \
+		"a compute-slowed rank of four named, per-rank recordings merged" "a balanced job: no straggler"; do
+		skip "ranks: $t" "$torch_why"
+	done
+	exit 0
+fi
+label=$torch_label
+job() { timeout 120 "$@" $torch_py tests/python/launch_ranks.py; }
+
+# The ranks' own lines, "rank R pid P steps N step_ms S data_ms D
+# compute_ms C comm_ms W", against summary.json's ranks: "R PID COMM CLOCK
+# STEP" a line, the comm wait's share of the step by each.
+against_clock() { # SUMMARY.json OUT
+	/usr/bin/python3 - "$1" "$2" <<-'EOT'
+	import json, re, sys
+	ranks = {r["pid"]: r for r in json.load(open(sys.argv[1]))["ranks"]}
+	for line in open(sys.argv[2]):
+	    m = re.match(r"rank (\d+) pid (\d+) steps \d+ step_ms ([\d.]+) data_ms [\d.]+ compute_ms [\d.]+ comm_ms ([\d.]+)", line)
+	    if m and int(m[2]) in ranks:
+	        r = ranks[int(m[2])]
+	        step = sum(r["phase_ms"].values())
+	        print(m[1], m[2], "%.1f" % (100 * r["comm_wait_ms"] / step),
+	              "%.1f" % (100 * float(m[4]) / float(m[3])), "%.1f" % step)
+	EOT
+}
+
+# Two ranks, one recording of the whole job: rank 1 loads its data
+# slowly, rank 0 waits for it in DDP's gradient allreduce; the loss is
+# averaged over the ranks each step (an explicit all_reduce).
+timeout 120 $TS record -r 500 -o "$TMP/d.summary.json" -o "$TMP/d.tsprof" -- $torch_py \
+	tests/python/launch_ranks.py 2 tests/python/ddp_train.py 3 --slow-rank 1 --slow data --metrics \
+	>"$TMP/d.out" 2>"$TMP/d.err"
+rc=$?
+$TS report "$TMP/d.tsprof" --ranks >"$TMP/d.ranks" 2>&1
+$TS report "$TMP/d.tsprof" --findings >"$TMP/d.findings" 2>&1
+grep -q '^trainsample:   rank 0 (PID [0-9]*): [0-9]* steps, p50 [0-9.]*, p90 [0-9.]*; data [0-9.]*, forward [0-9.]*, backward [0-9.]*,.* comm [0-9.]*' "$TMP/d.ranks" &&
+	grep -q '^trainsample:   rank 1 (PID [0-9]*): ' "$TMP/d.ranks" &&
+	grep -q '^trainsample:   \[[a-z]*\] straggler, PID [0-9]*: rank 1 holds the others back: its data takes [0-9.]*x theirs .* rank 0 waits [0-9.]* ms a step in comm for it$' "$TMP/d.findings"
+check $? "$label, 2 ranks: report --ranks lists both, and a straggler finding names rank 1 and its data" \
+	"exit $rc; $(cat "$TMP/d.ranks"); $(grep '^trainsample:   \[' "$TMP/d.findings"); $(tail -3 "$TMP/d.err")" \
+	"$(grep -o 'rank 1 holds.*' "$TMP/d.findings" | cut -c1-90)"
+
+against_clock "$TMP/d.summary.json" "$TMP/d.out" >"$TMP/d.shares" 2>&1
+set -- $(grep '^0 ' "$TMP/d.shares")
+[ $# -eq 5 ] && within "$3" "$4" 5 && [ "$(wc -l <"$TMP/d.shares")" -eq 2 ]
+check $? "$label, 2 ranks: the waiting rank's comm share of its step within 5 points of its own clock" \
+	"rank pid comm% clock% step_ms: $(cat "$TMP/d.shares"); $(cat "$TMP/d.out")" "${3:-?}% against ${4:-?}%"
+
+# summary.json's ranks, by the schema.
+/usr/bin/python3 - "$TMP/d.summary.json" docs/summary.schema.json >"$TMP/d.json" 2>&1 <<'EOT'
+import json, sys, jsonschema
+doc = json.load(open(sys.argv[1]))
+jsonschema.validate(doc, json.load(open(sys.argv[2])))
+ranks = doc["ranks"]
+assert [r["rank"] for r in ranks] == [0, 1], ranks
+assert all(r["steps"] > 5 and r["step_p50_ms"] > 0 and r["stopped_early_s"] is None for r in ranks), ranks
+assert ranks[1]["phase_ms"]["data"] > 2 * ranks[0]["phase_ms"]["data"], ranks
+straggler = [f for f in doc["findings"] if f["id"] == "straggler"]
+assert len(straggler) == 1 and "rank 1 " in straggler[0]["title"], doc["findings"]
+EOT
+check $? "$label, 2 ranks: summary.json's ranks (valid), rank 1's data the larger, one straggler finding" \
+	"$(tail -5 "$TMP/d.json")"
+
+# Four ranks, each under its own trainsample (torchrun --no-python
+# trainsample record -o prof-{host}-{rank}.tsprof -- python3 ...), rank 2's
+# forward five times the others': merged by report.
+timeout 120 $torch_py tests/python/launch_ranks.py --no-python 4 $TS record -q -r 500 \
+	-o "$TMP/prof-{host}-{rank}.tsprof" -- $torch_py tests/python/ddp_train.py 3 --slow-rank 2 --slow compute \
+	>"$TMP/c.out" 2>"$TMP/c.err"
+rc=$?
+n=$(ls "$TMP"/prof-*-[0-3].tsprof 2>/dev/null | wc -l)
+$TS report -q "$TMP"/prof-*.tsprof --findings >"$TMP/c.findings" 2>&1
+$TS report -q "$TMP"/prof-*.tsprof -o "$TMP/c.summary.json" 2>/dev/null
+against_clock "$TMP/c.summary.json" "$TMP/c.out" >"$TMP/c.shares" 2>&1
+bad=$(awk '{ d = $3 - $4; if (d < 0) d = -d; if (d > 5) print }' "$TMP/c.shares")
+[ $rc -eq 0 ] && [ "$n" = 4 ] && [ "$(wc -l <"$TMP/c.shares")" -eq 4 ] && [ -z "$bad" ] &&
+	grep -q '^trainsample:   \[[a-z]*\] straggler, PID [0-9]*: rank 2 holds the others back: its \(forward\|backward\) takes .* ranks 0, 1, 3 wait [0-9.]* ms a step in comm for it$' "$TMP/c.findings"
+check $? "$label, 4 ranks recorded apart and merged: rank 2 named, its compute the cause; every rank's comm share within 5 points of its clock" \
+	"exit $rc, $n recordings; rank pid comm% clock% step_ms: $(cat "$TMP/c.shares"); $(grep -A1 straggler "$TMP/c.findings"); $(tail -3 "$TMP/c.err")" \
+	"$(awk '{ printf "%s%s %s%% (clock %s%%)", (NR > 1 ? ", " : ""), $1, $3, $4 }' "$TMP/c.shares")"
+
+# Balanced: the same job, no rank slowed.
+timeout 120 $TS record -q -r 500 -o "$TMP/b.summary.json" -- $torch_py \
+	tests/python/launch_ranks.py 2 tests/python/ddp_train.py 3 >"$TMP/b.out" 2>"$TMP/b.err"
+rc=$?
+/usr/bin/python3 - "$TMP/b.summary.json" >"$TMP/b.json" 2>&1 <<'EOT'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert len(doc["ranks"]) == 2, doc["ranks"]
+print(" ".join("rank %d: %s" % (r["rank"], ", ".join("%s %.1f" % kv for kv in r["phase_ms"].items() if kv[1]))
+               for r in doc["ranks"]))
+assert not [f for f in doc["findings"] if f["id"] == "straggler"], doc["findings"]
+EOT
+check $? "$label, 2 ranks balanced: no straggler finding" "exit $rc; $(tail -4 "$TMP/b.json")" "$(head -c 200 "$TMP/b.json")"

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A distributed job's ranks side by side and the straggler named
+ * (analysis/summary_ranks.c), on jobs built in memory tick by tick: each
+ * rank a process with its launch rank, its loop fetching a batch,
+ * running forward and backward and waiting in DDP's allreduce for the
+ * slowest rank, in lockstep.
+ */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "formats/formats.h"
+
+#define MS 1000000ull
+#define DL "/v/torch/utils/data/dataloader.py"
+#define C10D "/v/torch/distributed/distributed_c10d.py"
+
+struct tf {
+	const char *name, *file;
+	uint32_t line;
+};
+
+static uint32_t path(struct profile *p, const struct tf *f, int n)
+{
+	uint32_t stack = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct frame fr = { .kind = FRAME_PYTHON, .line = f[i].line };
+		uint32_t frame;
+
+		cr_assert_eq(profile_intern_string(p, f[i].name, &fr.name), 0);
+		cr_assert_eq(profile_intern_string(p, f[i].file, &fr.module), 0);
+		cr_assert_eq(profile_intern_frame(p, &fr, &frame), 0);
+		cr_assert_eq(profile_intern_stack(p, stack, frame, &stack), 0);
+	}
+	return stack;
+}
+
+static const struct tf next_[] = { { "main", "train.py", 9 }, { "_BaseDataLoaderIter.__next__", DL, 700 } };
+static const struct tf fwd[] = { { "main", "train.py", 11 },
+				 { "Module._call_impl", "/v/torch/nn/modules/module.py", 1500 } };
+static const struct tf bwd[] = { { "main", "train.py", 12 }, { "Tensor.backward", "/v/torch/_tensor.py", 520 } };
+static const struct tf reduce_[] = { { "main", "train.py", 14 }, { "all_reduce", C10D, 1500 } };
+
+/* A rank's step, in ticks of 1 ms: data, forward, backward. */
+struct work {
+	int data, forward, backward;
+};
+
+struct job {
+	struct profile *p;
+	uint32_t s_next, s_fwd, s_bwd, s_reduce;
+};
+
+static void job_init(struct job *j)
+{
+	*j = (struct job){ .p = profile_new() };
+	cr_assert(j->p);
+	cr_assert_eq(profile_keep_timeline(j->p), 0);
+	cr_assert_eq(profile_set_meta(j->p, "period_ns", "1000000"), 0);
+	j->s_next = path(j->p, next_, 2);
+	j->s_fwd = path(j->p, fwd, 2);
+	j->s_bwd = path(j->p, bwd, 2);
+	j->s_reduce = path(j->p, reduce_, 2);
+}
+
+static void ticks(struct job *j, uint32_t pid, uint64_t *t, uint32_t stack, uint32_t flags, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct sample s = { .time_ns = *t += MS, .pid = pid, .tid = pid, .stack = stack,
+				    .weight_ns = MS, .flags = flags };
+
+		cr_assert_eq(profile_add_sample(j->p, &s), 0);
+	}
+}
+
+/*
+ * n ranks run steps in lockstep: each does its work, then waits (blocked)
+ * in all_reduce until the slowest is done, plus 1 ms of the collective
+ * itself; rank r stops after stop[r] steps (0: all of them). With
+ * collectives false, nobody waits: independent processes with a RANK.
+ */
+static void run(struct job *j, int n, const struct work *w, int steps, const int *stop,
+		bool collectives)
+{
+	int longest = 0;
+
+	for (int r = 0; r < n; r++) {
+		int all = w[r].data + w[r].forward + w[r].backward;
+
+		longest = all > longest ? all : longest;
+	}
+	for (int r = 0; r < n; r++) {
+		uint32_t pid = 100 + 10 * (uint32_t)r;
+		uint64_t t = 1000 * MS;
+		char key[32], val[16];
+		int mine = w[r].data + w[r].forward + w[r].backward;
+
+		snprintf(key, sizeof(key), "rank.%u", pid);
+		snprintf(val, sizeof(val), "%d", r);
+		cr_assert_eq(profile_set_meta(j->p, key, val), 0);
+		snprintf(key, sizeof(key), "process.%u", pid);
+		snprintf(val, sizeof(val), "rank %d", r);
+		cr_assert_eq(profile_set_meta(j->p, key, val), 0);
+		for (int s = 0; s < steps && (!stop || !stop[r] || s < stop[r]); s++) {
+			ticks(j, pid, &t, j->s_next, 0, w[r].data);
+			ticks(j, pid, &t, j->s_fwd, 0, w[r].forward);
+			ticks(j, pid, &t, j->s_bwd, 0, w[r].backward);
+			if (collectives) {
+				ticks(j, pid, &t, j->s_reduce, SAMPLE_IDLE, longest - mine);
+				ticks(j, pid, &t, j->s_reduce, 0, 1);
+			}
+		}
+	}
+}
+
+static char *write_all(struct profile *p, bool ranks_only)
+{
+	struct phase_rules *rules;
+	struct phase_map *map;
+	struct summary *s;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_eq(phase_rules_new(&rules), 0);
+	cr_assert_eq(phase_map_new(rules, p, &map), 0);
+	cr_assert_eq(summary_build(map, &s), 0);
+	if (ranks_only)
+		cr_assert_eq(summary_ranks_write(s, f), 0);
+	else
+		cr_assert_eq(findings_write(s, SIZE_MAX, f), 0);
+	fclose(f);
+	summary_free(s);
+	phase_map_free(map);
+	phase_rules_free(rules);
+	return text;
+}
+
+/* Rank 1 of four loads its data in 24 ms, the others in 4: the others
+ * wait 20 ms a step for it in all_reduce. */
+Test(ranks, a_data_slowed_rank_is_named_with_its_phase_and_who_waits)
+{
+	const struct work w[] = { { 4, 10, 20 }, { 24, 10, 20 }, { 4, 10, 20 }, { 4, 10, 20 } };
+	struct job j;
+	char *text;
+
+	job_init(&j);
+	run(&j, 4, w, 40, NULL, true);
+	text = write_all(j.p, false);
+	cr_assert(strstr(text, "straggler, PID 110: rank 1 holds the others back: its data takes 6.0x "
+			 "theirs (24.0 against 4.0 ms a step); ranks 0, 2, 3 wait 21.0 ms a step "
+			 "in comm for it\n"), "%s", text);
+	cr_assert(strstr(text, "try: look at this rank's data loading"), "%s", text);
+	free(text);
+	text = write_all(j.p, true);
+	cr_assert(strstr(text, "trainsample: ranks: 4 with steps counted"), "%s", text);
+	/* By rank, each over its own steps: rank 0's wait is comm. */
+	cr_assert(strstr(text, "trainsample:   rank 0 (PID 100): 40 steps, p50 55.0, p90 55.0; data 4.0, "
+			 "forward 10.0, backward 20.0, comm 21.0; 2200 samples\n"), "%s", text);
+	cr_assert(strstr(text, "rank 1 (PID 110)") > strstr(text, "rank 0 (PID 100)"), "%s", text);
+	free(text);
+	profile_free(j.p);
+}
+
+/* A compute-slowed rank: its backward is the phase named. */
+Test(ranks, a_compute_slowed_rank_is_named_by_its_slowest_phase)
+{
+	const struct work w[] = { { 4, 10, 20 }, { 4, 10, 20 }, { 4, 12, 45 } };
+	struct job j;
+	char *text;
+
+	job_init(&j);
+	run(&j, 3, w, 30, NULL, true);
+	text = write_all(j.p, false);
+	cr_assert(strstr(text, "rank 2 holds the others back: its backward takes 2.2x theirs (45.0 "
+			 "against 20.0 ms a step); ranks 0, 1 wait 28.0 ms a step"), "%s", text);
+	free(text);
+	profile_free(j.p);
+}
+
+/* Within 10% of a step (2 ms of 35), ranks are balanced; and ranks that
+ * never wait for each other (no collective) hold nobody back. */
+Test(ranks, balanced_ranks_and_ranks_that_never_wait_have_no_straggler)
+{
+	const struct work close_[] = { { 4, 10, 20 }, { 5, 11, 20 } };
+	const struct work apart[] = { { 4, 10, 20 }, { 30, 10, 20 } };
+	struct job j;
+	char *text;
+
+	job_init(&j);
+	run(&j, 2, close_, 30, NULL, true);
+	text = write_all(j.p, false);
+	cr_assert_null(strstr(text, "straggler"), "%s", text);
+	free(text);
+	profile_free(j.p);
+
+	job_init(&j);
+	run(&j, 2, apart, 30, NULL, false);
+	text = write_all(j.p, false);
+	cr_assert_null(strstr(text, "straggler"), "%s", text);
+	free(text);
+	profile_free(j.p);
+}
+
+/* A rank whose steps end 10 steps before the others' is said to have
+ * stopped early; the others are not. */
+Test(ranks, a_rank_that_stopped_early_is_said_so)
+{
+	const struct work w[] = { { 4, 10, 20 }, { 4, 10, 20 } };
+	const int stop[] = { 0, 20 };
+	struct job j;
+	char *text;
+
+	job_init(&j);
+	run(&j, 2, w, 30, stop, true);
+	text = write_all(j.p, true);
+	cr_assert(strstr(text, "rank 1 (PID 110): 20 steps") && strstr(text, "stopped 0.35 s before "
+									  "the last rank's last step"),
+		  "%s", text);
+	{
+		const char *r0 = strstr(text, "rank 0 (PID 100)");
+		const char *eol = r0 ? strchr(r0, '\n') : NULL, *said = r0 ? strstr(r0, "stopped") : NULL;
+
+		cr_assert(r0 && eol && (!said || said > eol), "%s", text);
+	}
+	free(text);
+	profile_free(j.p);
+}
