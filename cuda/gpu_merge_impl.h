@@ -85,8 +85,5 @@ void gpu_stats_add(struct gpu_merge *g, const struct gpu_activity *a);
 /* Folds settled intervals into each device's busy time (all with final). */
 void gpu_stats_settle(struct gpu_merge *g, bool final);
 void gpu_stats_free(struct gpu_merge *g);
-/* The time d's busy share is of: wall_ns, or its activities' span where
- * longer. */
-uint64_t gpu_stats_span(const struct gpu_device_stats *d, uint64_t wall_ns);
 
 #endif
