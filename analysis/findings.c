@@ -81,17 +81,18 @@ void finding_line_text(const struct profile *p, uint32_t frame, char *buf, size_
 		snprintf(buf, len, "%s", profile_string(p, f->name));
 }
 
-bool finding_steps_counted(const struct summary_process *sp)
+/* A process's steps and their figures, for the rules. */
+static bool finding_steps_counted(const struct summary_process *sp)
 {
 	return sp->loop && sp->steps.timed && !sp->steps_too_short;
 }
 
-double finding_ms_a_step(const struct summary_process *sp, uint64_t ns)
+static double finding_ms_a_step(const struct summary_process *sp, uint64_t ns)
 {
 	return (double)ns / 1e6 / (double)sp->steps.timed;
 }
 
-uint64_t finding_step_ns(const struct summary_process *sp)
+static uint64_t finding_step_ns(const struct summary_process *sp)
 {
 	uint64_t all = 0;
 

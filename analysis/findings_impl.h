@@ -56,9 +56,6 @@ int finding_heaviest_site(const struct summary_process *sp, int kind, bool *used
 
 /* findings_cpu.c */
 /* findings.c: a process's steps and their figures, for the rules. */
-bool finding_steps_counted(const struct summary_process *sp);
-double finding_ms_a_step(const struct summary_process *sp, uint64_t ns);
-uint64_t finding_step_ns(const struct summary_process *sp);
 bool finding_phase_of_loop(const struct summary_process *sp, enum phase ph, uint64_t *ns,
 			   uint64_t *base);
 void finding_cost_text(const struct summary_process *sp, uint64_t ns, uint64_t base, char *buf,

@@ -279,9 +279,6 @@ bool outputs_idle_kept_only(const struct cli_options *o, const struct profile *p
 /* The idle time fo's idle_keep leaves out, and the line that says it. */
 uint64_t outputs_idle_left_out(const struct profile *p, const struct render_options *fo);
 void outputs_say_idle_left_out(uint64_t weight_ns, bool quiet);
-/* Whether report's filters (--thread, --pid, --tid, --from, --to, --no-idle,
- * -g) were given. */
-bool outputs_filtered(const struct cli_options *o);
 /* -ENOENT, after saying so, when filters leave no sample of p (read from
  * path): nothing should be written then. */
 int outputs_check_kept(const struct cli_options *o, const struct profile *p, const char *path);

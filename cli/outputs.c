@@ -256,7 +256,9 @@ uint64_t outputs_samples_kept(const struct profile *p, const struct render_optio
 	return k.n;
 }
 
-bool outputs_filtered(const struct cli_options *o)
+/* Whether report's filters (--thread, --pid, --tid, --from, --to, --no-idle,
+ * -g) were given. */
+static bool outputs_filtered(const struct cli_options *o)
 {
 	return o->thread || o->process || o->phase || (o->input && o->pid) || o->tid || o->from_s > 0 || o->to_s >= 0 ||
 	       (o->idle_given && !o->idle) || o->gil_only;

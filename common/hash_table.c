@@ -54,28 +54,36 @@ int hash_table_reserve(struct hash_table *t)
 	return 0;
 }
 
-struct hash_slot *
-hash_table_find(const struct hash_table *t, uint32_t hash,
-		  bool (*same)(const void *key, uint32_t id), const void *key)
-{
-	uint32_t i = hash & t->mask;
-
-	for (;; i = (i + 1) & t->mask) {
-		struct hash_slot *s = &t->slots[i];
-
-		if (!s->ref)
-			return s;
-		if (s->hash == hash && same(key, s->ref - 1))
-			return s;
-	}
-}
-
 void hash_table_fill(struct hash_table *t, struct hash_slot *slot,
 		       uint32_t hash, uint32_t id)
 {
 	slot->hash = hash;
 	slot->ref = id + 1;
 	t->used++;
+}
+
+/* Backward shift: the slots after the hole that may sit there move back,
+ * so every probe still meets its key before an empty slot, with no
+ * tombstones to pile up in a table whose keys come and go. */
+void hash_table_remove(struct hash_table *t, struct hash_slot *slot)
+{
+	uint32_t hole = (uint32_t)(slot - t->slots), i = hole;
+
+	for (;;) {
+		uint32_t home;
+
+		i = (i + 1) & t->mask;
+		if (!t->slots[i].ref)
+			break;
+		home = t->slots[i].hash & t->mask;
+		/* Movable when its home is not after the hole (cyclically). */
+		if (((i - home) & t->mask) >= ((i - hole) & t->mask)) {
+			t->slots[hole] = t->slots[i];
+			hole = i;
+		}
+	}
+	t->slots[hole] = (struct hash_slot){ 0 };
+	t->used--;
 }
 
 /* FNV-1a, folded to 32 bits. */

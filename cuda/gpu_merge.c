@@ -21,92 +21,80 @@
 #include "cuda/gpu_merge_impl.h"
 #include "symbolize/symbolize.h"
 
-#define TOMBSTONE UINT32_MAX
-
 /* ---- correlation id -> launch ---- */
 
-static uint32_t *corr_slot(struct gpu_source *s, uint32_t id, bool insert)
-{
-	uint32_t mask = s->corr_cap - 1, i = (id * 2654435761u) & mask, *tomb = NULL;
+struct corr_key {
+	const struct gpu_source *source;
+	uint32_t id;
+};
 
-	for (;; i = (i + 1) & mask) {
-		if (!s->corr_val[i])
-			return insert && tomb ? tomb : &s->corr_val[i];
-		if (s->corr_val[i] == TOMBSTONE) {
-			if (!tomb)
-				tomb = &s->corr_val[i];
-		} else if (s->corr_key[i] == id) {
-			return &s->corr_val[i];
-		}
-	}
+/* Whether launch slot `launch` is in use and has the correlation id. */
+static bool launch_has(const void *key, uint32_t launch)
+{
+	const struct corr_key *k = key;
+	const struct gpu_launch *l = &k->source->launches[launch];
+
+	for (uint32_t i = 0; i < l->nids; i++)
+		if (l->ids[i] == k->id)
+			return true;
+	return false;
 }
 
-static int corr_rehash(struct gpu_source *s)
+static uint32_t corr_hash(uint32_t id)
 {
-	uint32_t cap = s->corr_cap ? s->corr_cap : 1024, *keys = s->corr_key, *vals = s->corr_val;
-	uint32_t old = s->corr_cap;
-
-	if ((s->corr_used + 1) * 2 > cap)
-		cap *= 2;
-	s->corr_key = calloc(cap, sizeof(*s->corr_key));
-	s->corr_val = calloc(cap, sizeof(*s->corr_val));
-	if (!s->corr_key || !s->corr_val) {
-		free(s->corr_key), free(s->corr_val);
-		s->corr_key = keys, s->corr_val = vals;
-		return -ENOMEM;
-	}
-	s->corr_cap = cap;
-	s->corr_used = s->corr_filled = 0;
-	for (uint32_t i = 0; i < old; i++) {
-		if (vals[i] && vals[i] != TOMBSTONE) {
-			uint32_t *slot = corr_slot(s, keys[i], true);
-
-			s->corr_key[slot - s->corr_val] = keys[i];
-			*slot = vals[i];
-			s->corr_used++, s->corr_filled++;
-		}
-	}
-	free(keys), free(vals);
-	return 0;
+	return hash_of_words(&id, 1);
 }
 
+/* The slot of correlation id `id`, or the empty one where it belongs;
+ * NULL while the table has never held one. */
+static struct hash_slot *corr_slot(struct gpu_source *s, uint32_t id)
+{
+	const struct corr_key key = { s, id };
+
+	if (!s->launch_of_corr.slots)
+		return NULL;
+	return hash_table_find(&s->launch_of_corr, corr_hash(id), launch_has, &key);
+}
+
+/* An id met again (wrapped while its launch is still kept) goes to the
+ * newer launch. */
 static int corr_put(struct gpu_source *s, uint32_t id, uint32_t launch)
 {
-	uint32_t *slot;
+	int ret = hash_table_reserve(&s->launch_of_corr);
+	struct hash_slot *slot;
 
-	if ((s->corr_filled + 1) * 2 > s->corr_cap && corr_rehash(s) < 0)
-		return -ENOMEM;
-	slot = corr_slot(s, id, true);
-	if (!*slot)
-		s->corr_filled++;
-	if (!*slot || *slot == TOMBSTONE)
-		s->corr_used++;
-	s->corr_key[slot - s->corr_val] = id;
-	*slot = launch + 1;
+	if (ret < 0)
+		return ret;
+	slot = corr_slot(s, id);
+	if (slot->ref)
+		slot->ref = launch + 1;
+	else
+		hash_table_fill(&s->launch_of_corr, slot, corr_hash(id), launch);
 	return 0;
 }
 
 static struct gpu_launch *corr_get(struct gpu_source *s, uint32_t id)
 {
-	uint32_t *slot = s->corr_cap ? corr_slot(s, id, false) : NULL;
+	const struct hash_slot *slot = corr_slot(s, id);
 
-	return slot && *slot && *slot != TOMBSTONE ? &s->launches[*slot - 1] : NULL;
+	return slot && slot->ref ? &s->launches[slot->ref - 1] : NULL;
 }
 
 /* A launch's work has arrived: its ids and its slot are free again. */
 static void launch_done(struct gpu_source *s, struct gpu_launch *l)
 {
-	for (uint32_t i = 0; i < l->nids; i++) {
-		uint32_t *slot = corr_slot(s, l->ids[i], false);
+	uint32_t launch = (uint32_t)(l - s->launches);
 
-		if (*slot && *slot != TOMBSTONE) {
-			*slot = TOMBSTONE;
-			s->corr_used--;
-		}
+	for (uint32_t i = 0; i < l->nids; i++) {
+		struct hash_slot *slot = corr_slot(s, l->ids[i]);
+
+		/* Its own only: a newer launch may hold the id now. */
+		if (slot && slot->ref == launch + 1)
+			hash_table_remove(&s->launch_of_corr, slot);
 	}
 	l->nids = 0; /* not in use */
 	l->next_free = s->free_launch;
-	s->free_launch = (uint32_t)(l - s->launches) + 1;
+	s->free_launch = launch + 1;
 }
 
 #define LAUNCH_KEPT_NS 10000000000ull
@@ -345,8 +333,7 @@ static void source_free(struct gpu_source *s)
 	free(s->strings);
 	free(s->stacks);
 	free(s->launches);
-	free(s->corr_key);
-	free(s->corr_val);
+	hash_table_free(&s->launch_of_corr);
 	free(s->path);
 	free(s);
 }

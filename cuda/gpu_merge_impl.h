@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/common.h"
 #include "cuda/gpu_record.h"
 #include "formats/formats.h"
 #include "cuda/gpu.h"
@@ -31,8 +32,7 @@ struct gpu_source {
 	uint32_t *stacks, nstacks;   /* agent stack id -> model stack id */
 	struct gpu_launch *launches;
 	uint32_t nlaunches, caplaunches, free_launch;
-	uint32_t *corr_key, *corr_val; /* correlation id -> launch slot + 1 */
-	uint32_t corr_cap, corr_used, corr_filled;
+	struct hash_table launch_of_corr; /* correlation id -> launch slot */
 	uint64_t newest_ns; /* the latest activity's start */
 	struct gpu_stream_id {
 		uint32_t context, stream;
@@ -85,8 +85,5 @@ void gpu_stats_add(struct gpu_merge *g, const struct gpu_activity *a);
 /* Folds settled intervals into each device's busy time (all with final). */
 void gpu_stats_settle(struct gpu_merge *g, bool final);
 void gpu_stats_free(struct gpu_merge *g);
-/* The time d's busy share is of: wall_ns, or its activities' span where
- * longer. */
-uint64_t gpu_stats_span(const struct gpu_device_stats *d, uint64_t wall_ns);
 
 #endif

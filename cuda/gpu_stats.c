@@ -125,7 +125,7 @@ void gpu_stats_settle(struct gpu_merge *g, bool final)
  * or a clock apart from ours). Busy time is a union of intervals within
  * that span, so the share cannot pass 100%.
  */
-uint64_t gpu_stats_span(const struct gpu_device_stats *d, uint64_t wall_ns)
+static uint64_t gpu_stats_span(const struct gpu_device_stats *d, uint64_t wall_ns)
 {
 	uint64_t span = d->last_ns > d->first_ns ? d->last_ns - d->first_ns : 0;
 

@@ -159,7 +159,6 @@ struct gpu_activity {
  * timeline kept, the activity itself is kept too (for the trace).
  */
 int profile_add_gpu_activity(struct profile *p, const struct gpu_activity *a);
-uint64_t profile_gpu_activity_count(const struct profile *p);
 /* Keeps the activities from now on without the whole timeline (speedscope
  * draws GPU streams, not threads, in time). */
 void profile_keep_gpu_activities(struct profile *p);
@@ -223,7 +222,6 @@ bool profile_keeps_timeline(const struct profile *p);
  * when the timeline is not kept. */
 int profile_for_each_span(const struct profile *p,
 			  int (*fn)(const struct profile_span *span, void *ctx), void *ctx);
-uint64_t profile_span_count(const struct profile *p);
 /* The earliest span's start; UINT64_MAX when there is none. */
 uint64_t profile_timeline_start_ns(const struct profile *p);
 
@@ -301,16 +299,6 @@ const struct output_writer *output_writer_by_path(const char *path);
  */
 size_t output_writers_list(char *buf, size_t len, bool extensions, const char *sep,
 			   const char *last);
-
-/* The same lookups by format: "folded"/"txt"/"collapsed" -> OUTPUT_FOLDED,
- * "tsprof"/"raw" -> OUTPUT_TSPROF, "svg"/"flamegraph" -> OUTPUT_SVG, ... */
-enum output_format output_format_parse(const char *name);
-/* From a file name's extension (".folded", ".txt", ".tsprof"). */
-enum output_format output_format_from_path(const char *path);
-/* Its name in messages; "unknown". */
-const char *output_format_name(enum output_format f);
-/* The first extension, without its dot; NULL. */
-const char *output_format_extension(enum output_format f);
 
 /* ---- .tsprof: the raw, streamed recording ---- */
 

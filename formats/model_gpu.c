@@ -102,7 +102,6 @@ int profile_add_gpu_activity(struct profile *p, const struct gpu_activity *a)
 	}
 	if ((p->timeline || p->keep_gpu) && (ret = keep(p, a)) < 0)
 		return ret;
-	p->gpu_count++;
 	if (p->listener && p->listener->gpu)
 		p->listener->gpu(p->listener_ctx, a);
 	return 0;
@@ -112,11 +111,6 @@ void profile_keep_gpu_activities(struct profile *p)
 {
 	if (p)
 		p->keep_gpu = true;
-}
-
-uint64_t profile_gpu_activity_count(const struct profile *p)
-{
-	return p ? p->gpu_count : 0;
 }
 
 struct activity_visit {

@@ -146,11 +146,6 @@ int profile_for_each_span(const struct profile *p,
 	return ret;
 }
 
-uint64_t profile_span_count(const struct profile *p)
-{
-	return p && p->timeline ? spill_count(p->timeline->closed) + p->timeline->nthreads : 0;
-}
-
 uint64_t profile_timeline_start_ns(const struct profile *p)
 {
 	return p && p->timeline ? p->timeline->first_ns : UINT64_MAX;

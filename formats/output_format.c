@@ -120,31 +120,3 @@ size_t output_writers_list(char *buf, size_t len, bool extensions, const char *s
 	}
 	return used;
 }
-
-enum output_format output_format_parse(const char *name)
-{
-	const struct output_writer *w = output_writer_by_name(name);
-
-	return w ? w->format : OUTPUT_UNKNOWN;
-}
-
-enum output_format output_format_from_path(const char *path)
-{
-	const struct output_writer *w = output_writer_by_path(path);
-
-	return w ? w->format : OUTPUT_UNKNOWN;
-}
-
-const char *output_format_name(enum output_format f)
-{
-	const struct output_writer *w = output_writer_of(f);
-
-	return w ? w->name : "unknown";
-}
-
-const char *output_format_extension(enum output_format f)
-{
-	const struct output_writer *w = output_writer_of(f);
-
-	return w ? w->extensions[0] : NULL;
-}

@@ -50,7 +50,6 @@ struct profile {
 	uint64_t sample_count;
 	struct profile_timeline *timeline; /* NULL unless kept */
 	struct spill *gpu;                 /* kept with the timeline, on disk */
-	uint64_t gpu_count;                /* added, kept or not */
 	bool keep_gpu;                     /* kept without the timeline */
 	struct spill *counters;            /* on disk */
 

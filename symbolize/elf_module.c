@@ -165,12 +165,6 @@ int sym_module_open_memory(const uint8_t *data, size_t len, const char *name,
 	return 0;
 }
 
-int sym_module_open(const char *path, struct sym_module **out, char *err,
-		    size_t errlen)
-{
-	return sym_module_open_in("", path, NULL, out, err, errlen);
-}
-
 int sym_module_open_in(const char *root, const char *path, const char *open_path,
 		       struct sym_module **out, char *err, size_t errlen)
 {
@@ -249,11 +243,6 @@ static const char *readable_name(const struct sym_module *cm, size_t i)
 	return m->readable[i];
 }
 
-size_t sym_module_symbol_count(const struct sym_module *m)
-{
-	return m ? m->symbol_count : 0;
-}
-
 static uint64_t first_page(const struct sym_load *l)
 {
 	return l->offset & ~(SYM_PAGE_SIZE - 1);
@@ -300,12 +289,6 @@ int sym_module_bias_hint(const struct sym_module *m, uint64_t map_start,
 		return -ENOENT;
 	*bias = best;
 	return 0;
-}
-
-int sym_module_bias(const struct sym_module *m, uint64_t map_start,
-		    uint64_t pgoff, bool exec, uint64_t *bias)
-{
-	return sym_module_bias_hint(m, map_start, pgoff, exec, NULL, bias);
 }
 
 static bool symbol_covers(const struct sym_symbol *s, uint64_t vaddr)

@@ -12,16 +12,20 @@
 #include "symbolize/symbolize.h"
 
 /*
- * sym_module_bias with a hint: among the PT_LOADs that could back the
- * mapping, prefer the one giving the bias already found for another mapping
- * of the same load. lld puts several non-executable segments on file page
- * 0, and only the neighbours tell which one an r-- or rw- mapping holds.
+ * The load bias of a mapping of a module: the PT_LOAD whose page-aligned
+ * file offset equals pgoff (the executable one when several share that
+ * page, as lld lays them out), bias = start - pgoff - (p_vaddr - p_offset).
+ * runtime address = bias + file address. With a hint (or NULL): among the
+ * PT_LOADs that could back the mapping, the one giving the bias already
+ * found for another mapping of the same load. lld puts several
+ * non-executable segments on file page 0, and only the neighbours tell
+ * which one an r-- or rw- mapping holds.
  */
 int sym_module_bias_hint(const struct sym_module *m, uint64_t map_start,
 			 uint64_t pgoff, bool exec, const uint64_t *hint,
 			 uint64_t *bias);
 
-/* sym_maps_read from a maps file by path (a task's, say). */
+/* A maps file by path (a task's, say); mappings come out sorted by start. */
 int sym_maps_read_path(const char *path, struct sym_maps **out, char *err,
 		       size_t errlen);
 
@@ -35,8 +39,11 @@ struct Elf;
 int sym_debug_file_open(struct Elf *elf, const char *root,
 			const char *module_path, struct Elf **out);
 
-/* sym_module_open for a file of a process: path is the path inside the
- * process's root; open_path (if not NULL) is where to actually read it. */
+/* Reads the function symbols of .symtab, or where there is none, of a
+ * separate debug file, or of .dynsym with the MiniDebugInfo .symtab of
+ * .gnu_debugdata (Fedora), or of .dynsym alone. For a file of a process:
+ * path is the path inside the process's root (root "" for none);
+ * open_path (if not NULL) is where to actually read it. */
 int sym_module_open_in(const char *root, const char *path, const char *open_path,
 		       struct sym_module **out, char *err, size_t errlen);
 

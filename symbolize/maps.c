@@ -212,20 +212,6 @@ static int parse_owned(char *text, size_t len, struct sym_maps **out)
 	return 0;
 }
 
-int sym_maps_parse(const char *text, size_t len, struct sym_maps **out)
-{
-	char *copy;
-
-	if (!out || (!text && len))
-		return -EINVAL;
-	copy = malloc(len + 1);
-	if (!copy)
-		return -ENOMEM;
-	if (len)
-		memcpy(copy, text, len);
-	return parse_owned(copy, len, out);
-}
-
 /* The whole file: maps of a big process run to hundreds of KiB. */
 static int read_all(int fd, char **out, size_t *outlen)
 {
@@ -263,14 +249,6 @@ static int read_all(int fd, char **out, size_t *outlen)
 	*out = buf;
 	*outlen = len;
 	return 0;
-}
-
-int sym_maps_read(int pid, struct sym_maps **out, char *err, size_t errlen)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	return sym_maps_read_path(path, out, err, errlen);
 }
 
 int sym_maps_read_path(const char *path, struct sym_maps **out, char *err,

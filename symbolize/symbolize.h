@@ -30,9 +30,6 @@ struct sym_mapping {
 
 struct sym_maps;
 
-/* Parses the text of a maps file; mappings come out sorted by start. */
-int sym_maps_parse(const char *text, size_t len, struct sym_maps **out);
-int sym_maps_read(int pid, struct sym_maps **out, char *err, size_t errlen);
 void sym_maps_free(struct sym_maps *m);
 size_t sym_maps_count(const struct sym_maps *m);
 const struct sym_mapping *sym_maps_at(const struct sym_maps *m, size_t i);
@@ -44,26 +41,12 @@ const struct sym_mapping *sym_maps_find(const struct sym_maps *m,
 
 struct sym_module;
 
-/* Reads the function symbols of .symtab, or where there is none, of a
- * separate debug file, or of .dynsym with the MiniDebugInfo .symtab of
- * .gnu_debugdata (Fedora), or of .dynsym alone. */
-int sym_module_open(const char *path, struct sym_module **out, char *err,
-		    size_t errlen);
 void sym_module_free(struct sym_module *m);
-/*
- * The load bias of a mapping of this file: the PT_LOAD whose page-aligned
- * file offset equals pgoff (the executable one when several share that
- * page, as lld lays them out), bias = start - pgoff - (p_vaddr - p_offset).
- * runtime address = bias + file address.
- */
-int sym_module_bias(const struct sym_module *m, uint64_t map_start,
-		    uint64_t pgoff, bool exec, uint64_t *bias);
 /* The function whose [st_value, st_value + st_size) holds vaddr, or NULL;
  * *offset is vaddr - st_value. Names may carry a version ("@@GLIBC_2.2.5"),
  * which is dropped; C++ and Rust names come demangled (sym_demangle). */
 const char *sym_module_function(const struct sym_module *m, uint64_t vaddr,
 				uint64_t *offset);
-size_t sym_module_symbol_count(const struct sym_module *m);
 
 /* ---- a process: its maps and the modules they map ---- */
 

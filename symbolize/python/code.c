@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h"
 #include "symbolize/python/python.h"
 
 #define STRING_MAX 1024          /* characters read of a name or path */
@@ -212,8 +213,15 @@ uint32_t py_code_line(const struct py_target *t, const struct py_code *c, uint64
 /* ---- the cache ---- */
 
 struct py_code_cache {
-	struct py_code **slots;
-	size_t cap, used;
+	/* Each code object read, at its id; an address keeps its id, its
+	 * code replaced when the address holds another. The address beside
+	 * the code: a lookup compares it without reaching into the code. */
+	struct code_entry {
+		uint64_t addr;
+		struct py_code *code;
+	} *entries;
+	uint32_t nentries, capentries;
+	struct hash_table index; /* address -> id */
 	/* The headers checked by the last py_code_prefetch: entries whose
 	 * checked equals epoch, while live. */
 	uint32_t epoch;
@@ -229,9 +237,8 @@ int py_code_cache_new(struct py_code_cache **out)
 
 	if (!c)
 		return -ENOMEM;
-	c->cap = 1024;
-	c->slots = calloc(c->cap, sizeof(*c->slots));
-	if (!c->slots) {
+	/* Reserved once here, so lookups need no check. */
+	if (hash_table_reserve(&c->index) < 0) {
 		free(c);
 		return -ENOMEM;
 	}
@@ -253,37 +260,70 @@ void py_code_cache_free(struct py_code_cache *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->cap; i++)
-		code_free(c->slots[i]);
-	free(c->slots);
+	for (uint32_t i = 0; i < c->nentries; i++)
+		code_free(c->entries[i].code);
+	free(c->entries);
+	hash_table_free(&c->index);
 	free(c->headers);
 	free(c->remote);
 	free(c->queued);
 	free(c);
 }
 
-static size_t slot_of(struct py_code **slots, size_t cap, uint64_t addr)
-{
-	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+struct code_key {
+	const struct py_code_cache *cache;
+	uint64_t addr;
+};
 
-	while (slots[i] && slots[i]->addr != addr)
-		i = (i + 1) & (cap - 1);
-	return i;
+static bool same_code(const void *key, uint32_t id)
+{
+	const struct code_key *k = key;
+
+	return k->cache->entries[id].addr == k->addr;
 }
 
-static int cache_grow(struct py_code_cache *c)
+/* One multiply (Fibonacci hashing), its high half: a walk looks up every
+ * frame's code, so the hash is kept short. */
+static uint32_t addr_hash(uint64_t addr)
 {
-	size_t cap = c->cap * 2;
-	struct py_code **n = calloc(cap, sizeof(*n));
+	return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 32);
+}
 
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->cap; i++)
-		if (c->slots[i])
-			n[slot_of(n, cap, c->slots[i]->addr)] = c->slots[i];
-	free(c->slots);
-	c->slots = n;
-	c->cap = cap;
+static struct hash_slot *slot_of(const struct py_code_cache *c, uint64_t addr)
+{
+	const struct code_key key = { c, addr };
+
+	return hash_table_find(&c->index, addr_hash(addr), same_code, &key);
+}
+
+/* The cached code object at addr, or NULL. */
+static struct py_code *cached(const struct py_code_cache *c, uint64_t addr)
+{
+	const struct hash_slot *s = slot_of(c, addr);
+
+	return s->ref ? c->entries[s->ref - 1].code : NULL;
+}
+
+/* Caches k, replacing what its address held. 0 or -ENOMEM (k not kept). */
+static int cache_put(struct py_code_cache *c, struct py_code *k)
+{
+	struct hash_slot *s = slot_of(c, k->addr);
+	int ret;
+
+	if (s->ref) {
+		code_free(c->entries[s->ref - 1].code);
+		c->entries[s->ref - 1].code = k;
+		return 0;
+	}
+	ret = hash_table_reserve(&c->index);
+	if (!ret)
+		ret = ARRAY_RESERVE(c->entries, c->capentries, c->nentries + 1, 1024);
+	if (ret < 0)
+		return ret;
+	/* Found again: reserving may have moved the slots. */
+	s = slot_of(c, k->addr);
+	c->entries[c->nentries] = (struct code_entry){ k->addr, k };
+	hash_table_fill(&c->index, s, addr_hash(k->addr), c->nentries++);
 	return 0;
 }
 
@@ -384,16 +424,15 @@ int py_code_get(const struct py_target *t, struct py_code_cache *c, uint64_t add
 	uint32_t hlen = header_len(&t->l);
 	struct py_code *k;
 	uint64_t sig[3];
-	size_t i;
 	int ret;
 
 	if (!addr || (addr & 7) || hlen > sizeof(h))
 		return -ENOENT;
 	if (addr == t->none)
 		return -ENOENT;
-	i = slot_of(c->slots, c->cap, addr);
-	if (c->live && c->slots[i] && c->slots[i]->checked == c->epoch) {
-		*out = c->slots[i];
+	k = cached(c, addr);
+	if (c->live && k && k->checked == c->epoch) {
+		*out = k;
 		return 0;
 	}
 	ret = py_read(t, addr, h, hlen);
@@ -402,21 +441,18 @@ int py_code_get(const struct py_target *t, struct py_code_cache *c, uint64_t add
 	if (t->code_type && word(h, t->l.object_type) != t->code_type)
 		return t->l.version >= 0x030d ? -ENOENT : -EPROTO;
 	signature(t, h, sig);
-	if (c->slots[i] && !memcmp(c->slots[i]->sig, sig, sizeof(sig))) {
-		*out = c->slots[i];
+	if (k && !memcmp(k->sig, sig, sizeof(sig))) {
+		*out = k;
 		return 0;
 	}
 	ret = code_read(t, addr, h, &k);
 	if (ret < 0)
 		return ret;
-	if (c->slots[i]) {
-		code_free(c->slots[i]);
-		c->used--;
+	ret = cache_put(c, k);
+	if (ret < 0) {
+		code_free(k);
+		return ret;
 	}
-	c->slots[i] = k;
-	c->used++;
-	if (c->used * 2 > c->cap)
-		cache_grow(c);
 	*out = k;
 	return 0;
 }
@@ -449,9 +485,8 @@ void py_code_prefetch(const struct py_target *t, struct py_code_cache *c,
 	}
 	/* A new epoch forgets the last walk's checks; at the wrap, for real. */
 	if (++c->epoch == 0) {
-		for (size_t i = 0; i < c->cap; i++)
-			if (c->slots[i])
-				c->slots[i]->checked = c->slots[i]->queued = 0;
+		for (uint32_t i = 0; i < c->nentries; i++)
+			c->entries[i].code->checked = c->entries[i].code->queued = 0;
 		c->epoch = 1;
 	}
 	for (int i = 0; i < n && m < PREFETCH_MAX; i++) {
@@ -459,7 +494,7 @@ void py_code_prefetch(const struct py_target *t, struct py_code_cache *c,
 
 		if (!f[i].code || (f[i].code & 7) || f[i].code == t->none)
 			continue;
-		k = c->slots[slot_of(c->slots, c->cap, f[i].code)];
+		k = cached(c, f[i].code);
 		if (!k || k->queued == c->epoch)
 			continue;
 		k->queued = c->epoch;

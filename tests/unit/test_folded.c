@@ -203,27 +203,27 @@ Test(folded, empty_profile_and_bad_period)
 
 Test(output_format, names_and_aliases)
 {
-	cr_assert_eq(output_format_parse("folded"), OUTPUT_FOLDED);
-	cr_assert_eq(output_format_parse("txt"), OUTPUT_FOLDED);
-	cr_assert_eq(output_format_parse("collapsed"), OUTPUT_FOLDED);
-	cr_assert_eq(output_format_parse("tsprof"), OUTPUT_TSPROF);
-	cr_assert_eq(output_format_parse("raw"), OUTPUT_TSPROF);
-	cr_assert_eq(output_format_parse("svg-ish"), OUTPUT_UNKNOWN);
-	cr_assert_eq(output_format_parse(""), OUTPUT_UNKNOWN);
-	cr_assert_str_eq(output_format_name(OUTPUT_FOLDED), "folded");
-	cr_assert_str_eq(output_format_name(OUTPUT_TSPROF), "tsprof");
-	cr_assert_str_eq(output_format_extension(OUTPUT_FOLDED), "folded");
-	cr_assert_str_eq(output_format_extension(OUTPUT_TSPROF), "tsprof");
+	cr_assert_eq(output_writer_by_name("folded"), output_writer_of(OUTPUT_FOLDED));
+	cr_assert_eq(output_writer_by_name("txt"), output_writer_of(OUTPUT_FOLDED));
+	cr_assert_eq(output_writer_by_name("collapsed"), output_writer_of(OUTPUT_FOLDED));
+	cr_assert_eq(output_writer_by_name("tsprof"), output_writer_of(OUTPUT_TSPROF));
+	cr_assert_eq(output_writer_by_name("raw"), output_writer_of(OUTPUT_TSPROF));
+	cr_assert_null(output_writer_by_name("svg-ish"));
+	cr_assert_null(output_writer_by_name(""));
+	cr_assert_str_eq(output_writer_of(OUTPUT_FOLDED)->name, "folded");
+	cr_assert_str_eq(output_writer_of(OUTPUT_TSPROF)->name, "tsprof");
+	cr_assert_str_eq(output_writer_of(OUTPUT_FOLDED)->extensions[0], "folded");
+	cr_assert_str_eq(output_writer_of(OUTPUT_TSPROF)->extensions[0], "tsprof");
 }
 
 Test(output_format, from_path)
 {
-	cr_assert_eq(output_format_from_path("out.folded"), OUTPUT_FOLDED);
-	cr_assert_eq(output_format_from_path("/tmp/a.b/out.txt"), OUTPUT_FOLDED);
-	cr_assert_eq(output_format_from_path("run.tsprof"), OUTPUT_TSPROF);
-	cr_assert_eq(output_format_from_path("run.tsprof.bak"), OUTPUT_UNKNOWN);
-	cr_assert_eq(output_format_from_path("/tmp/a.folded/out"), OUTPUT_UNKNOWN);
-	cr_assert_eq(output_format_from_path("noext"), OUTPUT_UNKNOWN);
+	cr_assert_eq(output_writer_by_path("out.folded"), output_writer_of(OUTPUT_FOLDED));
+	cr_assert_eq(output_writer_by_path("/tmp/a.b/out.txt"), output_writer_of(OUTPUT_FOLDED));
+	cr_assert_eq(output_writer_by_path("run.tsprof"), output_writer_of(OUTPUT_TSPROF));
+	cr_assert_null(output_writer_by_path("run.tsprof.bak"));
+	cr_assert_null(output_writer_by_path("/tmp/a.folded/out"));
+	cr_assert_null(output_writer_by_path("noext"));
 }
 
 /* --group-by phase and --phase: a row's class is its stack's, but the

