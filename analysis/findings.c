@@ -82,7 +82,7 @@ void finding_line_text(const struct profile *p, uint32_t frame, char *buf, size_
 }
 
 /* A process's steps and their figures, for the rules. */
-static bool finding_steps_counted(const struct summary_process *sp)
+bool finding_steps_counted(const struct summary_process *sp)
 {
 	return sp->loop && sp->steps.timed && !sp->steps_too_short;
 }

@@ -71,6 +71,8 @@ void findings_cpu_oversubscribed(const struct summary *s, struct finding_list *l
 void findings_cpu_copies(const struct summary *s, const struct summary_process *sp,
 			 struct finding_list *l);
 
+/* findings.c: whether a process's loop had its steps counted. */
+bool finding_steps_counted(const struct summary_process *sp);
 /* summary_ranks.c: the rank that holds the others back. */
 void findings_straggler(const struct summary *s, struct finding_list *l);
 
