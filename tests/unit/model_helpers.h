@@ -36,6 +36,23 @@ static inline uint32_t stack(struct profile *p, const uint32_t *f, int n)
 	return id;
 }
 
+/* A Python frame as a test program names it, and the stack of n of them
+ * (outermost first). */
+struct py_test_frame {
+	const char *name, *file;
+	uint32_t line;
+};
+
+static inline uint32_t python_stack(struct profile *p, const struct py_test_frame *f, int n)
+{
+	uint32_t id = 0;
+
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(profile_intern_stack(p, id, frame(p, FRAME_PYTHON, f[i].name, f[i].file,
+							       f[i].line), &id), 0);
+	return id;
+}
+
 static inline void samples(struct profile *p, uint32_t tid, uint32_t stack_id,
 		    int n, uint64_t weight, uint32_t flags)
 {

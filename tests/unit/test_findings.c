@@ -14,32 +14,12 @@
 
 #include "analysis/analysis.h"
 #include "formats/formats.h"
+#include "tests/unit/model_helpers.h"
 
 #define DL "/v/torch/utils/data/dataloader.py"
 #define WK "/v/torch/utils/data/_utils/worker.py"
 #define MS 1000000ull
 #define LOOP 100
-
-struct tf {
-	const char *name, *file;
-	uint32_t line;
-};
-
-static uint32_t path(struct profile *p, const struct tf *f, int n)
-{
-	uint32_t stack = 0;
-
-	for (int i = 0; i < n; i++) {
-		struct frame fr = { .kind = FRAME_PYTHON, .line = f[i].line };
-		uint32_t frame;
-
-		cr_assert_eq(profile_intern_string(p, f[i].name, &fr.name), 0);
-		cr_assert_eq(profile_intern_string(p, f[i].file, &fr.module), 0);
-		cr_assert_eq(profile_intern_frame(p, &fr, &frame), 0);
-		cr_assert_eq(profile_intern_stack(p, stack, frame, &stack), 0);
-	}
-	return stack;
-}
 
 /*
  * train.py, as a user writes it:
@@ -52,23 +32,23 @@ static uint32_t path(struct profile *p, const struct tf *f, int n)
  *  30   def evaluate(...): for x, y in val_loader:    # 2 workers, each pass
  *  31       model(x)
  */
-static const struct tf train_iter[] = { { "main", "train.py", 9 }, { "DataLoader.__iter__", DL, 430 } };
-static const struct tf train_next[] = { { "main", "train.py", 9 },
+static const struct py_test_frame train_iter[] = { { "main", "train.py", 9 }, { "DataLoader.__iter__", DL, 430 } };
+static const struct py_test_frame train_next[] = { { "main", "train.py", 9 },
 					{ "_BaseDataLoaderIter.__next__", DL, 700 } };
-static const struct tf fwd[] = { { "main", "train.py", 11 },
+static const struct py_test_frame fwd[] = { { "main", "train.py", 11 },
 				 { "Module._call_impl", "/v/torch/nn/modules/module.py", 1500 } };
-static const struct tf bwd[] = { { "main", "train.py", 12 }, { "Tensor.backward", "/v/torch/_tensor.py", 520 } };
-static const struct tf opt[] = { { "main", "train.py", 13 }, { "SGD.step", "/v/torch/optim/sgd.py", 80 } };
-static const struct tf val_iter[] = { { "main", "train.py", 14 }, { "evaluate", "train.py", 30 },
+static const struct py_test_frame bwd[] = { { "main", "train.py", 12 }, { "Tensor.backward", "/v/torch/_tensor.py", 520 } };
+static const struct py_test_frame opt[] = { { "main", "train.py", 13 }, { "SGD.step", "/v/torch/optim/sgd.py", 80 } };
+static const struct py_test_frame val_iter[] = { { "main", "train.py", 14 }, { "evaluate", "train.py", 30 },
 				      { "DataLoader.__iter__", DL, 430 } };
-static const struct tf val_next[] = { { "main", "train.py", 14 }, { "evaluate", "train.py", 30 },
+static const struct py_test_frame val_next[] = { { "main", "train.py", 14 }, { "evaluate", "train.py", 30 },
 				      { "_BaseDataLoaderIter.__next__", DL, 700 } };
-static const struct tf val_fwd[] = { { "main", "train.py", 14 }, { "evaluate", "train.py", 31 },
+static const struct py_test_frame val_fwd[] = { { "main", "train.py", 14 }, { "evaluate", "train.py", 31 },
 				     { "Module._call_impl", "/v/torch/nn/modules/module.py", 1500 } };
 /* A worker's loading thread keeps the frames it was forked under. */
-static const struct tf load_tail[] = { { "_worker_loop", WK, 300 }, { "Images.__getitem__", "train.py", 38 } };
-static const struct tf wait_tail[] = { { "_worker_loop", WK, 280 }, { "Queue.get", "/usr/lib/python3/queues.py", 100 } };
-static const struct tf feeder[] = { { "Thread._bootstrap", "/usr/lib/python3/threading.py", 990 },
+static const struct py_test_frame load_tail[] = { { "_worker_loop", WK, 300 }, { "Images.__getitem__", "train.py", 38 } };
+static const struct py_test_frame wait_tail[] = { { "_worker_loop", WK, 280 }, { "Queue.get", "/usr/lib/python3/queues.py", 100 } };
+static const struct py_test_frame feeder[] = { { "Thread._bootstrap", "/usr/lib/python3/threading.py", 990 },
 				    { "_feed", "/usr/lib/python3/queues.py", 230 } };
 
 struct worker {
@@ -90,13 +70,13 @@ struct job {
 	bool starved;   /* the workers wait for a CPU half their busy time */
 };
 
-static uint32_t inherited(struct profile *p, const struct tf *outer, int n, const struct tf *tail)
+static uint32_t inherited(struct profile *p, const struct py_test_frame *outer, int n, const struct py_test_frame *tail)
 {
-	struct tf all[5];
+	struct py_test_frame all[5];
 
 	memcpy(all, outer, (size_t)n * sizeof(*outer));
 	memcpy(all + n, tail, 2 * sizeof(*tail));
-	return path(p, all, n + 2);
+	return python_stack(p, all, n + 2);
 }
 
 static void job_init(struct job *j)
@@ -106,19 +86,19 @@ static void job_init(struct job *j)
 	cr_assert(p);
 	cr_assert_eq(profile_keep_timeline(p), 0);
 	*j = (struct job){ .p = p, .t = 1000 * MS, .next_pid = 200, .steps = 15 };
-	j->s_train_iter = path(p, train_iter, 2);
-	j->s_train_next = path(p, train_next, 2);
-	j->s_fwd = path(p, fwd, 2);
-	j->s_bwd = path(p, bwd, 2);
-	j->s_opt = path(p, opt, 2);
-	j->s_val_iter = path(p, val_iter, 3);
-	j->s_val_next = path(p, val_next, 3);
-	j->s_val_fwd = path(p, val_fwd, 3);
+	j->s_train_iter = python_stack(p, train_iter, 2);
+	j->s_train_next = python_stack(p, train_next, 2);
+	j->s_fwd = python_stack(p, fwd, 2);
+	j->s_bwd = python_stack(p, bwd, 2);
+	j->s_opt = python_stack(p, opt, 2);
+	j->s_val_iter = python_stack(p, val_iter, 3);
+	j->s_val_next = python_stack(p, val_next, 3);
+	j->s_val_fwd = python_stack(p, val_fwd, 3);
 	j->s_load[0] = inherited(p, train_iter, 2, load_tail);
 	j->s_wait[0] = inherited(p, train_iter, 2, wait_tail);
 	j->s_load[1] = inherited(p, val_iter, 3, load_tail);
 	j->s_wait[1] = inherited(p, val_iter, 3, wait_tail);
-	j->s_feeder = path(p, feeder, 2);
+	j->s_feeder = python_stack(p, feeder, 2);
 	cr_assert_eq(profile_intern_string(p, "dataloader.100.100", &j->track), 0);
 	cr_assert_eq(profile_set_meta(p, "period_ns", "1000000"), 0);
 	cr_assert_eq(profile_set_meta(p, "dataloader.100.0", "train_loader"), 0);

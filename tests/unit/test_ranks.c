@@ -14,37 +14,17 @@
 
 #include "analysis/analysis.h"
 #include "formats/formats.h"
+#include "tests/unit/model_helpers.h"
 
 #define MS 1000000ull
 #define DL "/v/torch/utils/data/dataloader.py"
 #define C10D "/v/torch/distributed/distributed_c10d.py"
 
-struct tf {
-	const char *name, *file;
-	uint32_t line;
-};
-
-static uint32_t path(struct profile *p, const struct tf *f, int n)
-{
-	uint32_t stack = 0;
-
-	for (int i = 0; i < n; i++) {
-		struct frame fr = { .kind = FRAME_PYTHON, .line = f[i].line };
-		uint32_t frame;
-
-		cr_assert_eq(profile_intern_string(p, f[i].name, &fr.name), 0);
-		cr_assert_eq(profile_intern_string(p, f[i].file, &fr.module), 0);
-		cr_assert_eq(profile_intern_frame(p, &fr, &frame), 0);
-		cr_assert_eq(profile_intern_stack(p, stack, frame, &stack), 0);
-	}
-	return stack;
-}
-
-static const struct tf next_[] = { { "main", "train.py", 9 }, { "_BaseDataLoaderIter.__next__", DL, 700 } };
-static const struct tf fwd[] = { { "main", "train.py", 11 },
+static const struct py_test_frame next_[] = { { "main", "train.py", 9 }, { "_BaseDataLoaderIter.__next__", DL, 700 } };
+static const struct py_test_frame fwd[] = { { "main", "train.py", 11 },
 				 { "Module._call_impl", "/v/torch/nn/modules/module.py", 1500 } };
-static const struct tf bwd[] = { { "main", "train.py", 12 }, { "Tensor.backward", "/v/torch/_tensor.py", 520 } };
-static const struct tf reduce_[] = { { "main", "train.py", 14 }, { "all_reduce", C10D, 1500 } };
+static const struct py_test_frame bwd[] = { { "main", "train.py", 12 }, { "Tensor.backward", "/v/torch/_tensor.py", 520 } };
+static const struct py_test_frame reduce_[] = { { "main", "train.py", 14 }, { "all_reduce", C10D, 1500 } };
 
 /* A rank's step, in ticks of 1 ms: data, forward, backward. */
 struct work {
@@ -62,10 +42,10 @@ static void job_init(struct job *j)
 	cr_assert(j->p);
 	cr_assert_eq(profile_keep_timeline(j->p), 0);
 	cr_assert_eq(profile_set_meta(j->p, "period_ns", "1000000"), 0);
-	j->s_next = path(j->p, next_, 2);
-	j->s_fwd = path(j->p, fwd, 2);
-	j->s_bwd = path(j->p, bwd, 2);
-	j->s_reduce = path(j->p, reduce_, 2);
+	j->s_next = python_stack(j->p, next_, 2);
+	j->s_fwd = python_stack(j->p, fwd, 2);
+	j->s_bwd = python_stack(j->p, bwd, 2);
+	j->s_reduce = python_stack(j->p, reduce_, 2);
 }
 
 static void ticks(struct job *j, uint32_t pid, uint64_t *t, uint32_t stack, uint32_t flags, int n)
