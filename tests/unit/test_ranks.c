@@ -77,7 +77,7 @@ static void run(struct job *j, int n, const struct work *w, int steps, const int
 	for (int r = 0; r < n; r++) {
 		uint32_t pid = 100 + 10 * (uint32_t)r;
 		uint64_t t = 1000 * MS;
-		char key[32], val[16];
+		char key[32], val[32];
 		int mine = w[r].data + w[r].forward + w[r].backward;
 
 		snprintf(key, sizeof(key), "rank.%u", pid);
