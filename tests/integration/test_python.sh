@@ -160,15 +160,19 @@ start_threads_script() {
 	sleep 0.5 # the threads reach their functions
 }
 
-# Waits up to 5 s for a thread of process $1 to sleep in nanosleep: a
-# dump that stopped it restarted its sleep, which a loaded machine may
-# not run at once (it is runnable until then, and shown active).
+# Waits up to 5 s for a thread of process $1 to sleep in time.sleep
+# (clock_nanosleep from 3.11, select before: its wchan poll_schedule_timeout
+# or do_select): a dump that stopped it restarted its sleep, which a loaded
+# machine may not run at once (it is runnable until then, and shown
+# active). Each dump of 3.8 to 3.10 waited the whole 5 s, nanosleep alone
+# asked.
 wait_asleep() {
 	i=0
 	while [ $i -lt 100 ]; do
 		for t in /proc/$1/task/*; do
 			case $(cat "$t/wchan" 2>/dev/null) in
-			*nanosleep*) [ "$(proc_state "$1/task/${t##*/}")" = S ] && return 0 ;;
+			*nanosleep*|*poll_schedule_timeout*|*do_select*)
+				[ "$(proc_state "$1/task/${t##*/}")" = S ] && return 0 ;;
 			esac
 		done
 		sleep 0.05
