@@ -36,32 +36,32 @@ run() {
 # has ID TARGET: the finding is among the target's; lacks: it is not.
 has() { case " $(ids "$2") " in *" $1 "*) return 0 ;; esac; return 1; }
 
-run data $PY tests/python/loader_loop.py 48
+run data $PY tests/python/loader_loop.py 24
 run sync $PY tests/python/sync_loop.py 30
 run logging $PY tests/python/logging_loop.py 40
-run plain $PY tests/python/phase_loop.py 2
-run hotspot $PY tests/python/hotspot_loop.py 3
-run slow $PY tests/python/phase_loop.py 2 2
+run plain $PY tests/python/phase_loop.py 1
+run hotspot $PY tests/python/hotspot_loop.py 1.5
+run slow $PY tests/python/phase_loop.py 1 2
 run restart $PY tests/python/epochs_loop.py 3 10 0.3 0.2
 run keep $PY tests/python/epochs_loop.py 3 20
-$TS record -t -o "$TMP/gil.tsprof" -- $PY tests/python/threads.py 2 >/dev/null 2>"$TMP/gil.err"
+$TS record -t -o "$TMP/gil.tsprof" -- $PY tests/python/threads.py 1 >/dev/null 2>"$TMP/gil.err"
 # Twice as many spinning processes as CPUs, and one alone (which, on a
 # machine others load, may wait for a CPU too: not its own doing).
-$TS record -s -r 200 -o "$TMP/crowd.tsprof" -- $PY tests/python/spinners.py $(($(nproc) * 2)) 2 \
+$TS record -s -r 200 -o "$TMP/crowd.tsprof" -- $PY tests/python/spinners.py $(($(nproc) * 2)) 1 \
 	>/dev/null 2>"$TMP/crowd.err"
-$TS record -s -r 200 -o "$TMP/alone.tsprof" -- $PY tests/python/spinners.py 1 2 >/dev/null 2>&1
+$TS record -s -r 200 -o "$TMP/alone.tsprof" -- $PY tests/python/spinners.py 1 1 >/dev/null 2>&1
 # ATen's copies, stood in for (tests/fake_aten): 20 ms of CPU of a 50 ms
 # step in at::native::_to_copy, and a loop all in at::native::addmm.
 for m in copies compute; do
 	$TS record --native -o "$TMP/aten_$m.tsprof" -- \
-		$PY tests/python/aten_copies.py build/tests/libfake_aten.so $m 3 >/dev/null 2>"$TMP/aten_$m.err"
+		$PY tests/python/aten_copies.py build/tests/libfake_aten.so $m 1.5 >/dev/null 2>"$TMP/aten_$m.err"
 done
 # An OpenMP team of twice as many threads as CPUs, spinning at its
 # barriers (OMP_WAIT_POLICY=active), and a team of one.
 OMP_NUM_THREADS=$(($(nproc) * 2)) OMP_WAIT_POLICY=active \
-	$TS record -o "$TMP/omp.tsprof" -- build/tests/targets/omp_spin 2 >/dev/null 2>"$TMP/omp.err"
+	$TS record -o "$TMP/omp.tsprof" -- build/tests/targets/omp_spin 1 >/dev/null 2>"$TMP/omp.err"
 OMP_NUM_THREADS=1 OMP_WAIT_POLICY=active \
-	$TS record -o "$TMP/omp1.tsprof" -- build/tests/targets/omp_spin 2 >/dev/null 2>&1
+	$TS record -o "$TMP/omp1.tsprof" -- build/tests/targets/omp_spin 1 >/dev/null 2>&1
 
 for case in "data-bound data sync" "host-sync sync data" "logging logging plain" \
 	"slow-startup slow plain" "worker-restart restart keep" "gil-contention gil plain" \
