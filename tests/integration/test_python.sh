@@ -73,11 +73,12 @@ shares() {
 	# Again while a CPU-bound process loads the machine: a sampler that
 	# drops or redoes walks more often in one function than another is
 	# biased, and load makes walks slower. On the oldest layout (3.8 reads
-	# a frame at a time), 3.12, Debian's stripped 3.11 and the newest: the
-	# walk and its redoing are one code for all, the versions differ in
-	# how long a walk takes, which these four span (this stop's thinning:
-	# five versions' runs of 4 s each).
-	case $label in pyenv-3.8|pyenv-3.12|debian-3.11|sid-3.14) ;; *) return ;; esac
+	# a frame at a time, the slowest walk) and 3.12 (the full matrix's):
+	# the walk and its redoing are one code for all, the versions differ
+	# in how long a walk takes, which these two span (Debian's 3.11 and
+	# sid's 3.14 were run too until the suite had to fit in 10 minutes;
+	# they never failed where these passed).
+	case $label in pyenv-3.8|pyenv-3.12) ;; *) return ;; esac
 	"$py" -c 'while 1: pass' &
 	hog=$!
 	reap_later $hog
@@ -335,17 +336,24 @@ consistent() {
 	# a tick that stopped no holder stops the thread that holds it once
 	# read. Without the last three, 5-31 of 9,000 stacks were impossible
 	# (0.1-0.3%; 0.4-1.1% at 5 ms with the others read after the stop);
-	# with them 0-2.
-	$pin0 $TS record -q -r 1000 --no-subprocesses -o "$TMP/rt.folded" -- $pin1 "$py" $P/recursion_threads.py 2 0.2
-	set -- $(python3 tests/integration/stack_check.py "$TMP/rt.folded" | head -1)
-	[ "${1:-0}" -gt 2000 ] && [ "$2" -le $(($1 / 1000)) ]
-	check $? "$label: record of three threads switching every 0.2 ms: every stack of a fast recursion could have happened (0.1% at most)" \
-		"${2:-?} of ${1:-?} impossible: $(python3 tests/integration/stack_check.py "$TMP/rt.folded" | sed -n 2p | cut -c1-400)" \
-		"${2:-?} of ${1:-?} impossible"
+	# with them 0-2. Where the GIL is read differs by version: once for
+	# each way of reading it (3.8 as 3.9 and 3.10, pyenv's 3.11 as
+	# Debian's, 3.12, 3.13, 3.14 as 3.15).
+	case $label in
+	pyenv-3.9|pyenv-3.10|debian-3.11|sid-3.15) ;;
+	*)
+		$pin0 $TS record -q -r 1000 --no-subprocesses -o "$TMP/rt.folded" -- $pin1 "$py" $P/recursion_threads.py 2 0.2
+		set -- $(python3 tests/integration/stack_check.py "$TMP/rt.folded" | head -1)
+		[ "${1:-0}" -gt 2000 ] && [ "$2" -le $(($1 / 1000)) ]
+		check $? "$label: record of three threads switching every 0.2 ms: every stack of a fast recursion could have happened (0.1% at most)" \
+			"${2:-?} of ${1:-?} impossible: $(python3 tests/integration/stack_check.py "$TMP/rt.folded" | sed -n 2p | cut -c1-400)" \
+			"${2:-?} of ${1:-?} impossible"
+		;;
+	esac
 	# Attached, on the versions of the load runs above: the walk is the
 	# one record's checks tested on each version, what attach adds (and
 	# --nonblocking's counts) is one code for all.
-	case $label in pyenv-3.8|pyenv-3.12|debian-3.11|sid-3.14) ;; *) return ;; esac
+	case $label in pyenv-3.8|pyenv-3.12) ;; *) return ;; esac
 	# Long enough to outlive both attaches on a loaded machine (killed
 	# after them): with 4 s the second one could meet its end, and a
 	# process that no longer runs tears no walk.
