@@ -86,10 +86,10 @@ timeout 120 $TS record --native -o "$TMP/nat.folded" -- \
 rc=$?
 pid0=$(rank_field "$TMP/nat.out" 0 1)
 fin=$(with_text "$TMP/nat.folded" "$pid0" ";c10d::Reducer::finalize_backward")
-line=$(grep -A4 "^trainsample: PID $pid0 " "$TMP/nat.err" | grep "steps:.*; comm: the step waited [0-9.]* ms, [0-9.]* ms ran hidden")
+line=$(grep -A8 "^trainsample: PID $pid0 " "$TMP/nat.err" | grep "steps:.*; comm: the step waited [0-9.]* ms, [0-9.]* ms ran hidden")
 [ $rc -eq 0 ] && [ "${fin:-0}" -gt 0 ] && [ -n "$line" ]
 check $? "$label DDP with --native: the Reducer's finalize_backward on rank 0, its steps line with the comm waited and hidden" \
-	"exit $rc, finalize_backward $fin; $(grep -A4 "^trainsample: PID $pid0 " "$TMP/nat.err")" \
+	"exit $rc, finalize_backward $fin; $(grep -A8 "^trainsample: PID $pid0 " "$TMP/nat.err")" \
 	"$(echo "$line" | sed 's/.*; comm: //')"
 
 # NCCL's kernels are the GPU's comm time (the fake libcupti, as
