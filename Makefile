@@ -68,7 +68,7 @@ AGENT_SRCS := $(wildcard cuda/agent/*.c) $(PYREAD_SRCS) $(COMMON_SRCS)
 .DEFAULT_GOAL := all
 include tests/tests.mk
 
-.PHONY: all deps test check check-build check-sanitize demo run-demo bench run-bench install clean fuzz \
+.PHONY: all deps test check check-build check-sanitize sanitize-build demo run-demo bench run-bench install clean fuzz \
         docs-options \
         gpu-check sid-root sid-root-torch
 all: $(BIN) $(AGENT)
@@ -93,6 +93,8 @@ test: deps
 	$(MAKE) --no-print-directory sid-root >$(BUILD)/sid-root.out 2>&1 & sid=$$!; \
 	sh scripts/ns-root.sh $(BUILD)/ns-root >$(BUILD)/ns-root.out 2>&1 & ns=$$!; \
 	$(MAKE) --no-print-directory -j$(JOBS) check-build; built=$$?; \
+	[ $$built = 0 ] && $(MAKE) --no-print-directory -j$(JOBS) sanitize-build \
+		>$(BUILD)/sanitize-build.out 2>&1; \
 	wait $$sid $$ns; cat $(BUILD)/sid-root.out $(BUILD)/ns-root.out; \
 	[ $$built = 0 ] || exit $$built; \
 	$(MAKE) --no-print-directory check
@@ -125,6 +127,16 @@ test-quick: check-build
 # runs too); the targets are the normal build's.
 check-sanitize: $(BIN) $(TEST_FIXTURES)
 	@sh tests/integration/test_sanitize.sh
+
+# That build (build/san) alone: make test makes it while the roots above
+# are fetched (a fresh clone waited a minute for them with nothing to
+# do), and test_sanitize.sh finds it made; its errors are the script's to
+# tell. -O1 is what the sanitizers are run at.
+SAN_BUILD := build/san
+SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+sanitize-build:
+	@env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(MAKE) -s -j$(JOBS) BUILD=$(SAN_BUILD) \
+		CFLAGS="$(SAN_CFLAGS)" $(SAN_BUILD)/trainsample $(UNIT_SRCS:tests/unit/%.c=$(SAN_BUILD)/tests/unit/%)
 
 demo: deps
 	@$(MAKE) --no-print-directory run-demo
