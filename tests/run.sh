@@ -9,7 +9,7 @@
 #                                 binary's name: test_py_locals; unit: every
 #                                 unit binary)
 #   TEST_JOBS=N tests/run.sh      scripts side by side, N at a time (default
-#                                 3; 1: one after another), those in ALONE
+#                                 2; 1: one after another), those in ALONE
 #                                 with nothing beside them
 #   TEST_TIMES=1 tests/run.sh ... each check's seconds on its line
 #
@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.." || exit 1
 results=$(mktemp /tmp/trainsample-results.XXXXXX)
 work=$(mktemp -d /tmp/trainsample-run.XXXXXX)
 trap 'rm -rf "$results" "$results.err" "$work"' EXIT
-jobs=${TEST_JOBS:-3}
+jobs=${TEST_JOBS:-2}
 
 # Whether NAME (a script or binary's base name) was asked for.
 wanted() {
