@@ -22,8 +22,10 @@
 # two, test_terminal's command lines (5 of 5 pass alone beside two CPU
 # hogs), and a signal lost to a SIGKILL of trainsample in
 # test_disturbance's 32 cycles (the thread, passed its signal, had not
-# run yet: the kernel's window, longer the longer a CPU takes to come).
-ALONE="test_accuracy test_containers test_disturbance test_phases test_python_shares test_storm test_terminal"
+# run yet: the kernel's window, longer the longer a CPU takes to come),
+# and test_phases_torch's two DataLoaders of one line: 5 of val_loader's
+# batches filed under train_loader.
+ALONE="test_accuracy test_containers test_disturbance test_phases test_phases_torch test_python_shares test_storm test_terminal"
 cd "$(dirname "$0")/.." || exit 1
 results=$(mktemp /tmp/trainsample-results.XXXXXX)
 work=$(mktemp -d /tmp/trainsample-run.XXXXXX)

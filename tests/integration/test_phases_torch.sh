@@ -3,8 +3,9 @@
 # torch 1.13, else the sid root's) and on Hugging Face's Trainer (the sid
 # root's transformers). test_phases.sh's loops, which check steps and
 # shares to a period's precision, run alone; these compare phases with
-# the loops' own clocks at 5 points, which a neighbour's load leaves
-# standing: tests/run.sh runs them beside another script.
+# the loops' own clocks at 5 points. They run alone too: beside another
+# script, a loader's evaluation batches were once filed under the other
+# loader of the same line.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/integration/lib.sh
 
