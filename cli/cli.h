@@ -202,7 +202,11 @@ int output_names_expand(struct cli_options *o, pid_t pid);
 bool output_name_wants_pid(const char *path);
 struct sampler_stats;
 
-/* record_meta.c: a recording's metadata at its start and its end. */
+/* record_meta.c: a recording's metadata at its start and its end, and a
+ * followed process's (its label from its launch rank, its command line or
+ * the DataLoader worker it is: worker >= 0; its rank; the fork whose
+ * parent's line it kept). */
+void record_meta_process(struct profile *p, pid_t pid, int worker);
 void record_meta_start(struct profile *p, const struct cli_options *o, bool attach,
 		       const char *what);
 void record_meta_end(struct profile *p, pid_t pid, const struct sampler_stats *st,

@@ -310,55 +310,13 @@ static int finish(struct run *r, enum sampler_end end)
 	return ret;
 }
 
-/* PID's parent (its status's PPid); 0 when unreadable. */
-static pid_t parent_of(pid_t pid)
-{
-	char ppid[32];
-
-	return proc_status_field(pid, "PPid", ppid, sizeof(ppid)) == 0 ? (pid_t)atoi(ppid) : 0;
-}
-
-/* A followed process, as it starts or execs: its label, from its launch
- * rank or its command line (formats' process_label); a DataLoader
- * worker's once the sampler finds which it is. */
+/* A followed process, as it starts or execs, or once the sampler finds
+ * which DataLoader worker it is. */
 static void label_process(void *ctx, pid_t pid, int worker)
 {
 	struct run *r = ctx;
-	char rank[32], command[256], label[256], key[32], buf[32];
 
-	target_env_value(pid, "RANK", rank, sizeof(rank));
-	if (rank[0]) {
-		snprintf(key, sizeof(key), "rank.%d", (int)pid);
-		profile_set_meta(r->profile, key, rank);
-	}
-	if (worker >= 0) {
-		snprintf(key, sizeof(key), "worker.%d", (int)pid);
-		snprintf(buf, sizeof(buf), "%d", worker);
-		profile_set_meta(r->profile, key, buf);
-		snprintf(label, sizeof(label), "DataLoader worker %d%s%s", worker,
-			 rank[0] ? " of rank " : "", rank);
-	} else {
-		if (proc_command_line(pid, command, sizeof(command)) < 0)
-			return;
-		process_label(command, rank, NULL, label, sizeof(label));
-		/* A fork that kept its parent's command line (a forkserver's
-		 * child, a Pool worker) is not what that line names: the
-		 * summary tells the forkserver from the training it starts. */
-		{
-			pid_t ppid = parent_of(pid);
-			const char *plabel;
-
-			snprintf(key, sizeof(key), "process.%d", (int)ppid);
-			plabel = ppid > 0 ? profile_meta(r->profile, key) : NULL;
-			if (plabel && !strcmp(plabel, label)) {
-				snprintf(key, sizeof(key), "fork_of.%d", (int)pid);
-				snprintf(buf, sizeof(buf), "%d", (int)ppid);
-				profile_set_meta(r->profile, key, buf);
-			}
-		}
-	}
-	snprintf(key, sizeof(key), "process.%d", (int)pid);
-	profile_set_meta(r->profile, key, label);
+	record_meta_process(r->profile, pid, worker);
 }
 
 /*

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
  * What a recording says of itself (its metadata): how it was made, where
- * (host, clock, the launcher's rank), and at the end how it went. report
- * reads it back to title, label and merge recordings.
+ * (host, clock, the launcher's rank), each followed process's label, and
+ * at the end how it went. report reads it back to title, label and merge
+ * recordings.
  */
 #include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/common.h"
 #include "formats/formats.h"
 #include "sampler/sampler.h"
 
@@ -100,4 +104,51 @@ void record_meta_end(struct profile *p, pid_t pid, const struct sampler_stats *s
 		set_meta_u64(p, "machine_cpus", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
 	}
 	profile_set_meta(p, "end", why);
+}
+
+/* PID's parent (its status's PPid); 0 when unreadable. */
+static pid_t parent_of(pid_t pid)
+{
+	char ppid[32];
+
+	return proc_status_field(pid, "PPid", ppid, sizeof(ppid)) == 0 ? (pid_t)atoi(ppid) : 0;
+}
+
+void record_meta_process(struct profile *p, pid_t pid, int worker)
+{
+	char rank[32], command[256], label[256], key[32], buf[32];
+
+	target_env_value(pid, "RANK", rank, sizeof(rank));
+	if (rank[0]) {
+		snprintf(key, sizeof(key), "rank.%d", (int)pid);
+		profile_set_meta(p, key, rank);
+	}
+	if (worker >= 0) {
+		snprintf(key, sizeof(key), "worker.%d", (int)pid);
+		snprintf(buf, sizeof(buf), "%d", worker);
+		profile_set_meta(p, key, buf);
+		snprintf(label, sizeof(label), "DataLoader worker %d%s%s", worker,
+			 rank[0] ? " of rank " : "", rank);
+	} else {
+		if (proc_command_line(pid, command, sizeof(command)) < 0)
+			return;
+		process_label(command, rank, NULL, label, sizeof(label));
+		/* A fork that kept its parent's command line (a forkserver's
+		 * child, a Pool worker) is not what that line names: the
+		 * summary tells the forkserver from the training it starts. */
+		{
+			pid_t ppid = parent_of(pid);
+			const char *plabel;
+
+			snprintf(key, sizeof(key), "process.%d", (int)ppid);
+			plabel = ppid > 0 ? profile_meta(p, key) : NULL;
+			if (plabel && !strcmp(plabel, label)) {
+				snprintf(key, sizeof(key), "fork_of.%d", (int)pid);
+				snprintf(buf, sizeof(buf), "%d", (int)ppid);
+				profile_set_meta(p, key, buf);
+			}
+		}
+	}
+	snprintf(key, sizeof(key), "process.%d", (int)pid);
+	profile_set_meta(p, key, label);
 }
