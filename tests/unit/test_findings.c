@@ -15,6 +15,7 @@
 #include "analysis/analysis.h"
 #include "formats/formats.h"
 #include "tests/unit/model_helpers.h"
+#include "tests/unit/summary_helpers.h"
 
 #define DL "/v/torch/utils/data/dataloader.py"
 #define WK "/v/torch/utils/data/_utils/worker.py"
@@ -220,26 +221,6 @@ static void train(struct job *j, int epochs, bool restart)
 	}
 }
 
-static char *findings_of(struct profile *p, size_t max)
-{
-	struct phase_rules *rules;
-	struct phase_map *map;
-	struct summary *s;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	cr_assert_eq(phase_rules_new(&rules), 0);
-	cr_assert_eq(phase_map_new(rules, p, &map), 0);
-	cr_assert_eq(summary_build(map, &s), 0);
-	cr_assert_eq(findings_write(s, max, f), 0);
-	fclose(f);
-	summary_free(s);
-	phase_map_free(map);
-	phase_rules_free(rules);
-	return text;
-}
-
 /*
  * The workers' figures are their loading threads', per loader: the
  * training workers busy 90%, the validation ones too, each told to its
@@ -254,7 +235,7 @@ Test(findings, data_bound_gives_each_loaders_workers_loading_threads)
 
 	job_init(&j);
 	train(&j, 2, false);
-	text = findings_of(j.p, SIZE_MAX);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
 	cr_assert(strstr(text, "data-bound"), "%s", text);
 	cr_assert(strstr(text, "fetched from train_loader at main (train.py:9)\n"), "%s", text);
 	cr_assert(strstr(text, "train_loader's 2 workers: their loading threads busy 90% and 90% of "
@@ -278,7 +259,7 @@ Test(findings, hints_follow_the_recording)
 
 	job_init(&j);
 	train(&j, 2, false);
-	text = findings_of(j.p, SIZE_MAX);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
 	cr_assert(strstr(text, "try: more DataLoader workers (num_workers); less work in __getitem__"),
 		  "%s", text);
 	cr_assert_null(strstr(text, "persistent_workers"), "%s", text);
@@ -288,7 +269,7 @@ Test(findings, hints_follow_the_recording)
 
 	job_init(&j);
 	train(&j, 2, true);
-	text = findings_of(j.p, SIZE_MAX);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
 	cr_assert(strstr(text, "try: more DataLoader workers (num_workers); persistent_workers=True "
 			 "(its workers start again at each pass); less work"), "%s", text);
 	cr_assert_null(strstr(text, "pin_memory"), "%s", text);
@@ -307,7 +288,7 @@ Test(findings, workers_waiting_for_a_cpu_get_no_more_workers)
 	job_init(&j);
 	j.starved = true;
 	train(&j, 2, false);
-	text = findings_of(j.p, SIZE_MAX);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
 	cr_assert(strstr(text, "train_loader's 2 workers: their loading threads busy 90% and 90% of "
 			 "the time, 56% of that waiting for a CPU; hottest:"), "%s", text);
 	cr_assert(strstr(text, "try: not more workers: its workers wait for a CPU 56% of their busy "
@@ -326,7 +307,7 @@ Test(findings, worker_restart_names_its_loader)
 	job_init(&j);
 	j.steps = 3;
 	train(&j, 3, true);
-	text = findings_of(j.p, SIZE_MAX);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
 	cr_assert(strstr(text, "worker-restart, PID 100: each epoch starts train_loader again: 3 epochs"),
 		  "%s", text);
 	cr_assert(strstr(text, "try: persistent_workers=True on train_loader keeps its workers"), "%s",
@@ -348,7 +329,7 @@ Test(findings, oversubscribed_says_whose_threads_wait)
 	cr_assert_eq(profile_set_meta(j.p, "target_wait_ns", "1000000000"), 0);
 	cr_assert_eq(profile_set_meta(j.p, "runnable_milli", "2500"), 0);
 	train(&j, 2, false);
-	text = findings_of(j.p, SIZE_MAX);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
 	cr_assert(strstr(text, "cpu-oversubscribed: 2.5 threads runnable on average for 2 CPUs: 40%"),
 		  "%s", text);
 	cr_assert(strstr(text, "is other processes' load is not known: the recording has no "
@@ -360,7 +341,7 @@ Test(findings, oversubscribed_says_whose_threads_wait)
 	 * 2.5 beyond the CPUs, the job's own 0.5. */
 	cr_assert_eq(profile_set_meta(j.p, "machine_runnable_milli", "4500"), 0);
 	cr_assert_eq(profile_set_meta(j.p, "machine_cpus", "2"), 0);
-	text = findings_of(j.p, SIZE_MAX);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
 	cr_assert(strstr(text, "the machine: 4.5 threads runnable on average (every process's, "
 			 "/proc/loadavg), 2.0 of them other processes' on these CPUs\n"), "%s", text);
 	cr_assert(strstr(text, "of the 1.00 s waiting, about 0.20 s (20%) is the job's own threads "
@@ -385,11 +366,11 @@ Test(findings, none_is_said_when_all_are_asked_for)
 		ticks(&j, j.s_bwd, 0, 8);
 		ticks(&j, j.s_opt, 0, 3);
 	}
-	text = findings_of(j.p, SIZE_MAX);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
 	cr_assert(!strncmp(text, "trainsample: no findings: ", 26) && !strchr(text, '\n')[1], "%s",
 		  text);
 	free(text);
-	text = findings_of(j.p, 3);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, 3);
 	cr_assert_str_eq(text, "");
 	free(text);
 	profile_free(j.p);

@@ -15,6 +15,7 @@
 #include "analysis/analysis.h"
 #include "formats/formats.h"
 #include "tests/unit/model_helpers.h"
+#include "tests/unit/summary_helpers.h"
 
 #define MS 1000000ull
 #define DL "/v/torch/utils/data/dataloader.py"
@@ -98,29 +99,6 @@ static void run(struct job *j, int n, const struct work *w, int steps, const int
 	}
 }
 
-static char *write_all(struct profile *p, bool ranks_only)
-{
-	struct phase_rules *rules;
-	struct phase_map *map;
-	struct summary *s;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	cr_assert_eq(phase_rules_new(&rules), 0);
-	cr_assert_eq(phase_map_new(rules, p, &map), 0);
-	cr_assert_eq(summary_build(map, &s), 0);
-	if (ranks_only)
-		cr_assert_eq(summary_ranks_write(s, f), 0);
-	else
-		cr_assert_eq(findings_write(s, SIZE_MAX, f), 0);
-	fclose(f);
-	summary_free(s);
-	phase_map_free(map);
-	phase_rules_free(rules);
-	return text;
-}
-
 /* Rank 1 of four loads its data in 24 ms, the others in 4: the others
  * wait 20 ms a step for it in all_reduce. */
 Test(ranks, a_data_slowed_rank_is_named_with_its_phase_and_who_waits)
@@ -131,13 +109,13 @@ Test(ranks, a_data_slowed_rank_is_named_with_its_phase_and_who_waits)
 
 	job_init(&j);
 	run(&j, 4, w, 40, NULL, true);
-	text = write_all(j.p, false);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
 	cr_assert(strstr(text, "straggler, PID 110: rank 1 holds the others back: its data takes 6.0x "
 			 "theirs (24.0 against 4.0 ms a step); ranks 0, 2, 3 wait 21.0 ms a step "
 			 "in comm for it\n"), "%s", text);
 	cr_assert(strstr(text, "try: look at this rank's data loading"), "%s", text);
 	free(text);
-	text = write_all(j.p, true);
+	text = summary_part_of(j.p, SUMMARY_RANKS, 0);
 	cr_assert(strstr(text, "trainsample: ranks: 4 with steps counted"), "%s", text);
 	/* By rank, each over its own steps: rank 0's wait is comm. */
 	cr_assert(strstr(text, "trainsample:   rank 0 (PID 100): 40 steps, p50 55.0, p90 55.0; data 4.0, "
@@ -156,7 +134,7 @@ Test(ranks, a_compute_slowed_rank_is_named_by_its_slowest_phase)
 
 	job_init(&j);
 	run(&j, 3, w, 30, NULL, true);
-	text = write_all(j.p, false);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
 	cr_assert(strstr(text, "rank 2 holds the others back: its backward takes 2.2x theirs (45.0 "
 			 "against 20.0 ms a step); ranks 0, 1 wait 28.0 ms a step"), "%s", text);
 	free(text);
@@ -174,14 +152,14 @@ Test(ranks, balanced_ranks_and_ranks_that_never_wait_have_no_straggler)
 
 	job_init(&j);
 	run(&j, 2, close_, 30, NULL, true);
-	text = write_all(j.p, false);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
 	cr_assert_null(strstr(text, "straggler"), "%s", text);
 	free(text);
 	profile_free(j.p);
 
 	job_init(&j);
 	run(&j, 2, apart, 30, NULL, false);
-	text = write_all(j.p, false);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
 	cr_assert_null(strstr(text, "straggler"), "%s", text);
 	free(text);
 	profile_free(j.p);
@@ -198,7 +176,7 @@ Test(ranks, a_rank_that_stopped_early_is_said_so)
 
 	job_init(&j);
 	run(&j, 2, w, 30, stop, true);
-	text = write_all(j.p, true);
+	text = summary_part_of(j.p, SUMMARY_RANKS, 0);
 	cr_assert(strstr(text, "rank 1 (PID 110): 20 steps") && strstr(text, "stopped 0.35 s before "
 									  "the last rank's last step"),
 		  "%s", text);

@@ -9,6 +9,7 @@
 #include "analysis/analysis.h"
 #include "analysis/summary_impl.h"
 #include "formats/formats.h"
+#include "tests/unit/summary_helpers.h"
 
 static uint32_t stack_of(struct profile *p, const char *name, uint32_t kind, const char *file,
 			 uint32_t line)
@@ -126,26 +127,11 @@ static const struct test_frame loop_bwd[] = { { "main", "train.py", 12 },
 static const struct test_frame loop_opt[] = { { "main", "train.py", 13 },
 					      { "SGD.step", "/v/torch/optim/sgd.py", 80 } };
 
-/* The end's summary lines, or its findings, of a profile by the built-in
- * rules. */
+/* The end's summary lines, or its findings (the costliest 8), of a
+ * profile by the built-in rules. */
 static char *summary_of(struct profile *p, bool findings)
 {
-	struct phase_rules *rules;
-	struct phase_map *map;
-	struct summary *s;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	cr_assert_eq(phase_rules_new(&rules), 0);
-	cr_assert_eq(phase_map_new(rules, p, &map), 0);
-	cr_assert_eq(summary_build(map, &s), 0);
-	cr_assert_eq(findings ? findings_write(s, 8, f) : summary_text_write(s, false, f), 0);
-	fclose(f);
-	summary_free(s);
-	phase_map_free(map);
-	phase_rules_free(rules);
-	return text;
+	return summary_part_of(p, findings ? SUMMARY_FINDINGS : SUMMARY_LINES, 8);
 }
 
 /*
