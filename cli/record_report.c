@@ -82,7 +82,8 @@ void record_stats_print(const struct sampler_stats *st)
 		"  target pause     p50 %.1f us, p99 %.1f us, max %.1f us (%" PRIu64 " stops%s); "
 		"its own stops unanswered at most %.1f ms\n"
 		"  unwind           p50 %.1f us, p99 %.1f us, first (cold) %s (%" PRIu64 " stacks)\n"
-		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " signals passed on, %" PRIu64 " resumes held for them\n"
+		"  kept intact      %" PRIu64 " syscalls restarted after EINTR, %" PRIu64 " waits watched to their end (%" PRIu64
+		" of them made again after EINTR), %" PRIu64 " signals passed on, %" PRIu64 " resumes held for them\n"
 		"  target cpu       %.3f s on a CPU, %.3f s waiting for one (its threads' schedstat); "
 		"%.1f threads runnable at a tick\n"
 		"  trainsample cpu  %.3f s (%s%s)\n"
@@ -98,7 +99,7 @@ void record_stats_print(const struct sampler_stats *st)
 		(double)st->pause_max_ns / 1e3, st->stops, exits, (double)st->unanswered_max_ns / 1e6,
 		(double)st->unwind_p50_ns / 1e3,
 		(double)st->unwind_p99_ns / 1e3, cold, st->unwinds,
-		st->syscalls_restarted,
+		st->syscalls_restarted, st->waits_watched, st->waits_rewound,
 		st->signals_forwarded, st->signal_holds, (double)st->target_cpu_ns / 1e9,
 		(double)st->target_wait_ns / 1e9,
 		st->runnable_ticks ? (double)st->runnable_sum / (double)st->runnable_ticks : 0.0,

@@ -141,7 +141,11 @@ static int seize_one(struct sampler *s, pid_t tid, bool *added)
 {
 	*added = false;
 	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)seize_options(s)) == 0) {
-		*added = thread_add(s, tid) != NULL;
+		struct thread *t = thread_add(s, tid);
+
+		*added = t != NULL;
+		if (t)
+			syscall_watch_check(s, t); /* before a signal of ours wakes it */
 		return *added ? 0 : -ENOMEM;
 	}
 	if (errno == ESRCH)
@@ -229,24 +233,13 @@ static size_t live_threads(struct sampler *s)
 	return n;
 }
 
-/*
- * PTRACE_DETACH needs a stopped tracee, so each thread is interrupted once
- * more and let go at that stop, with its signal if the stop was a
- * signal-delivery stop. A blocked thread's syscall is restarted as at any
- * interrupt. Zombies never stop; the kernel detaches them when we exit.
- */
-void detach_threads(struct sampler *s)
+/* Interrupts the threads to let go now: at their next stop they are. */
+static void interrupt_to_detach(struct sampler *s, bool watched)
 {
-	uint64_t deadline = monotonic_ns() + 2000000000ull;
-
-	s->detaching_all = true;
-	/* No tick follows to clear what was reaped by tid: its tids would
-	 * pass over these stops' SIGCHLDs. */
-	stops_walk_due(s);
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct thread *t = s->threads[i];
 
-		if (t->gone || t->untraced)
+		if (t->gone || t->untraced || t->detaching || t->watch.on != watched)
 			continue;
 		t->detaching = true;
 		t->want_copy = false;
@@ -257,6 +250,42 @@ void detach_threads(struct sampler *s)
 		else
 			t->interrupt_sent = true; /* not counted: no tick waits for it */
 	}
+}
+
+static size_t threads_detaching(const struct sampler *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nthreads; i++)
+		n += !s->threads[i]->gone && s->threads[i]->detaching;
+	return n;
+}
+
+/*
+ * PTRACE_DETACH needs a stopped tracee, so each thread is interrupted once
+ * more and let go at that stop, with its signal if the stop was a
+ * signal-delivery stop. A blocked thread's syscall is restarted as at any
+ * interrupt. Zombies never stop; the kernel detaches them when we exit.
+ * Threads whose waits are watched (syscall_watch.c) go last: while another
+ * is still traced, a signal the program ignores is still queued for it
+ * and can still wake them; once the others are let go it is dropped as
+ * sent.
+ */
+void detach_threads(struct sampler *s)
+{
+	uint64_t deadline = monotonic_ns() + 2000000000ull;
+
+	/* No tick follows to clear what was reaped by tid: its tids would
+	 * pass over these stops' SIGCHLDs. */
+	s->detaching_all = true;
+	stops_walk_due(s);
+	interrupt_to_detach(s, false);
+	while (threads_detaching(s) && monotonic_ns() < deadline) {
+		if (stops_wait(s, 50) == 0)
+			sweep_dead(s);
+	}
+	interrupt_to_detach(s, false); /* a thread that ended its watch meanwhile */
+	interrupt_to_detach(s, true);
 	while (live_threads(s) && monotonic_ns() < deadline) {
 		if (stops_wait(s, 50) == 0)
 			sweep_dead(s);

@@ -30,6 +30,8 @@ struct blocked_state {
 	int64_t nr;           /* syscall number, -1 when not in a syscall */
 	uint64_t sp, pc;
 	uint64_t runtime;     /* CPU time it has run, ns; 0 when unknown */
+	bool untimed_wait;    /* in a wait that EINTR ends, without a timeout
+			       * (sampler/syscall_watch.h) */
 };
 
 /* A thread's registers and stack, copied at a tick, waiting to be unwound

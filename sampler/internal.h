@@ -30,6 +30,7 @@
 #include "sampler/service.h"
 #include "sampler/signals.h"
 #include "sampler/storm.h"
+#include "sampler/syscall_watch.h"
 #include "sampler/tick.h"
 #include "sampler/waits.h"
 #include "symbolize/python/python.h"
@@ -61,6 +62,7 @@ struct thread {
 	bool untraced;        /* memory-only: listed from /proc, not seized */
 	bool walk_once;       /* memory-only: seized for one walk, let go at
 			       * the stop that walks it */
+	struct syscall_watch watch; /* syscall_watch.h: its waits watched */
 	uint64_t interrupt_ns;/* when the interrupt was sent (pause figure) */
 	uint64_t passed_ns;   /* ticks that passed it by while it sat in a
 			       * ptrace stop of its own (a fork's event
@@ -233,10 +235,6 @@ void sampler_notice(const struct sampler *s, const char *fmt, ...)
 void stops_log(const struct sampler *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void stops_handle(struct sampler *s, pid_t tid, int status);
-/* Undoes an EINTR an interrupt caused in a non-restarting syscall (only
- * in a call without a timeout, if only_untimed). */
-void syscall_undo_eintr(struct sampler *s, pid_t tid,
-			struct user_regs_struct *regs, bool only_untimed);
 
 /* attach.c */
 int attach_threads(struct sampler *s, char *err, size_t errlen);

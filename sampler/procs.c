@@ -33,7 +33,9 @@
 
 long seize_options(const struct sampler *s)
 {
-	long o = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
+	/* TRACESYSGOOD: a watched thread's syscall stops are told from a
+	 * SIGTRAP (syscall_watch.c). */
+	long o = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD;
 
 	/* A started command's forks are seen even when not followed: a
 	 * launcher's child is followed (follow.c), others are counted. */
@@ -417,6 +419,8 @@ void stats_fold(struct sampler *into, const struct sampler *from)
 		a->unanswered_max_ns = b->unanswered_max_ns;
 	a->unwinds += b->unwinds;
 	a->syscalls_restarted += b->syscalls_restarted;
+	a->waits_watched += b->waits_watched;
+	a->waits_rewound += b->waits_rewound;
 	a->signals_forwarded += b->signals_forwarded;
 	a->signal_holds += b->signal_holds;
 	a->py_holder_walks += b->py_holder_walks;

@@ -112,6 +112,8 @@ struct sampler_stats {
 	uint64_t unwind_p99_ns;
 	uint64_t unwind_first_ns;  /* the run's first unwind: cold caches */
 	uint64_t syscalls_restarted; /* EINTR undone after an interrupt */
+	uint64_t waits_watched;    /* waits followed to their end (syscall_watch.c) */
+	uint64_t waits_rewound;    /* ... whose EINTR was turned back into the call */
 	uint64_t signals_forwarded;  /* signal-delivery stops re-injected */
 	uint64_t signal_holds;     /* resumes held for another thread's signal */
 	uint64_t py_holder_walks;  /* GIL holder's walks made while it was stopped */

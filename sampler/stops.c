@@ -32,6 +32,7 @@
 #include "sampler/signals.h"
 #include "sampler/stacks.h"
 #include "sampler/storm.h"
+#include "sampler/syscall_watch.h"
 #include "sampler/tick.h"
 #include "sampler/waits.h"
 #include "symbolize/symbolize.h"
@@ -52,6 +53,11 @@ void stops_log(const struct sampler *s, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* A syscall-entry or -exit stop (PTRACE_O_TRACESYSGOOD) of a watched
+ * thread, told apart from PTRACE_EVENT_* values and from event 0, a
+ * signal's delivery. */
+#define STOP_SYSCALL 0x100
+
 static bool is_group_stop_signal(int sig)
 {
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
@@ -60,118 +66,20 @@ static bool is_group_stop_signal(int sig)
 static void resume(struct sampler *s, struct thread *t, int sig)
 {
 	shared_signals_leave_to_woken(s, t->tid);
-	if (ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)sig) < 0 && errno != ESRCH)
+	if (ptrace(syscall_watch_request(t), t->tid, NULL, (void *)(long)sig) < 0 && errno != ESRCH)
 		stats_error(s, SAMPLER_ERR_PTRACE);
 }
 
 
-/*
- * Syscalls that answer a signal (here: our interrupt) with a plain EINTR
- * instead of a restart code, and have done nothing when they do. close()
- * and connect() are left out on purpose: their EINTR comes after side
- * effects.
- */
-static bool restartable_on_eintr(long nr)
-{
-	switch (nr) {
-	case SYS_epoll_wait:
-	case SYS_epoll_pwait:
-#ifdef SYS_epoll_pwait2
-	case SYS_epoll_pwait2:
-#endif
-	case SYS_rt_sigtimedwait:
-	case SYS_semtimedop:
-	case SYS_semop:
-	case SYS_io_getevents:
-#ifdef SYS_io_pgetevents
-	case SYS_io_pgetevents:
-#endif
-	case SYS_msgrcv:
-	case SYS_msgsnd:
-	case SYS_mq_timedreceive:
-	case SYS_mq_timedsend:
-	case SYS_read:
-	case SYS_readv:
-	case SYS_recvfrom:
-	case SYS_recvmsg:
-	case SYS_recvmmsg:
-	case SYS_write:
-	case SYS_writev:
-	case SYS_sendto:
-	case SYS_sendmsg:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* Whether the interrupted call had no timeout, so running it again from
- * the start cannot make it wait longer than it would have. */
-static bool waits_forever(const struct user_regs_struct *r)
-{
-	switch ((long)r->orig_rax) {
-	case SYS_epoll_wait:
-	case SYS_epoll_pwait:
-		return (int)r->r10 < 0;
-#ifdef SYS_epoll_pwait2
-	case SYS_epoll_pwait2:
-		return r->r10 == 0;
-#endif
-	case SYS_rt_sigtimedwait:
-		return r->rdx == 0;
-	case SYS_semtimedop:
-		return r->r10 == 0;
-	case SYS_io_getevents:
-#ifdef SYS_io_pgetevents
-	case SYS_io_pgetevents:
-#endif
-	case SYS_mq_timedreceive:
-	case SYS_mq_timedsend:
-		return r->r8 == 0;
-	case SYS_semop:
-	case SYS_msgrcv:
-	case SYS_msgsnd:
-		return true;
-	default:
-		return false; /* read/write and friends fail with EINTR only on timeouts */
-	}
-}
-
-#define ERESTARTNOHAND 514 /* kernel-internal, include/linux/errno.h */
-
-/*
- * Our interrupt woke a thread that had just blocked in one of the calls
- * above, and the call is on its way back with EINTR. Turning that into
- * ERESTARTNOHAND lets the kernel decide as for its own restartable calls,
- * atomically at resume: EINTR if a signal handler runs now (as it would
- * have without us), otherwise the call is made again.
- */
-void syscall_undo_eintr(struct sampler *s, pid_t tid,
-			struct user_regs_struct *regs, bool only_untimed)
-{
-	struct user_regs_struct r = *regs;
-
-	if ((long)r.orig_rax < 0 || (long)r.rax != -EINTR ||
-	    !restartable_on_eintr((long)r.orig_rax))
-		return;
-	if (only_untimed && !waits_forever(&r))
-		return;
-	r.rax = (unsigned long long)-ERESTARTNOHAND;
-	if (regs_set(tid, &r) == 0)
-		s->st.syscalls_restarted++;
-	else
-		stats_error(s, SAMPLER_ERR_PTRACE);
-}
-
-static void undo_eintr_now(struct sampler *s, pid_t tid, bool only_untimed, bool sampled)
+static void undo_eintr_now(struct sampler *s, struct thread *t, bool only_untimed, bool sampled)
 {
 	struct user_regs_struct regs;
 
-	if (regs_get(tid, &regs) < 0)
+	if (regs_get(t->tid, &regs) < 0)
 		return;
 	if (sampled)
 		stats_trap_entry(s, &regs);
-	syscall_undo_eintr(s, tid, &regs, only_untimed);
+	syscall_undo_eintr(s, t, &regs, only_untimed);
 }
 
 /*
@@ -212,13 +120,13 @@ static void consume_interrupt(struct sampler *s, struct thread *t, bool running)
 		 * one (here the registers') waits until the thread is off its
 		 * CPU, which the walk overlaps. */
 		pysample_walk_stopped(s, t);
-		undo_eintr_now(s, t->tid, false, true);
+		undo_eintr_now(s, t, false, true);
 		t->pause_pending = true;
 	} else if (t->want_copy) {
 		tick_copy_stopped(s, t);
 		t->pause_pending = true;
 	} else {
-		undo_eintr_now(s, t->tid, false, false);
+		undo_eintr_now(s, t, false, false);
 	}
 	t->want_copy = t->want_py_walk = false;
 }
@@ -261,15 +169,16 @@ static void handle_signal(struct sampler *s, struct thread *t, int sig)
 {
 	bool traced_only = signal_traced_only_known(s, sig);
 
+	syscall_watch_signal(s, t, traced_only);
 	if (traced_only) {
 		if (t->interrupt_sent)
 			consume_interrupt(s, t, true);
 		else
-			undo_eintr_now(s, t->tid, true, false);
+			undo_eintr_now(s, t, true, false);
 		resume_after(s, t, sig);
 	} else {
 		interrupt_passed(s, t);
-		if (ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)sig) < 0 && errno != ESRCH)
+		if (ptrace(syscall_watch_request(t), t->tid, NULL, (void *)(long)sig) < 0 && errno != ESRCH)
 			stats_error(s, SAMPLER_ERR_PTRACE);
 	}
 	if (sig > 0 && sig <= 64)
@@ -291,6 +200,19 @@ static void handle_event_stop(struct sampler *s, struct thread *t, int sig)
 	/* Our interrupt, a new thread's first stop, or the end of a group stop. */
 	t->listening = false;
 	consume_interrupt(s, t, true);
+	resume_after(s, t, 0);
+}
+
+/* A watched thread entering or leaving a syscall (syscall_watch.c): an
+ * interrupt of ours this stop answered is sampled here, after the wait's
+ * EINTR was turned back into the call (no restart code is left at this
+ * stop: the kernel may not look at it again). */
+static void handle_syscall_stop(struct sampler *s, struct thread *t)
+{
+	syscall_watch_stop(s, t, t->interrupt_sent);
+	t->watch.at_syscall_stop = true;
+	consume_interrupt(s, t, true);
+	t->watch.at_syscall_stop = false;
 	resume_after(s, t, 0);
 }
 
@@ -420,8 +342,11 @@ static void detach_at_stop(struct sampler *s, struct thread *t, int sig, int eve
 {
 	int deliver = 0;
 
+	if (event == STOP_SYSCALL)
+		syscall_watch_stop(s, t, t->interrupt_sent); /* an EINTR at its exit: the call again */
 	if (event == 0) {
 		deliver = sig; /* a signal-delivery stop: hand the signal over */
+		syscall_watch_signal(s, t, signal_traced_only_known(s, sig));
 		if (sig > 0 && sig <= 64)
 			s->signals.target_signal_ns[sig] = monotonic_ns();
 	}
@@ -440,8 +365,8 @@ static void detach_at_stop(struct sampler *s, struct thread *t, int sig, int eve
 		}
 	}
 	if (t->interrupt_sent && !(event == PTRACE_EVENT_STOP && is_group_stop_signal(sig)) &&
-	    event != PTRACE_EVENT_EXEC)
-		undo_eintr_now(s, t->tid, false, false);
+	    event != PTRACE_EVENT_EXEC && event != STOP_SYSCALL)
+		undo_eintr_now(s, t, false, false);
 	note_pending_signals(s, t->tid);
 	if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)deliver) < 0 && errno != ESRCH)
 		stats_error(s, SAMPLER_ERR_PTRACE);
@@ -485,6 +410,10 @@ static void handle_own(struct sampler *s, pid_t tid, int status)
 		return;
 	sig = WSTOPSIG(status);
 	event = (unsigned)status >> 16;
+	if (event == 0 && sig == (SIGTRAP | 0x80)) {
+		event = STOP_SYSCALL;
+		sig = 0;
+	}
 	t = thread_find(s, tid);
 	if (!t || !t->interrupt_sent || event != PTRACE_EVENT_STOP)
 		stops_came(s);
@@ -529,6 +458,9 @@ static void handle_own(struct sampler *s, pid_t tid, int status)
 		break;
 	case 0:
 		handle_signal(s, t, sig);
+		break;
+	case STOP_SYSCALL:
+		handle_syscall_stop(s, t);
 		break;
 	default:
 		resume(s, t, 0);

@@ -254,6 +254,17 @@ int thread_blocked_state(struct sampler *s, struct thread *t,
 	b->nr = strtoll(tok[0], NULL, 10);
 	b->sp = strtoull(tok[ntok - 2], NULL, 16);
 	b->pc = strtoull(tok[ntok - 1], NULL, 16);
+	b->untimed_wait = false;
+	if (ntok == 9) {
+		struct user_regs_struct r = {
+			.orig_rax = (unsigned long long)b->nr,
+			.rdi = strtoull(tok[1], NULL, 16), .rsi = strtoull(tok[2], NULL, 16),
+			.rdx = strtoull(tok[3], NULL, 16), .r10 = strtoull(tok[4], NULL, 16),
+			.r8 = strtoull(tok[5], NULL, 16), .r9 = strtoull(tok[6], NULL, 16),
+		};
+
+		b->untimed_wait = syscall_watch_wanted(&r);
+	}
 	return 0;
 }
 
@@ -384,6 +395,8 @@ char thread_poll_state(struct sampler *s, struct thread *t)
 	t->seen_blocked = known && (c == 'S' || c == 'D');
 	t->seen_state = c;
 	t->seen_switches = switches;
+	if (t->seen_blocked && !t->watch.on)
+		syscall_watch_check(s, t); /* it ran, and now waits: in what? */
 	return c;
 }
 

@@ -96,7 +96,7 @@ void tick_copy_stopped(struct sampler *s, struct thread *t)
 		return;
 	}
 	stats_trap_entry(s, &c->regs);
-	syscall_undo_eintr(s, t->tid, &c->regs, false);
+	syscall_undo_eintr(s, t, &c->regs, false);
 	pysample_copy_frames(s, t->tid, c);
 	/* By tid: the process id fails once its main thread is a zombie. */
 	n = stack_copy_read(s, t, c->regs.rsp, c);
@@ -299,6 +299,8 @@ bool tick_sample_blocked(struct sampler *s, struct thread *t)
 	if (ret < 0)
 		return true; /* gone */
 	b.runtime = thread_runtime(s, t);
+	if (b.untimed_wait)
+		syscall_watch_blocked(s, t);
 	if (stacks_blocked_unchanged(t, &b)) {
 		/* seen_switches was read before the syscall file: a switch in
 		 * since shows next tick. */

@@ -2,16 +2,19 @@
 /*
  * The sampler's decisions that need no target: how far apart a chore
  * goes for its cost (spaced_for_cost), which quiet threads a tick leaves
- * unasked (quiet.c), when clones make a storm (storm.c). Each on a
+ * unasked (quiet.c), when clones make a storm (storm.c), which waits are
+ * watched to their end (syscall_watch.c). Each on a
  * struct sampler made here, with nothing seized.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sampler/internal.h"
 #include "sampler/quiet.h"
 #include "sampler/storm.h"
+#include "sampler/syscall_watch.h"
 
 #define MS 1000000ull
 
@@ -125,4 +128,42 @@ Test(storm, clones_spread_out_make_none)
 	cr_expect(!s->storm.active, "a storm of 150 + 150 clones 200 ms apart");
 	cr_expect_eq(s->storm.clones, 150);
 	free(s);
+}
+
+static struct user_regs_struct call(long nr, unsigned long long a3, unsigned long long a4,
+				    unsigned long long a5)
+{
+	struct user_regs_struct r = { .orig_rax = (unsigned long long)nr, .rdx = a3, .r10 = a4, .r8 = a5 };
+
+	return r;
+}
+
+/* Only a wait that EINTR ends (not one the kernel restarts) and that has
+ * no timeout: made again from the start, it waits no longer than it
+ * would have. */
+Test(syscall_watch, untimed_waits_that_fail_with_eintr)
+{
+	struct user_regs_struct r;
+
+	r = call(SYS_rt_sigtimedwait, 0, 8, 0); /* sigwaitinfo */
+	cr_expect(syscall_watch_wanted(&r));
+	r = call(SYS_rt_sigtimedwait, 0x7ffd0000, 8, 0); /* sigtimedwait */
+	cr_expect_not(syscall_watch_wanted(&r));
+	r = call(SYS_epoll_wait, 1, (unsigned long long)-1, 0);
+	cr_expect(syscall_watch_wanted(&r));
+	r = call(SYS_epoll_wait, 1, 200, 0);
+	cr_expect_not(syscall_watch_wanted(&r));
+	r = call(SYS_semop, 1, 0, 0);
+	cr_expect(syscall_watch_wanted(&r));
+	r = call(SYS_io_getevents, 1, 0x7ffd0000, 0);
+	cr_expect(syscall_watch_wanted(&r));
+	r = call(SYS_io_getevents, 1, 0, 0x7ffd0000);
+	cr_expect_not(syscall_watch_wanted(&r));
+	/* Restarted by the kernel itself, or not a wait. */
+	r = call(SYS_futex, 0, 0, 0);
+	cr_expect_not(syscall_watch_wanted(&r));
+	r = call(SYS_read, 0, 0, 0);
+	cr_expect_not(syscall_watch_wanted(&r));
+	r = call(-1, 0, 0, 0); /* not in a syscall */
+	cr_expect_not(syscall_watch_wanted(&r));
 }
