@@ -324,6 +324,16 @@ static void label_process(void *ctx, pid_t pid, int worker)
  * the outputs' names and formats, the profile and its metadata, the
  * sampler's options. 0, or the exit code.
  */
+
+/* TRAINSAMPLE_DIE_AT_SIGNAL_STOP=SIG (a number; anything else: any
+ * signal), for tests of what a SIGKILL of trainsample costs the target. */
+static int die_at_signal_stop(void)
+{
+	const char *v = getenv("TRAINSAMPLE_DIE_AT_SIGNAL_STOP");
+	int sig = v ? atoi(v) : 0;
+
+	return !v ? 0 : sig > 0 && sig < 65 ? sig : -1;
+}
 static int prepare(struct run *r, bool attach, struct sampler_options *so,
 		   char *name, size_t namelen)
 {
@@ -380,6 +390,7 @@ static int prepare(struct run *r, bool attach, struct sampler_options *so,
 		.nonblocking = o->nonblocking,
 		.native_lines = o->native_lines,
 		.trace_stops = getenv("TRAINSAMPLE_TRACE_STOPS") != NULL,
+		.die_at_signal_stop = die_at_signal_stop(),
 		.quiet = o->quiet,
 		.periodic = periodic,
 		.periodic_ctx = r,

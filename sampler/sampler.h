@@ -48,6 +48,9 @@ struct sampler_options {
 			       * process without Python is seized whole */
 	bool native_lines;    /* source file:line of native frames, from DWARF */
 	bool trace_stops;     /* log every ptrace stop to stderr (debugging) */
+	int die_at_signal_stop; /* SIGKILL ourselves at the first delivery
+				 * stop of this signal (-1 any), before passing
+				 * it on: a test of what our death costs */
 	bool quiet;           /* no notices on stderr */
 	bool subprocesses;    /* follow every descendant: those alive at
 			       * attach, and each fork, vfork or clone of a

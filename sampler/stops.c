@@ -187,6 +187,32 @@ static void handle_signal(struct sampler *s, struct thread *t, int sig)
 	signal_masks_refresh(s);
 }
 
+static void detach_at_stop(struct sampler *s, struct thread *t, int sig, int event);
+
+/* A signal-delivery stop looked at but not taken (waits.c): a signal the
+ * program handles, or any a thread being let go gets, goes on now, while
+ * the kernel still holds it for the thread, so our death at any moment
+ * cannot lose it. An ignored one is taken and handled as any stop (held
+ * for a sample and the EINTR repair: its loss costs nothing). */
+bool stops_pass_at_once(struct sampler *s, pid_t tid, int sig)
+{
+	struct sampler *o = procs_owner(sampler_root(s), tid);
+	struct thread *t = thread_find(o, tid);
+
+	if (!t || t->walk_once || (!t->detaching && signal_traced_only_known(o, sig)))
+		return false;
+	if (sampler_root(s)->opt.die_at_signal_stop == -1 || sampler_root(s)->opt.die_at_signal_stop == sig)
+		raise(SIGKILL);
+	stops_came(o);
+	stops_log(o, "stop tid %d sig %d event 0, passed on untaken%s", (int)tid, sig,
+		  t->detaching ? " as it is let go" : "");
+	if (t->detaching)
+		detach_at_stop(o, t, sig, 0);
+	else
+		handle_signal(o, t, sig);
+	return true;
+}
+
 static void handle_event_stop(struct sampler *s, struct thread *t, int sig)
 {
 	if (is_group_stop_signal(sig)) {
@@ -229,8 +255,6 @@ static void release_foreign(struct sampler *s, pid_t pid)
 	if (n)
 		n->detaching = true;
 }
-
-static void detach_at_stop(struct sampler *s, struct thread *t, int sig, int event);
 
 /* A new thread, or a new process (clone without CLONE_THREAD, fork with
  * a spawned command): a launcher's child is followed (follow.c). */

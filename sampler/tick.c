@@ -181,7 +181,7 @@ static void reap_traps_by_tid(struct sampler *s)
 		pid_t tid = s->pass.trap_tids[i];
 		struct thread *t;
 		int status;
-		pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
+		pid_t r = stops_take(s, tid, &status);
 
 		if (r == 0 || (r < 0 && errno == EINTR)) {
 			i++;
@@ -189,7 +189,8 @@ static void reap_traps_by_tid(struct sampler *s)
 		}
 		if (r > 0) {
 			stops_reaped_by_tid(s, r);
-			stops_handle(s, r, status);
+			if (status != STOP_PASSED_ON)
+				stops_handle(s, r, status);
 			t = thread_find(s, tid);
 			if (t && !t->gone && t->counted) {
 				i++;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <string.h>
 #include <stdint.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -91,6 +92,34 @@ void stops_walk_at_tick(struct sampler *s, uint64_t now)
 		stops_walk_due(root);
 }
 
+/*
+ * A stop is looked at before it is taken (WNOWAIT): taking it (waitpid)
+ * clears the code the thread resumes with, so were we killed between
+ * taking a signal's delivery stop and passing the signal on, the kernel
+ * would resume the thread without it. Looked at only, it keeps the
+ * signal, and a signal that goes on at once (stops_pass_at_once) is
+ * passed on without the stop ever being taken: the thread gets it
+ * whenever we die.
+ */
+pid_t stops_take(struct sampler *s, pid_t tid, int *status)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(tid < 0 ? P_ALL : P_PID, tid < 0 ? 0 : (id_t)tid, &si,
+		   WEXITED | WSTOPPED | __WALL | WNOHANG | WNOWAIT) < 0)
+		return -1;
+	if (si.si_pid == 0)
+		return 0;
+	/* A plain signal: its number alone, no event in the bits above. */
+	if (si.si_code == CLD_TRAPPED && si.si_status > 0 && si.si_status < 0x80 &&
+	    stops_pass_at_once(s, si.si_pid, si.si_status)) {
+		*status = STOP_PASSED_ON;
+		return si.si_pid;
+	}
+	return waitpid(si.si_pid, status, __WALL | WNOHANG);
+}
+
 static pid_t stops_reap_one(struct sampler *root, int *status)
 {
 	struct pollfd pfd = { .fd = root->sigfd, .events = POLLIN };
@@ -104,7 +133,7 @@ static pid_t stops_reap_one(struct sampler *root, int *status)
 			return 0;
 	}
 	start = monotonic_ns();
-	tid = waitpid(-1, status, __WALL | WNOHANG);
+	tid = stops_take(root, -1, status);
 	if (tid == 0) {
 		/* Every stop so far is reaped: what comes next signals. */
 		root->waits.walk_due = root->waits.signalled = false;
@@ -193,7 +222,8 @@ static int stops_wait_answer(struct sampler *s, int timeout_ms)
 		pid_t tid = stops_reap_one(root, &status);
 
 		if (tid > 0) {
-			stops_handle(s, tid, status);
+			if (status != STOP_PASSED_ON)
+				stops_handle(s, tid, status);
 			/* Bounded, so a target that stops all the time cannot keep
 			 * the loop from its deadlines and signals. */
 			if (++handled >= MAX_STOPS_PER_WAIT)

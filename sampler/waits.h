@@ -25,6 +25,15 @@ struct waits_state {
 				       * stop would wake us) */
 };
 
+/* The next stop or exit of tid (-1: of any traced thread) as waitpid
+ * takes it, *status its status (0: none; -1 and errno). A signal's
+ * delivery stop whose signal goes on at once is passed on without being
+ * taken (*status STOP_PASSED_ON): so it is never lost, were we killed. */
+#define STOP_PASSED_ON (-1)
+pid_t stops_take(struct sampler *s, pid_t tid, int *status);
+/* stops.c: such a stop of tid's, for signal sig, if its signal goes on at
+ * once (false: to be taken and handled as any stop). */
+bool stops_pass_at_once(struct sampler *s, pid_t tid, int sig);
 /* A stop reaped by waitpid(tid) rather than by stops_wait, whose SIGCHLD
  * then asks for no walk. */
 void stops_reaped_by_tid(struct sampler *s, pid_t tid);
