@@ -15,7 +15,7 @@
  *
  * Found once per frame and variable: later samples read that one slot
  * again (8 bytes) and compare, so a frame reused by another call with
- * another loader is noticed. Frames with two DataLoader variables are
+ * another loader is noticed; and not found once per caller of __next__. Frames with two DataLoader variables are
  * left to the summary's line, as are `<module>` loops (globals).
  */
 #include <errno.h>
@@ -152,6 +152,11 @@ static int loader_of(struct sampler *s, const struct py_raw_frame *f, int n, int
 
 			if (ls->frame != f[i].addr || ls->code != f[i].code)
 				continue;
+			if (ls->id < 0) {
+				if (i == k + 1)
+					return -1; /* searched from this caller: none */
+				continue;
+			}
 			if (slot_object(&py->target, ls->frame, ls->slot, &now) == 0 && now == ls->obj)
 				return ls->id;
 			ls->frame = 0; /* another call's frame now: found again */
@@ -161,13 +166,18 @@ static int loader_of(struct sampler *s, const struct py_raw_frame *f, int n, int
 		return -ENOMEM;
 	if (find_holder(s, f, n, k, &site, vars, name, sizeof(name))) {
 		id = loader_number(s, site.obj, name);
-		if (id >= 0) {
-			site.id = id;
-			py->loader_sites[py->next_loader_site] = site;
-			py->next_loader_site = (py->next_loader_site + 1) % LOADER_SITES;
-			if (py->nloader_sites < LOADER_SITES)
-				py->nloader_sites++;
-		}
+		site.id = id;
+	} else {
+		/* None: not searched again from the same caller's frame, the
+		 * search being dear (every frame's variables read). */
+		site = (struct loader_site){ .frame = k + 1 < n ? f[k + 1].addr : 0,
+					     .code = k + 1 < n ? f[k + 1].code : 0, .id = -1 };
+	}
+	if (site.frame) {
+		py->loader_sites[py->next_loader_site] = site;
+		py->next_loader_site = (py->next_loader_site + 1) % LOADER_SITES;
+		if (py->nloader_sites < LOADER_SITES)
+			py->nloader_sites++;
 	}
 	free(vars);
 	return id;
@@ -248,11 +258,17 @@ void pysample_loader_note(struct sampler *s, struct thread *t, const struct py_r
 		id = loader_of_self(s, f, n, k, 0);
 		t->loader_iterated = id + 1;
 	} else if (py->loader_kind == LOADER_ITER_INIT) {
-		/* Also in a worker forked there, at every sample: known once. */
+		uint64_t loader = 0;
+
+		/* Also in a worker forked there, at every sample: known once,
+		 * while its loader argument is the one remembered. An iterator
+		 * freed and another made at its address (one epoch's, then the
+		 * next loader's) is not taken for the old one. */
 		if (slot_object(&py->target, f[k].addr, 0, &iter) < 0 || !iter)
 			return;
 		id = loader_of_iter(s, iter);
-		if (id < 0) {
+		if (id < 0 || slot_object(&py->target, f[k].addr, 1, &loader) < 0 ||
+		    loader != py->loaders[id]) {
 			if (!py_type_derives(&py->target, iter, "_BaseDataLoaderIter"))
 				return; /* DataLoader.__init__ before 3.11 */
 			id = loader_of_self(s, f, n, k, 1);
@@ -260,17 +276,24 @@ void pysample_loader_note(struct sampler *s, struct thread *t, const struct py_r
 				iter_remember(s, iter, id);
 		}
 	} else {
-		/* __next__'s self is the iterator; one not seen being made
-		 * right after a loader's __iter__ (no fetch between) is that
-		 * loader's. */
-		id = slot_object(&py->target, f[k].addr, 0, &iter) == 0 ? loader_of_iter(s, iter) : -1;
-		if (id < 0 && iter && t->loader_iterated) {
+		/* __next__'s self is the iterator: made right after a loader's
+		 * __iter__ (no fetch between), that loader's; else the loader
+		 * a frame outward holds; else the one it was seen made by.
+		 * Last, as an address remembered can be another iterator's now
+		 * (the last epoch's freed, the next loader's made there). */
+		if (slot_object(&py->target, f[k].addr, 0, &iter) < 0)
+			iter = 0;
+		if (iter && t->loader_iterated) {
 			id = t->loader_iterated - 1;
 			iter_remember(s, iter, id);
+		} else {
+			id = loader_of(s, f, n, k);
+			if (id >= 0 && iter)
+				iter_remember(s, iter, id);
+			else if (id < 0)
+				id = loader_of_iter(s, iter);
 		}
 		t->loader_iterated = 0;
-		if (id < 0)
-			id = loader_of(s, f, n, k);
 	}
 	/* A fetch whose loader is not known: not the last one's (the
 	 * summary tells it by its line then). */

@@ -6,7 +6,10 @@
 # and names (fake_torch/), so the built-in data rules apply; the summary
 # tells them apart by the object each one is. Prints, as the loop's own
 # clock measures them (ms): steps N train_data F val_batches N val_data F
-#   two_loaders.py EPOCHS STEPS_PER_EPOCH VAL_BATCHES
+#   two_loaders.py EPOCHS STEPS_PER_EPOCH VAL_BATCHES [TRAIN_START]
+# TRAIN_START: seconds the training loader's __iter__ takes (its workers
+# starting, as a loader with num_workers does at each epoch), while the
+# validation loader's (no workers) returns at once.
 import os
 import sys
 import time
@@ -56,7 +59,8 @@ def evaluate(loader):
 
 def main():
     epochs, steps, batches = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-    train_loader = DataLoader(steps, 0.010, 0.0)
+    start = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
+    train_loader = DataLoader(steps, 0.010, start)
     # A validation batch takes 16 ms: its batches are counted as runs of
     # the model's forward, so each fetch needs samples of its own; at
     # 4 ms, one trainsample preempted for 4 ms at 1 kHz merged two (a
