@@ -2,7 +2,11 @@
 /*
  * Accuracy target: the main thread alternates between hot_a (about 2/3 of
  * its CPU time) and hot_b (1/3) for SECONDS, timing each with its own
- * thread CPU clock, and prints the truth: "hot_a NS hot_b NS total NS".
+ * thread CPU clock and with the wall clock, and prints the truth:
+ * "hot_a NS hot_b NS total NS sink N wall_a NS wall_b NS wall_total NS".
+ * On a busy machine the two differ: a thread preempted in hot_a spends
+ * wall time there, waiting for a CPU, which a sampler of running and
+ * runnable threads counts as hot_a's.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -48,20 +52,26 @@ int main(int argc, char **argv)
 	double seconds = argc > 1 ? atof(argv[1]) : 4.0;
 	uint64_t end = wall_ns() + (uint64_t)(seconds * 1e9);
 	uint64_t a = 0, b = 0, start = thread_cpu_ns(), sink = 0;
+	uint64_t wa = 0, wb = 0, wall_start = wall_ns();
 
 	/* Phases of a few milliseconds: the clock reads between them are noise. */
 	while (wall_ns() < end) {
-		uint64_t t0 = thread_cpu_ns(), t1, t2;
+		uint64_t w0 = wall_ns(), t0 = thread_cpu_ns(), t1, t2, w1, w2;
 
 		sink += hot_a(4000000);
 		t1 = thread_cpu_ns();
+		w1 = wall_ns();
 		sink += hot_b(2000000);
 		t2 = thread_cpu_ns();
+		w2 = wall_ns();
 		a += t1 - t0;
 		b += t2 - t1;
+		wa += w1 - w0;
+		wb += w2 - w1;
 	}
-	printf("hot_a %llu hot_b %llu total %llu sink %llu\n", (unsigned long long)a,
-	       (unsigned long long)b, (unsigned long long)(thread_cpu_ns() - start),
-	       (unsigned long long)(sink & 1));
+	printf("hot_a %llu hot_b %llu total %llu sink %llu wall_a %llu wall_b %llu wall_total %llu\n",
+	       (unsigned long long)a, (unsigned long long)b, (unsigned long long)(thread_cpu_ns() - start),
+	       (unsigned long long)(sink & 1), (unsigned long long)wa, (unsigned long long)wb,
+	       (unsigned long long)(wall_ns() - wall_start));
 	return 0;
 }
