@@ -118,13 +118,20 @@ for name in ("data", "forward", "backward"):
     assert roots.get(label, 0) >= (len(label) + 1) * cw, (label, roots)
 EOT
 prc=$?
-[ $rc -eq 0 ] && [ $prc -eq 0 ] &&
-	grep -q "load_batch (helpers_loop.py:[0-9]*);.*\[idle: " "$TMP/hl.folded" &&
-	! grep -q "\[idle: read\]" "$TMP/hl.folded" && grep -q "\[idle: read\]" "$TMP/hl-idle.folded" &&
-	grep -q "^trainsample: left out [0-9.]* s of idle threads' time.*(--idle keeps it)" "$TMP/hl.err" &&
-	! grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl.folded" &&
-	grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl-idle.folded" &&
-	grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl-h0.folded"
+# Each condition by name, so a failure says which.
+why=""
+[ $rc -eq 0 ] || why="$why exit $rc;"
+[ $prc -eq 0 ] || why="$why the picture's check;"
+grep -q "load_batch (helpers_loop.py:[0-9]*);.*\[idle: " "$TMP/hl.folded" || why="$why no load_batch wait;"
+! grep -q "\[idle: read\]" "$TMP/hl.folded" ||
+	why="$why a worker's read kept: $(grep "\[idle: read\]" "$TMP/hl.folded" | cut -c1-200 | tr '\n' '|');"
+grep -q "\[idle: read\]" "$TMP/hl-idle.folded" || why="$why no read with --idle;"
+grep -q "^trainsample: left out [0-9.]* s of idle threads' time.*(--idle keeps it)" "$TMP/hl.err" ||
+	why="$why no 'left out' line;"
+! grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl.folded" || why="$why a helper's wait kept;"
+grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl-idle.folded" || why="$why no helper wait with --idle;"
+grep -q "Thread.run (.*Event.wait (.*\[idle: " "$TMP/hl-h0.folded" || why="$why no helper wait with --thread;"
+[ -z "$why" ]
 check $? "flamegraph: by default every thread's work and the loop's waits: forward and backward most of the page, idle helpers and workers left out and counted on stderr; --idle (or --thread) keeps them" \
-	"exit $rc; $(cat "$TMP/hl.check" | tail -3); $(grep 'left out' "$TMP/hl.err"); waits: $(grep -o '\[idle: [a-z_0-9]*\]' "$TMP/hl.folded" | sort | uniq -c | tr '\n' ' ')" \
+	"$why $(cat "$TMP/hl.check" | tail -3); $(grep 'left out' "$TMP/hl.err"); waits: $(grep -o '\[idle: [a-z_0-9]*\]' "$TMP/hl.folded" | sort | uniq -c | tr '\n' ' ')" \
 	"$(head -2 "$TMP/hl.check" | tr "\n" " ")"
