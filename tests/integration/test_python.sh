@@ -5,9 +5,8 @@
 #   test_python_older.sh   the same on 3.8 to 3.10 and Debian's 3.11, then
 #                          Debian's numpy and the versions refused
 #   test_python_shares.sh  every version: shares against the target's own
-#                          CPU clock, qualnames and lines, and consistent
-#                          stacks (what a neighbour's load would blur: run
-#                          with nothing beside it)
+#                          clock around each call, qualnames and lines, and
+#                          consistent stacks
 # pyenv's 3.12 gets every check; the others those whose code differs by
 # version (layouts, walks, the merge) and a thinner share of the rest.
 . tests/integration/lib.sh
