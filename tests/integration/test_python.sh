@@ -5,8 +5,10 @@
 #   test_python_older.sh   the same on 3.8 to 3.10 and Debian's 3.11, then
 #                          Debian's numpy and the versions refused
 #   test_python_shares.sh  every version: shares against the target's own
-#                          clock around each call, qualnames and lines, and
-#                          consistent stacks
+#                          clock around each call, qualnames and lines
+#   test_python_consistent.sh  every version: consistent stacks (what a
+#                          neighbour's load would blur: run with nothing
+#                          beside it)
 # pyenv's 3.12 gets every check; the others those whose code differs by
 # version (layouts, walks, the merge) and a thinner share of the rest.
 . tests/integration/lib.sh
@@ -424,12 +426,13 @@ dump() {
 
 # PYTHON_PART: newer (this script: pyenv's 3.11 on), older
 # (test_python_older.sh: 3.8 to 3.10, Debian's 3.11 and the checks after
-# the loop), shares (test_python_shares.sh: shares and consistent stacks
-# on every version), all (everything).
+# the loop), shares (test_python_shares.sh: shares on every version),
+# consistent (test_python_consistent.sh: consistent stacks on every
+# version), all (everything).
 PYTHON_PART=${PYTHON_PART:-newer}
 in_part() {
 	case "$PYTHON_PART:$1" in
-	all:*|shares:*|older:*-3.8|older:*-3.9|older:*-3.10|older:debian-3.11) return 0 ;;
+	all:*|shares:*|consistent:*|older:*-3.8|older:*-3.9|older:*-3.10|older:debian-3.11) return 0 ;;
 	older:*) return 1 ;;
 	newer:*-3.8|newer:*-3.9|newer:*-3.10|newer:debian-3.11) return 1 ;;
 	esac
@@ -445,19 +448,20 @@ while read -r label py; do
 	fi
 	if [ -z "$py" ]; then
 		case $PYTHON_PART in
-		shares) checks="shares|consistent stacks|consistent stacks of three threads" ;;
+		shares) checks="shares" ;;
+		consistent) checks="consistent stacks|consistent stacks of three threads" ;;
 		*) checks="launches|threads|late thread|shapes|--native|--native-all|dump" ;;
 		esac
 		(IFS='|'; for t in $checks; do skip "$label: $t" "$(python_missing_why "$label")"; done)
 		continue
 	fi
 	case $PYTHON_PART in
-	shares|all)
-		shares "$label" "$py"
-		consistent "$label" "$py"
-		;;
+	shares|all) shares "$label" "$py" ;;
 	esac
-	[ "$PYTHON_PART" = shares ] && continue
+	case $PYTHON_PART in
+	consistent|all) consistent "$label" "$py" ;;
+	esac
+	case $PYTHON_PART in shares|consistent) continue ;; esac
 	launches "$label" "$py"
 	half_loaded "$label" "$py"
 	threads "$label" "$py"
@@ -499,7 +503,7 @@ native_numpy() {
 	done
 }
 
-[ "$PYTHON_PART" = shares ] && exit 0
+case $PYTHON_PART in shares|consistent) exit 0 ;; esac
 [ "$PYTHON_PART" = newer ] && [ -z "$ONLY" ] && exit 0
 
 case " ${ONLY:-debian-3.11} " in
