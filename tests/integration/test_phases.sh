@@ -83,7 +83,10 @@ check $? "steps counted exactly (or two merged where a whole backward went unsam
 # whole backward merges two steps, and the steps line says some may be
 # two. Not all: one quiet run said 7 of 11 merges (and a loaded one said
 # more than there were), so only that it says so is asked here; the
-# count's logic has unit tests (test_steps.c).
+# count's logic has unit tests (test_steps.c). Whether a stall spans a
+# backward is the scheduler's: under two CPU hogs one run had none (26
+# steps of 26, nothing said, rightly), so where no step was merged the
+# count must be exact and nothing said.
 $TS record -r 1000 --phases "$TMP/rules" -o "$TMP/stall.folded" -- $PY tests/python/phase_loop.py 3 \
 	>"$TMP/stall.out" 2>"$TMP/stall.err" &
 rec=$!
@@ -99,7 +102,11 @@ set -- $(cat "$TMP/stall.out")
 line=$(grep "^trainsample:   steps: " "$TMP/stall.err")
 got=$(echo "$line" | sed -n 's/^trainsample:   steps: \([0-9]*\) .*/\1/p')
 two=$(echo "$line" | sed -n 's/.*; \([0-9]*\) steps* may be two: a tick came later than a backward lasts$/\1/p')
-[ -n "$got" ] && [ "$got" -lt "${10}" ] && [ "${two:-0}" -ge 1 ]
+if [ -n "$got" ] && [ "$got" -eq "${10}" ]; then
+	[ -z "$two" ] # no stall spanned a backward: nothing merged, nothing to say
+else
+	[ -n "$got" ] && [ "$got" -lt "${10}" ] && [ "${two:-0}" -ge 1 ]
+fi
 check $? "steps merged by stalls of trainsample: the steps line says some may be two" \
 	"loop: ${10} steps; $line" "${got:-?} steps + ${two:-0} said to be two, of ${10}"
 
