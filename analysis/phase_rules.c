@@ -236,6 +236,10 @@ static bool rule_matches(const struct phase_rule *rule, const char *func, const 
 
 	if (rule->thread)
 		return false;
+	/* A file run as it is imported does its module's setup, not the
+	 * work a pattern for the file's functions means. */
+	if (!strcmp(func, "<module>") && strcmp(rule->func, "<module>"))
+		return false;
 	if (fnmatch(rule->func, func, 0) &&
 	    (!method || !rule->file || strchr(func, '.') || fnmatch(method + 1, func, 0)))
 		return false;

@@ -97,6 +97,11 @@ static const struct {
 	{ { "get_rank", SP "torch/distributed/distributed_c10d.py" }, PHASE_OTHER },
 	{ { "init_process_group", SP "torch/distributed/distributed_c10d.py" }, PHASE_OTHER },
 	{ { "DistributedDataParallel.forward", SP "torch/nn/parallel/distributed.py" }, PHASE_OTHER },
+	/* A file's import is not its functions' work: torch.optim's first
+	 * step imports torch._dynamo, which imports _functional_collectives
+	 * (1% "comm" in a one-process script before). */
+	{ { "all_reduce", SP "torch/distributed/_functional_collectives.py" }, PHASE_COMM },
+	{ { "<module>", SP "torch/distributed/_functional_collectives.py" }, PHASE_OTHER },
 	/* Python 3.8-3.10 name a method without its class: the method's
 	 * name in the rule's file is enough; a qualified name must match
 	 * whole; another file is no match. */
