@@ -36,6 +36,7 @@
 #define HOLDS_NS_A_SECOND 20000000ull /* the most a second's holds may take */
 #define MASKS_KEPT_NS 250000000ull
 #define MASKS_FRESH_NS 10000000ull    /* after a signal passed on: a handler changed? */
+#define BLOCK_NEVER ((1ull << (SIGKILL - 1)) | (1ull << (SIGSTOP - 1)))
 
 /* The kernel's struct ptrace_peeksiginfo_args (glibc does not declare it). */
 struct peek_args {
@@ -73,20 +74,31 @@ static const struct signal_masks *masks_read(struct sampler *s, uint64_t kept_ns
 			if (!strncmp(line, names[i], 7))
 				*vals[i] = strtoull(line + 7, NULL, 16);
 	fclose(f);
+	/* Every signal but SIGKILL and SIGSTOP blocked: glibc's
+	 * pthread_create for the length of its clone(), not the program's
+	 * mask. Kept that long only. */
+	if ((m->blocked | BLOCK_NEVER) == ~0ull)
+		m->read_ns = now - (MASKS_KEPT_NS - MASKS_FRESH_NS);
 	return m;
 }
 
-static bool masks_say_traced_only(const struct signal_masks *m, int sig)
+/* Whether the program's disposition drops sig: ignored, or left to a
+ * default that ignores it (the disposition is the process's, whichever
+ * thread's status it was read from). */
+static bool masks_say_ignored(const struct signal_masks *m, int sig)
 {
 	unsigned long long bit = 1ull << (sig - 1);
 
-	if (m->blocked & bit)
-		return false;
 	if (m->ignored & bit)
 		return true;
 	if (m->caught & bit)
 		return false;
 	return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
+}
+
+static bool masks_say_traced_only(const struct signal_masks *m, int sig)
+{
+	return !(m->blocked & (1ull << (sig - 1))) && masks_say_ignored(m, sig);
 }
 
 /*
@@ -110,7 +122,7 @@ bool signal_traced_only_known(struct sampler *s, int sig)
 	 * now (the masks are read after each signal passed on). */
 	if (!m->valid && !default_ignored)
 		return false;
-	return masks_say_traced_only(m->valid ? m : masks_read(s, MASKS_KEPT_NS), sig);
+	return masks_say_ignored(m->valid ? m : masks_read(s, MASKS_KEPT_NS), sig);
 }
 
 void signal_masks_refresh(struct sampler *s)
@@ -186,7 +198,6 @@ void shared_signals_leave_to_woken(struct sampler *s, pid_t tid)
 		h->second_start_ns = start;
 		h->second_held_ns = 0;
 	}
-	stops_log(s, "DBG tid %d sig %d pid %d same %d budget %llu runnable %d", (int)tid, q.signo, q.pid, same_signal(&q, &h->unclaimed), (unsigned long long)h->second_held_ns, another_runnable(s, tid));
 	if (same_signal(&q, &h->unclaimed) || h->second_held_ns >= HOLDS_NS_A_SECOND ||
 	    !another_runnable(s, tid))
 		return;

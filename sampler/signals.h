@@ -48,10 +48,14 @@ struct target_signals {
 };
 
 bool woke_only_because_traced(struct sampler *s, int sig);
-/* The same at a signal-delivery stop, where nothing may wait: from the
- * masks last read (read now only for a signal ignored by default, if
- * never read), which signal_masks_refresh reads again once the signal is
- * passed on (if older than 10 ms: a handler may have changed). */
+/* At a signal-delivery stop, where nothing may wait: whether the program
+ * drops the signal (ignored, or by default), from the masks last read
+ * (read now only for a signal ignored by default, if never read), which
+ * signal_masks_refresh reads again once the signal is passed on (if
+ * older than 10 ms: a handler may have changed). Whether some thread
+ * blocks it does not count here: the one at the stop takes it. (The
+ * leader's mask read while it was in pthread_create, all blocked, once
+ * made a SIGCHLD at a rewound sigwaitinfo "caught": the EINTR given back.) */
 bool signal_traced_only_known(struct sampler *s, int sig);
 void signal_masks_refresh(struct sampler *s);
 /* Before resuming tid: a signal queued for the process only because we

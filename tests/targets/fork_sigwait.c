@@ -10,7 +10,10 @@
  * item 5). Runs SECONDS (argv[1], default 4) and prints
  * "eintr N waits N children N". With "quiet" (argv[2]) there is no timer:
  * the main thread waits the whole run for the SIGTERM the worker sends at
- * its end, as a supervisor waits for its shutdown.
+ * its end, as a supervisor waits for its shutdown. With "thread" it is
+ * the same wait in a signal thread of its own, while the main thread
+ * blocks every signal and joins the two (the leader's mask, read from
+ * /proc/PID/status, then blocks SIGCHLD; the waiting thread's does not).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -59,12 +62,50 @@ static void *start_children(void *arg)
 	return NULL;
 }
 
+static long wait_signals(const sigset_t *set, const struct timespec *start, long *waits)
+{
+	struct timespec now;
+	long eintr = 0;
+
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(set, &si);
+
+		if (sig < 0) {
+			if (errno != EINTR)
+				return -1;
+			eintr++;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			fprintf(stderr, "EINTR at [%ld.%06ld]\n", (long)now.tv_sec, now.tv_nsec / 1000);
+			continue;
+		}
+		(*waits)++;
+		if (sig == SIGTERM || since(start) >= seconds)
+			return eintr;
+	}
+}
+
+struct signal_thread {
+	sigset_t set;
+	struct timespec start;
+	long eintr, waits;
+};
+
+static void *signal_thread(void *arg)
+{
+	struct signal_thread *st = arg;
+
+	st->eintr = wait_signals(&st->set, &st->start, &st->waits);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	bool quiet = argc > 2 && strcmp(argv[2], "quiet") == 0;
+	bool in_thread = argc > 2 && strcmp(argv[2], "thread") == 0;
+	bool quiet = in_thread || (argc > 2 && strcmp(argv[2], "quiet") == 0);
 	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
 	struct itimerspec every = { { 0, 10000000 }, { 0, 10000000 } };
-	struct timespec start, now;
+	struct timespec start;
 	long eintr = 0, waits = 0;
 	sigset_t set;
 
@@ -83,22 +124,23 @@ int main(int argc, char **argv)
 	if (pthread_create(&worker, NULL, start_children, quiet ? &worker : NULL))
 		return 2;
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
-		siginfo_t si;
-		int sig = sigwaitinfo(&set, &si);
+	if (in_thread) {
+		struct signal_thread st = { .set = set, .start = start };
+		pthread_t waiter;
+		sigset_t all;
 
-		if (sig < 0) {
-			if (errno != EINTR)
-				return 2;
-			eintr++;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			fprintf(stderr, "EINTR at [%ld.%06ld]\n", (long)now.tv_sec, now.tv_nsec / 1000);
-			continue;
-		}
-		waits++;
-		if (sig == SIGTERM || since(&start) >= seconds)
-			break;
+		if (pthread_create(&waiter, NULL, signal_thread, &st))
+			return 2;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, NULL);
+		pthread_join(waiter, NULL);
+		eintr = st.eintr;
+		waits = st.waits;
+	} else {
+		eintr = wait_signals(&set, &start, &waits);
 	}
+	if (eintr < 0)
+		return 2;
 	atomic_store(&stop, 1);
 	pthread_join(worker, NULL);
 	printf("eintr %ld waits %ld children %ld\n", eintr, waits, atomic_load(&children));
