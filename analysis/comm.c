@@ -5,7 +5,8 @@
  * Reducer's finalize_backward: a condition wait, no Python frame), and an
  * async handle's `work.wait()` is a C++ method: both show as a thread
  * blocked under a Python line. So in a process that uses torch.distributed
- * (a frame of torch/distributed/ or of DDP seen in any of its stacks), a
+ * (a frame of torch/distributed/ or of DDP seen in any of its stacks, or a
+ * launcher's RANK in its environment), a
  * blocked sample under backward, or under a line that calls `.wait(`, is
  * communication. Not on a GPU (CUDA's native frames, an autograd device
  * thread, GPU records): there the loop's thread also blocks in backward waiting for
@@ -141,6 +142,16 @@ static int comm_procs_find(struct phase_map *m)
 	if (ret < 0) {
 		comm_procs_free(sc.c);
 		return ret;
+	}
+	/* A launcher's rank (RANK in its environment) is one, whatever its
+	 * stacks: attached to a job hung in DDP's backward, no frame of
+	 * torch.distributed may be seen at all. */
+	for (size_t i = 0; i < sc.c->n; i++) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "rank.%u", (unsigned)sc.c->v[i].pid);
+		if (profile_meta(m->p, key))
+			sc.c->v[i].seen |= PROC_DISTRIBUTED;
 	}
 	m->comm = sc.c;
 	return 0;

@@ -277,6 +277,7 @@ static void findings_find(const struct summary *s, struct finding_list *l)
 	findings_host_copies(s, l);
 	findings_cpu_oversubscribed(s, l);
 	findings_straggler(s, l);
+	findings_ranks_stuck(s, l);
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct summary_process *sp = &s->procs[i];
 

@@ -75,6 +75,8 @@ void findings_cpu_copies(const struct summary *s, const struct summary_process *
 bool finding_steps_counted(const struct summary_process *sp);
 /* summary_ranks.c: the rank that holds the others back. */
 void findings_straggler(const struct summary *s, struct finding_list *l);
+/* ranks_stuck.c: the rank a hung job waits for. */
+void findings_ranks_stuck(const struct summary *s, struct finding_list *l);
 
 /* findings_gpu.c */
 void findings_gpu_underused(const struct summary *s, struct finding_list *l);

@@ -11,7 +11,8 @@ cd "$(dirname "$0")/../.." || exit 1
 
 if ! torch_python; then
 	for t in "a data-slowed rank named" "the waiting rank's comm against its clock" \
-		"a compute-slowed rank of four named, per-rank recordings merged" "a balanced job: no straggler"; do
+		"a compute-slowed rank of four named, per-rank recordings merged" "a balanced job: no straggler" \
+		"a hung job recorded: the stuck rank named" "a hung job attached: the stuck rank named"; do
 		skip "ranks: $t" "$torch_why"
 	done
 	exit 0
@@ -101,6 +102,51 @@ doc = json.load(open(sys.argv[1]))
 assert len(doc["ranks"]) == 2, doc["ranks"]
 print(" ".join("rank %d: %s" % (r["rank"], ", ".join("%s %.1f" % kv for kv in r["phase_ms"].items() if kv[1]))
                for r in doc["ranks"]))
-assert not [f for f in doc["findings"] if f["id"] == "straggler"], doc["findings"]
+assert not [f for f in doc["findings"] if f["id"] in ("straggler", "rank-stuck")], doc["findings"]
 EOT
-check $? "$label, 2 ranks balanced: no straggler finding" "exit $rc; $(tail -4 "$TMP/b.json")" "$(head -c 200 "$TMP/b.json")"
+check $? "$label, 2 ranks balanced: no straggler finding, no rank stuck" "exit $rc; $(tail -4 "$TMP/b.json")" "$(head -c 200 "$TMP/b.json")"
+
+# A job that hangs: rank 1's data loading blocks in a read that never
+# returns, 2 s into training; rank 0 waits for it in DDP's gradient
+# allreduce. Recorded through the hang (stopped 3 s after it, as a user
+# stops a hung job), then a hung job attached as a user would, with -s on
+# its launcher. The ranks outlive the launcher: killed here.
+hung_job() { pkill -KILL -f 'ddp_train.py 60 --hang-rank 1' 2>/dev/null; }
+wait_hang() { # OUT
+	for _ in $(seq 180); do
+		grep -q 'hangs at step' "$1" 2>/dev/null && return 0
+		sleep 0.5
+	done
+	return 1
+}
+timeout 150 $TS record -r 200 -o "$TMP/h.tsprof" -- $torch_py tests/python/launch_ranks.py 2 \
+	tests/python/ddp_train.py 60 --hang-rank 1 --hang-after 2 >"$TMP/h.out" 2>"$TMP/h.err" &
+rec=$!
+wait_hang "$TMP/h.out" && sleep 3
+kill -INT $rec
+wait $rec
+rc=$?
+hung_job
+$TS report -q "$TMP/h.tsprof" --findings >"$TMP/h.findings" 2>&1
+grep -q '^trainsample:   \[high\] rank-stuck, PID [0-9]*: rank 1 stopped stepping: its last [0-9.]* s in data, while rank 0 waited in comm for it, until the recording ended$' "$TMP/h.findings" &&
+	grep -q '^trainsample:     rank 1: [0-9.]* of its last [0-9.]* s at one stack, in data: .* under Samples.hang (ddp_train.py:[0-9]*)$' "$TMP/h.findings" &&
+	grep -q '^trainsample:     rank 0: [0-9.]* of its last [0-9.]* s at one stack, in comm: ' "$TMP/h.findings" &&
+	! grep -q 'straggler' "$TMP/h.findings"
+check $? "$label, a hung job recorded: rank 1 named stuck in data, at its line, rank 0 waiting in comm" \
+	"exit $rc; $(cat "$TMP/h.out"); $(grep -A3 'rank-stuck' "$TMP/h.findings"); $(tail -3 "$TMP/h.err")" \
+	"$(grep -o 'rank 1 stopped.*' "$TMP/h.findings")"
+
+$torch_py tests/python/launch_ranks.py 2 tests/python/ddp_train.py 60 --hang-rank 1 --hang-after 1 \
+	>"$TMP/ha.out" 2>&1 &
+launcher=$!
+wait_hang "$TMP/ha.out" && sleep 1
+timeout 60 $TS attach -q -s -d 2 -o "$TMP/ha.tsprof" $launcher 2>"$TMP/ha.err"
+rc=$?
+hung_job
+{ wait $launcher; } 2>/dev/null
+$TS report -q "$TMP/ha.tsprof" --findings >"$TMP/ha.findings" 2>&1
+grep -q '^trainsample:   \[high\] rank-stuck, PID [0-9]*: rank 1 sat in data all [0-9.]* s recorded, while rank 0 waited in comm for it$' "$TMP/ha.findings" &&
+	grep -q 'rank 1: .* under Samples.hang (ddp_train.py:[0-9]*)$' "$TMP/ha.findings"
+check $? "$label, a hung job attached (-s on its launcher): rank 1 named, sitting in data, rank 0 waiting in comm" \
+	"exit $rc; $(cat "$TMP/ha.out"); $(cat "$TMP/ha.findings"); $(tail -3 "$TMP/ha.err")" \
+	"$(grep -o 'rank 1 sat.*' "$TMP/ha.findings")"

@@ -12,7 +12,12 @@
 # the waits for the other ranks (backward from the gradients' being
 # ready, which a comm hook marks, to its return, and the metrics'
 # all_reduce).
+# With --hang-rank R --hang-after S, rank R's data loading hangs S seconds
+# in (a read that never returns, as from storage gone away): the other
+# ranks wait for it in their next collective, as a hung job does, until
+# the job is stopped (it prints "rank R hangs at step N" first).
 #   python3 ddp_train.py SECONDS [--slow-rank R --slow data|compute] [--metrics]
+#                        [--hang-rank R --hang-after S]
 import argparse
 import os
 import time
@@ -37,13 +42,22 @@ class Samples(Dataset):
         self.x = torch.randn(4096, 128)
         self.y = torch.randint(0, 10, (4096,))
         self.cost = cost
+        self.hang_at = None
+        self.steps = 0
 
     def __len__(self):
         return len(self.x)
 
     def __getitem__(self, i):
+        if self.hang_at is not None and time.monotonic() > self.hang_at:
+            self.hang()
         spin(self.cost)  # decoding, augmenting
         return self.x[i], self.y[i]
+
+    def hang(self):
+        os.write(1, b"rank %d hangs at step %d\n" % (dist.get_rank(), self.steps))
+        r, _ = os.pipe()
+        os.read(r, 1)  # never written
 
 
 class Net(nn.Module):
@@ -74,6 +88,8 @@ def main():
     ap.add_argument("--slow-rank", type=int, default=-1)
     ap.add_argument("--slow", choices=["data", "compute"])
     ap.add_argument("--metrics", action="store_true")
+    ap.add_argument("--hang-rank", type=int, default=-1)
+    ap.add_argument("--hang-after", type=float, default=0)
     args = ap.parse_args()
 
     dist.init_process_group("gloo")
@@ -82,6 +98,8 @@ def main():
     torch.manual_seed(rank)
     slow = rank == args.slow_rank
     data = Samples(0.0012 if slow and args.slow == "data" else 0.0002)
+    if rank == args.hang_rank:
+        data.hang_at = time.monotonic() + args.hang_after
     loader = DataLoader(data, batch_size=16, sampler=DistributedSampler(data))
     model = DDP(Net(5 if slow and args.slow == "compute" else 1))
     hook = {}
@@ -120,6 +138,7 @@ def main():
                 dist.all_reduce(stop)
             t4 = time.monotonic()
             steps += 1
+            data.steps = steps
             if first is None:
                 first = t4  # the first step warms up: not clocked
             else:

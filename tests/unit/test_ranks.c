@@ -189,3 +189,93 @@ Test(ranks, a_rank_that_stopped_early_is_said_so)
 	free(text);
 	profile_free(j.p);
 }
+
+/*
+ * After 30 steps in lockstep, each rank sits ms milliseconds at one stack
+ * (blocked): where[r] 0 in all_reduce, 1 in its DataLoader's next, 2 in
+ * forward; -1 it goes on stepping alone (no collective) as long.
+ */
+static void run_then_sit(struct job *j, int n, const struct work *w, const int *where, int ms)
+{
+	const uint32_t stacks[] = { j->s_reduce, j->s_next, j->s_fwd };
+	int longest = 0;
+
+	run(j, n, w, 30, NULL, true);
+	for (int r = 0; r < n; r++) {
+		int all = w[r].data + w[r].forward + w[r].backward;
+
+		longest = all > longest ? all : longest;
+	}
+	for (int r = 0; r < n; r++) {
+		uint32_t pid = 100 + 10 * (uint32_t)r;
+		uint64_t t = 1000 * MS + 30 * (uint64_t)(longest + 1) * MS;
+
+		if (where[r] >= 0) {
+			ticks(j, pid, &t, stacks[where[r]], SAMPLE_IDLE, ms);
+			continue;
+		}
+		for (int done = 0; done < ms; done += w[r].data + w[r].forward + w[r].backward) {
+			ticks(j, pid, &t, j->s_next, 0, w[r].data);
+			ticks(j, pid, &t, j->s_fwd, 0, w[r].forward);
+			ticks(j, pid, &t, j->s_bwd, 0, w[r].backward);
+		}
+	}
+}
+
+/* Rank 1 of three hangs in its data loading: the others wait in
+ * all_reduce. Its steps stop with theirs, so no rank stopped early: the
+ * tail names it, in data, and who waits. */
+Test(ranks, a_rank_stuck_outside_any_collective_is_named)
+{
+	const struct work w[] = { { 4, 10, 20 }, { 4, 10, 20 }, { 4, 10, 20 } };
+	const int where[] = { 0, 1, 0 };
+	struct job j;
+	char *text;
+
+	job_init(&j);
+	run_then_sit(&j, 3, w, where, 1500);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
+	cr_assert(strstr(text, "rank-stuck, PID 110: rank 1 stopped stepping: its last 1.5 s in data, "
+			       "while ranks 0, 2 waited in comm for it"),
+		  "%s", text);
+	cr_assert(strstr(text, "rank 1: 1.5 of its last 1.5 s at one stack, in data: "
+			       "_BaseDataLoaderIter.__next__ (dataloader.py:700)"),
+		  "%s", text);
+	cr_assert(strstr(text, "rank 0: 1.5 of its last 1.5 s at one stack, in comm: all_reduce"), "%s",
+		  text);
+	cr_assert_null(strstr(text, "straggler"), "%s", text);
+	free(text);
+	profile_free(j.p);
+}
+
+/* Every rank in a collective (one nobody else entered): said so, with
+ * each rank's stack; none when a rank still steps, or the wait is short. */
+Test(ranks, every_rank_in_comm_is_said_and_short_or_moving_tails_are_not)
+{
+	const struct work w[] = { { 4, 10, 20 }, { 4, 10, 20 } };
+	const int all_comm[] = { 0, 0 }, one_moves[] = { 0, -1 }, data[] = { 0, 1 };
+	struct job j;
+	char *text;
+
+	job_init(&j);
+	run_then_sit(&j, 2, w, all_comm, 1200);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
+	cr_assert(strstr(text, "every rank waits in comm: the last 1.2 s, no rank outside a collective"),
+		  "%s", text);
+	free(text);
+	profile_free(j.p);
+
+	job_init(&j);
+	run_then_sit(&j, 2, w, one_moves, 1500);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
+	cr_assert_null(strstr(text, "rank-stuck"), "%s", text);
+	free(text);
+	profile_free(j.p);
+
+	job_init(&j);
+	run_then_sit(&j, 2, w, data, 600); /* under a second: a slow step */
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
+	cr_assert_null(strstr(text, "rank-stuck"), "%s", text);
+	free(text);
+	profile_free(j.p);
+}
