@@ -247,6 +247,18 @@ struct rank_row {
 /* The processes with a launch rank and steps counted, by rank: how many
  * (max at most). */
 size_t summary_ranks(const struct summary *s, struct rank_row *rows, size_t max);
+/* ranks_clocks.c: a rank's host as its label says ("rank 1 on HOST"),
+ * NULL the first recording's; and how far other's machine's clock runs
+ * ahead of ref's, by the ends of their collectives (known false: too few
+ * steps where both were seen waiting). */
+struct clock_skew {
+	bool known;
+	double ahead_ms, uncertainty_ms;
+	size_t steps; /* comm waits matched */
+};
+const char *rank_host(const struct summary *s, const struct rank_row *r);
+int ranks_clock_skew(const struct summary *s, const struct rank_row *ref,
+		     const struct rank_row *other, struct clock_skew *out);
 struct json_out;
 void summary_ranks_text(const struct summary *s, FILE *out);
 void summary_ranks_json(const struct summary *s, struct json_out *j);

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +218,45 @@ void findings_straggler(const struct summary *s, struct finding_list *l)
 			rank_evidence(f, &v[i]);
 }
 
+/* The lowest rank recorded on the first recording's machine: the time
+ * line's; NULL none. */
+static const struct rank_row *clock_ref(const struct summary *s, const struct rank_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!rank_host(s, &v[i]))
+			return &v[i];
+	return NULL;
+}
+
+/* Each other machine's clock against the first's, by its lowest rank. */
+static void clocks_text(const struct summary *s, const struct rank_row *v, size_t n, FILE *out)
+{
+	const struct rank_row *ref = clock_ref(s, v, n);
+
+	for (size_t i = 0; ref && i < n; i++) {
+		const char *host = rank_host(s, &v[i]);
+		struct clock_skew k;
+		bool first = true;
+
+		if (!host)
+			continue;
+		for (size_t j = 0; j < i; j++)
+			if (rank_host(s, &v[j]) && !strcmp(rank_host(s, &v[j]), host))
+				first = false;
+		if (!first || ranks_clock_skew(s, ref, &v[i], &k) < 0)
+			continue;
+		if (k.known)
+			fprintf(out, "trainsample:   clocks: %s's put on rank %ld's time line by the "
+				"machines' wall clocks; by their collectives' ends its clock is %.2f ms "
+				"%s (+-%.2f ms, %zu waits matched)\n", host, ref->rank, fabs(k.ahead_ms),
+				k.ahead_ms < 0 ? "behind" : "ahead", k.uncertainty_ms, k.steps);
+		else
+			fprintf(out, "trainsample:   clocks: %s's put on rank %ld's time line by the "
+				"machines' wall clocks, as far as they agree (too few collectives "
+				"seen to check)\n", host, ref->rank);
+	}
+}
+
 void summary_ranks_text(const struct summary *s, FILE *out)
 {
 	struct rank_row v[RANKS_MAX];
@@ -248,6 +288,7 @@ void summary_ranks_text(const struct summary *s, FILE *out)
 				"left)", (double)r->stopped_early_ns / 1e9);
 		fputc('\n', out);
 	}
+	clocks_text(s, v, n, out);
 }
 
 int summary_ranks_write(const struct summary *s, FILE *out)
@@ -258,6 +299,34 @@ int summary_ranks_write(const struct summary *s, FILE *out)
 		return -ENOENT;
 	summary_ranks_text(s, out);
 	return ferror(out) ? -EIO : 0;
+}
+
+/* "host", and its clock against the time line's rank where that is
+ * another machine's. */
+static void clock_json(const struct summary *s, const struct rank_row *v, size_t n, size_t i,
+		       struct json_out *j)
+{
+	const char *host = rank_host(s, &v[i]);
+	const struct rank_row *ref = clock_ref(s, v, n);
+	struct clock_skew k = { 0 };
+
+	json_key(j, "host");
+	if (host)
+		json_string(j, host);
+	else
+		json_null(j);
+	if (host && ref && ranks_clock_skew(s, ref, &v[i], &k) < 0)
+		k.known = false;
+	json_key(j, "clock_ahead_ms");
+	if (k.known)
+		json_double(j, k.ahead_ms, 3);
+	else
+		json_null(j);
+	json_key(j, "clock_uncertainty_ms");
+	if (k.known)
+		json_double(j, k.uncertainty_ms, 3);
+	else
+		json_null(j);
 }
 
 void summary_ranks_json(const struct summary *s, struct json_out *j)
@@ -289,6 +358,7 @@ void summary_ranks_json(const struct summary *s, struct json_out *j)
 			json_double(j, (double)r->stopped_early_ns / 1e9, 3);
 		else
 			json_null(j);
+		clock_json(s, v, n, i, j);
 		json_end_object(j);
 	}
 	if (n)

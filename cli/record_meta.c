@@ -30,12 +30,37 @@ static const char *const launch_vars[][2] = {
 	{ "RANK", "rank" }, { "LOCAL_RANK", "local_rank" }, { "WORLD_SIZE", "world_size" },
 };
 
+static long long ns_of(const struct timespec *t)
+{
+	return (long long)t->tv_sec * 1000000000ll + t->tv_nsec;
+}
+
+/*
+ * The wall clock less the monotonic one, read between two monotonic
+ * reads: half their gap is how well (*err). TRAINSAMPLE_TEST_CLOCK_SKEW_NS
+ * adds to it as if this machine's wall clock were that far ahead (tests
+ * of recordings from machines whose clocks disagree).
+ */
+static void clock_offset(long long *offset, long long *err)
+{
+	struct timespec m1, real, m2;
+	const char *skew = getenv("TRAINSAMPLE_TEST_CLOCK_SKEW_NS");
+
+	clock_gettime(CLOCK_MONOTONIC, &m1);
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &m2);
+	*offset = ns_of(&real) - (ns_of(&m1) + ns_of(&m2)) / 2;
+	*err = (ns_of(&m2) - ns_of(&m1) + 1) / 2;
+	if (skew)
+		*offset += strtoll(skew, NULL, 10);
+}
+
 void record_meta_start(struct profile *p, const struct cli_options *o, bool attach,
 		       const char *what)
 {
 	char buf[256];
 	time_t now = time(NULL);
-	struct timespec real, mono;
+	long long offset, offset_err;
 	struct tm tm;
 
 	profile_set_meta(p, "trainsample_version", TRAINSAMPLE_VERSION);
@@ -55,11 +80,10 @@ void record_meta_start(struct profile *p, const struct cli_options *o, bool atta
 	}
 	/* Wall clock minus the samples' monotonic clock: recordings from
 	 * several machines are put on one time line by it (report A B). */
-	clock_gettime(CLOCK_REALTIME, &real);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	snprintf(buf, sizeof(buf), "%lld",
-		 (long long)(real.tv_sec - mono.tv_sec) * 1000000000ll + (real.tv_nsec - mono.tv_nsec));
+	clock_offset(&offset, &offset_err);
+	snprintf(buf, sizeof(buf), "%lld", offset);
 	profile_set_meta(p, "clock_offset_ns", buf);
+	set_meta_u64(p, "clock_offset_err_ns", (uint64_t)offset_err);
 	/* Where a launcher (torchrun, srun) placed it, to tell ranks apart. */
 	for (size_t i = 0; i < sizeof(launch_vars) / sizeof(launch_vars[0]); i++) {
 		target_env_value(o->command ? 0 : o->pid, launch_vars[i][0], buf, sizeof(buf));

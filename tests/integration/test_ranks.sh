@@ -12,7 +12,8 @@ cd "$(dirname "$0")/../.." || exit 1
 if ! torch_python; then
 	for t in "a data-slowed rank named" "the waiting rank's comm against its clock" \
 		"a compute-slowed rank of four named, per-rank recordings merged" "a balanced job: no straggler" \
-		"a hung job recorded: the stuck rank named" "a hung job attached: the stuck rank named"; do
+		"a hung job recorded: the stuck rank named" "a hung job attached: the stuck rank named" \
+		"another machine's clock measured by the collectives"; do
 		skip "ranks: $t" "$torch_why"
 	done
 	exit 0
@@ -92,6 +93,36 @@ check $? "$label, 4 ranks recorded apart and merged: rank 2 named, its compute t
 	"exit $rc, $n recordings; rank pid comm% clock% step_ms: $(cat "$TMP/c.shares"); $(grep -A1 straggler "$TMP/c.findings"); $(tail -3 "$TMP/c.err")" \
 	"$(awk '{ printf "%s%s %s%% (clock %s%%)", (NR > 1 ? ", " : ""), $1, $3, $4 }' "$TMP/c.shares")"
 
+# Rank 1 "on another machine": a hostname of its own (a UTS namespace)
+# and a wall clock 4 ms ahead (TRAINSAMPLE_TEST_CLOCK_SKEW_NS, as if its
+# NTP were off): merged on the wall clocks, the collectives' ends measure
+# the 4 ms; recordings of one machine have no such line.
+cat >"$TMP/elsewhere.sh" <<'EOT'
+#!/bin/sh
+if [ "$RANK" = 1 ]; then
+	exec unshare -u sh -c 'hostname nodeb && TRAINSAMPLE_TEST_CLOCK_SKEW_NS=4000000 exec "$@"' sh "$@"
+fi
+exec "$@"
+EOT
+chmod +x "$TMP/elsewhere.sh"
+if ! unshare -u true 2>/dev/null; then
+	skip "ranks: another machine's clock measured by the collectives" "unshare -u (a UTS namespace) is not allowed here"
+else
+	mkdir -p "$TMP/k"
+	timeout 120 $torch_py tests/python/launch_ranks.py --no-python 2 "$TMP/elsewhere.sh" $TS record -q -r 500 \
+		-o "$TMP/k/prof-{host}-{rank}.tsprof" -- $torch_py tests/python/ddp_train.py 3 --slow-rank 1 --slow data \
+		>"$TMP/k.out" 2>"$TMP/k.err"
+	rc=$?
+	$TS report -q "$TMP"/k/prof-[!n]*-0.tsprof "$TMP/k/prof-nodeb-1.tsprof" --ranks >"$TMP/k.ranks" 2>&1
+	$TS report -q "$TMP"/prof-*.tsprof --ranks >"$TMP/c.ranks" 2>&1
+	set -- $(sed -n "s/^trainsample:   clocks: nodeb's put on rank 0's time line by the machines' wall clocks; by their collectives' ends its clock is \([0-9.]*\) ms ahead (+-\([0-9.]*\) ms, \([0-9]*\) waits matched)$/\1 \2 \3/p" "$TMP/k.ranks")
+	[ $rc -eq 0 ] && [ $# -eq 3 ] && [ "$3" -ge 10 ] &&
+		awk -v a="$1" -v u="$2" 'BEGIN { d = a - 4; if (d < 0) d = -d; exit !(d <= 2 * u) }' &&
+		grep -q '^trainsample:   rank 1 (PID [0-9]* on nodeb)' "$TMP/k.ranks" && ! grep -q 'clocks:' "$TMP/c.ranks"
+	check $? "$label, a rank on a machine whose clock is 4 ms ahead: measured by the collectives, within twice the uncertainty said; none said for one machine's" \
+		"exit $rc; $(cat "$TMP/k.ranks"); $(grep clocks "$TMP/c.ranks"); $(tail -3 "$TMP/k.err")" "${1:-?} ms +- ${2:-?}, ${3:-?} waits matched"
+fi
+
 # Balanced: the same job, no rank slowed.
 timeout 120 $TS record -q -r 500 -o "$TMP/b.summary.json" -- $torch_py \
 	tests/python/launch_ranks.py 2 tests/python/ddp_train.py 3 >"$TMP/b.out" 2>"$TMP/b.err"
@@ -111,7 +142,7 @@ check $? "$label, 2 ranks balanced: no straggler finding, no rank stuck" "exit $
 # allreduce. Recorded through the hang (stopped 3 s after it, as a user
 # stops a hung job), then a hung job attached as a user would, with -s on
 # its launcher. The ranks outlive the launcher: killed here.
-hung_job() { pkill -KILL -f 'ddp_train.py 60 --hang-rank 1' 2>/dev/null; }
+hung_job() { pkill -KILL -f '^[^ ]*python[^ ]* tests/python/ddp_train.py 60 --hang-rank 1' 2>/dev/null; }
 wait_hang() { # OUT
 	for _ in $(seq 180); do
 		grep -q 'hangs at step' "$1" 2>/dev/null && return 0

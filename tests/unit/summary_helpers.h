@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The analysis' text for a profile built in a unit test, by the
  * built-in phase rules: the end's summary lines, its findings (the
- * costliest max) or the ranks' table. The caller frees it. */
+ * costliest max), the ranks' table or summary.json. The caller frees it. */
 #ifndef TRAINSAMPLE_TESTS_SUMMARY_HELPERS_H
 #define TRAINSAMPLE_TESTS_SUMMARY_HELPERS_H
 
@@ -11,7 +11,7 @@
 #include "analysis/analysis.h"
 #include "formats/formats.h"
 
-enum summary_part { SUMMARY_LINES, SUMMARY_FINDINGS, SUMMARY_RANKS };
+enum summary_part { SUMMARY_LINES, SUMMARY_FINDINGS, SUMMARY_RANKS, SUMMARY_JSON };
 
 static inline char *summary_part_of(struct profile *p, enum summary_part part, size_t max)
 {
@@ -28,6 +28,7 @@ static inline char *summary_part_of(struct profile *p, enum summary_part part, s
 	cr_assert_eq(summary_build(map, &s), 0);
 	cr_assert_eq(part == SUMMARY_FINDINGS ? findings_write(s, max, f) :
 		     part == SUMMARY_RANKS    ? summary_ranks_write(s, f) :
+		     part == SUMMARY_JSON     ? summary_json_write(s, f) :
 						summary_text_write(s, false, f),
 		     0);
 	fclose(f);

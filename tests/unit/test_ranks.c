@@ -59,6 +59,11 @@ static void ticks(struct job *j, uint32_t pid, uint64_t *t, uint32_t stack, uint
 	}
 }
 
+/* Where each rank ran (NULL: the first recording's machine) and how far
+ * that machine's clock is ahead: recordings merged from several. */
+static const char *host_of[4];
+static uint64_t ahead_ns[4];
+
 /*
  * n ranks run steps in lockstep: each does its work, then waits (blocked)
  * in all_reduce until the slowest is done, plus 1 ms of the collective
@@ -77,15 +82,18 @@ static void run(struct job *j, int n, const struct work *w, int steps, const int
 	}
 	for (int r = 0; r < n; r++) {
 		uint32_t pid = 100 + 10 * (uint32_t)r;
-		uint64_t t = 1000 * MS;
-		char key[32], val[32];
+		uint64_t t = 1000 * MS + (r < 4 ? ahead_ns[r] : 0);
+		char key[32], val[64];
 		int mine = w[r].data + w[r].forward + w[r].backward;
 
 		snprintf(key, sizeof(key), "rank.%u", pid);
 		snprintf(val, sizeof(val), "%d", r);
 		cr_assert_eq(profile_set_meta(j->p, key, val), 0);
 		snprintf(key, sizeof(key), "process.%u", pid);
-		snprintf(val, sizeof(val), "rank %d", r);
+		if (r < 4 && host_of[r])
+			snprintf(val, sizeof(val), "rank %d on %s", r, host_of[r]);
+		else
+			snprintf(val, sizeof(val), "rank %d", r);
 		cr_assert_eq(profile_set_meta(j->p, key, val), 0);
 		for (int s = 0; s < steps && (!stop || !stop[r] || s < stop[r]); s++) {
 			ticks(j, pid, &t, j->s_next, 0, w[r].data);
@@ -276,6 +284,38 @@ Test(ranks, every_rank_in_comm_is_said_and_short_or_moving_tails_are_not)
 	run_then_sit(&j, 2, w, data, 600); /* under a second: a slow step */
 	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
 	cr_assert_null(strstr(text, "rank-stuck"), "%s", text);
+	free(text);
+	profile_free(j.p);
+}
+
+/* Ranks 2 and 3 recorded on another machine whose clock runs 3 ms ahead:
+ * their collectives end 3 ms later on the merged time line, and the
+ * table says so, once for the machine; json gives each rank's. */
+Test(ranks, another_machines_clock_is_measured_by_the_collectives)
+{
+	const struct work w[] = { { 4, 10, 20 }, { 8, 10, 20 }, { 4, 10, 20 }, { 4, 12, 20 } };
+	struct job j;
+	char *text;
+
+	host_of[2] = host_of[3] = "nodeb";
+	ahead_ns[2] = ahead_ns[3] = 3 * MS;
+	job_init(&j);
+	run(&j, 4, w, 30, NULL, true);
+	host_of[2] = host_of[3] = NULL;
+	ahead_ns[2] = ahead_ns[3] = 0;
+	text = summary_part_of(j.p, SUMMARY_RANKS, 0);
+	cr_assert(strstr(text, "rank 2 (PID 120 on nodeb)"), "%s", text);
+	cr_assert(strstr(text, "clocks: nodeb's put on rank 0's time line by the machines' wall "
+			       "clocks; by their collectives' ends its clock is 3.00 ms ahead (+-0.50 ms, "
+			       "60 waits matched)\n"),
+		  "%s", text);
+	cr_assert_null(strstr(strstr(text, "clocks: nodeb") + 1, "clocks: nodeb"), "%s", text);
+	free(text);
+	text = summary_part_of(j.p, SUMMARY_JSON, 0);
+	cr_assert(strstr(text, "\"host\": null, \"clock_ahead_ms\": null"), "%s", text);
+	cr_assert(strstr(text, "\"host\": \"nodeb\", \"clock_ahead_ms\": 3.000, "
+			       "\"clock_uncertainty_ms\": 0.500"),
+		  "%s", text);
 	free(text);
 	profile_free(j.p);
 }
