@@ -206,7 +206,7 @@ struct sampler_stats;
  * followed process's (its label from its launch rank, its command line or
  * the DataLoader worker it is: worker >= 0; its rank; the fork whose
  * parent's line it kept). */
-void record_meta_process(struct profile *p, pid_t pid, int worker);
+void record_meta_process(struct profile *p, pid_t pid, int worker, int spawn_rank);
 void record_meta_start(struct profile *p, const struct cli_options *o, bool attach,
 		       const char *what);
 void record_meta_end(struct profile *p, pid_t pid, const struct sampler_stats *st,

@@ -130,7 +130,8 @@ int phases_ranks(struct cli_phases *cp, FILE *out)
 	ret = summary_ranks_write(s, out);
 	if (ret == -ENOENT)
 		cli_warn("no ranks side by side: fewer than two processes with a launch rank (RANK "
-			 "in their environment) had their training steps counted");
+			 "in their environment, or torch.multiprocessing.spawn's index) had their "
+			 "training steps counted");
 	summary_free(s);
 	return ret;
 }

@@ -312,11 +312,11 @@ static int finish(struct run *r, enum sampler_end end)
 
 /* A followed process, as it starts or execs, or once the sampler finds
  * which DataLoader worker it is. */
-static void label_process(void *ctx, pid_t pid, int worker)
+static void label_process(void *ctx, pid_t pid, int worker, int rank)
 {
 	struct run *r = ctx;
 
-	record_meta_process(r->profile, pid, worker);
+	record_meta_process(r->profile, pid, worker, rank);
 }
 
 /*

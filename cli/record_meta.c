@@ -138,11 +138,14 @@ static pid_t parent_of(pid_t pid)
 	return proc_status_field(pid, "PPid", ppid, sizeof(ppid)) == 0 ? (pid_t)atoi(ppid) : 0;
 }
 
-void record_meta_process(struct profile *p, pid_t pid, int worker)
+void record_meta_process(struct profile *p, pid_t pid, int worker, int spawn_rank)
 {
 	char rank[32], command[256], label[256], key[32], buf[32];
 
 	target_env_value(pid, "RANK", rank, sizeof(rank));
+	/* No launcher's RANK: torch.multiprocessing.spawn's process index. */
+	if (!rank[0] && spawn_rank >= 0)
+		snprintf(rank, sizeof(rank), "%d", spawn_rank);
 	if (rank[0]) {
 		snprintf(key, sizeof(key), "rank.%d", (int)pid);
 		profile_set_meta(p, key, rank);

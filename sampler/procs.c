@@ -131,7 +131,7 @@ struct sampler *procs_follow(struct sampler *s, pid_t pid)
 		return NULL;
 	}
 	stops_log(s, "following PID %d, a child of %d", (int)pid, (int)s->pid);
-	process_seen_report(root, pid, -1);
+	process_seen_report(root, pid, -1, -1);
 	return k;
 }
 
@@ -291,7 +291,7 @@ void procs_attach_descendants(struct sampler *root)
 						sampler_notice(root, "not following PID %d: %s", (int)v[i].pid, err);
 					continue;
 				}
-				process_seen_report(root, k->pid, -1);
+				process_seen_report(root, k->pid, -1, -1);
 				added++;
 				more = true;
 			}

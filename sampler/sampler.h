@@ -58,9 +58,11 @@ struct sampler_options {
 			       * with its own symbols and Python reader) */
 	/* Called when a process starts to be followed or a followed one
 	 * execs (not for the first process), so the caller can label it;
-	 * worker is -1 then. Called again, for any process, with the id of
-	 * the DataLoader worker it was found to be (torch's _worker_loop). */
-	void (*process_seen)(void *ctx, pid_t pid, int worker);
+	 * worker and rank are -1 then. Called again, for any process, with
+	 * the id of the DataLoader worker it was found to be (torch's
+	 * _worker_loop), or the rank torch.multiprocessing.spawn gave it (its
+	 * _wrap's process index; -1 where none is on its stack). */
+	void (*process_seen)(void *ctx, pid_t pid, int worker, int rank);
 	void *process_seen_ctx;
 	/* Called from the sampling loop about every 100 ms, between ticks. */
 	void (*periodic)(void *ctx, uint64_t now_ns);

@@ -39,19 +39,19 @@ static void *service_thread(void *arg)
 	return NULL;
 }
 
-void process_seen_report(struct sampler *root, pid_t pid, int worker)
+void process_seen_report(struct sampler *root, pid_t pid, int worker, int rank)
 {
 	if (!root->opt.process_seen)
 		return;
 	if (!root->service.answering_only) {
-		root->opt.process_seen(root->opt.process_seen_ctx, pid, worker);
+		root->opt.process_seen(root->opt.process_seen_ctx, pid, worker, rank);
 		return;
 	}
 	if (ARRAY_RESERVE(root->service.seen_later, root->service.cap_seen_later, root->service.nseen_later + 1, 8) < 0) {
 		stats_error(root, SAMPLER_ERR_MEMORY);
 		return;
 	}
-	root->service.seen_later[root->service.nseen_later++] = (struct seen_process){ pid, worker };
+	root->service.seen_later[root->service.nseen_later++] = (struct seen_process){ pid, worker, rank };
 }
 
 int sampler_service_while(struct sampler *s, int (*fn)(void *ctx), void *ctx)
@@ -81,7 +81,8 @@ int sampler_service_while(struct sampler *s, int (*fn)(void *ctx), void *ctx)
 	pthread_join(th, NULL);
 	s->service.answering_only = false;
 	for (size_t i = 0; i < s->service.nseen_later; i++)
-		process_seen_report(s, s->service.seen_later[i].pid, s->service.seen_later[i].worker);
+		process_seen_report(s, s->service.seen_later[i].pid, s->service.seen_later[i].worker,
+				    s->service.seen_later[i].rank);
 	s->service.nseen_later = 0;
 	return j.ret;
 }

@@ -15,11 +15,11 @@ struct sampler;
 
 struct service_state {
 	bool answering_only;
-	struct seen_process { pid_t pid; int worker; } *seen_later;
+	struct seen_process { pid_t pid; int worker, rank; } *seen_later;
 	size_t nseen_later, cap_seen_later;
 };
 
 /* opt.process_seen now, or once answering only ends. */
-void process_seen_report(struct sampler *root, pid_t pid, int worker);
+void process_seen_report(struct sampler *root, pid_t pid, int worker, int rank);
 
 #endif

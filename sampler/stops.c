@@ -316,7 +316,7 @@ static void handle_exec(struct sampler *s)
 	if (s->sym) /* NULL: a process that joined since the last tick */
 		sym_process_exec(s->sym);
 	if (s->tree.root)
-		process_seen_report(s->tree.root, s->pid, -1);
+		process_seen_report(s->tree.root, s->pid, -1, -1);
 	if (proc_is_64bit(s->pid) == 0 && !s->signals.stop_requested) {
 		sampler_notice(s, "PID %d now runs a 32-bit program, which trainsample cannot sample; stopping",
 			       (int)s->pid);

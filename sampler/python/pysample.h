@@ -81,6 +81,8 @@ struct pysample {
 	int nthreads;         /* entries of the last read */
 	bool script_dir_set;
 	bool role_read;       /* this image's DataLoader worker id looked for */
+	bool rank_read;       /* ... and torch.multiprocessing.spawn's rank */
+	int spawn_rank;       /* that rank; -1 none found */
 	uint64_t names_tick;  /* when thread names were last read */
 	bool names_read;      /* names_tick is set */
 	struct py_names_cache names_cache;

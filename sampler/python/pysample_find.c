@@ -59,6 +59,7 @@ int pysample_new_for(struct sampler *s, pid_t pid)
 
 	if (!py)
 		return -ENOMEM;
+	py->spawn_rank = -1;
 	py->threads = calloc(PY_MAX_THREADS, sizeof(*py->threads));
 	py->frames = calloc(PY_MAX_DEPTH, sizeof(*py->frames));
 	py->held = calloc(PY_MAX_DEPTH, sizeof(*py->held));
@@ -346,6 +347,8 @@ void pysample_search(struct sampler *s, uint64_t now)
 		py->refused[0] = 0;
 		py->tid_offset = 0;
 		py->role_read = false;
+		py->spawn_rank = -1;
+		py->rank_read = false;
 	}
 	if (py->state == PY_READY || py->state == PY_REFUSED)
 		return;

@@ -151,39 +151,67 @@ static const char *walk_marker(enum py_walk_end end)
 /*
  * A DataLoader worker is a process whose stack holds torch's _worker_loop,
  * for its whole life; its worker_id argument says which (the same number
- * torch.utils.data.get_worker_info().id gives). Read once per image, from
- * a frame that outlives the worker's every batch.
+ * torch.utils.data.get_worker_info().id gives). A rank started by
+ * torch.multiprocessing.spawn, which sets no RANK, holds spawn's _wrap
+ * (fn, i, ...) as long: i is its process index, its rank on one machine
+ * (what mp.spawn passes the function as its rank). A DataLoader worker
+ * forked by such a rank holds both, the rank's outer. Each read once per
+ * image, from frames that outlive every batch.
  */
 #define TORCH_WORKER_FILE "torch/utils/data/_utils/worker.py"
+#define TORCH_SPAWN_FILE "torch/multiprocessing/spawn.py"
 #define ROLE_LOCALS_MAX 24 /* worker_id is its 11th argument */
 
-static void note_role(struct sampler *s, const struct py_code *c, const struct py_raw_frame *raw)
+static bool code_is(const struct py_code *c, const char *name, const char *file_end)
 {
-	struct sampler *root = sampler_root(s);
-	size_t flen = c->file ? strlen(c->file) : 0, wlen = strlen(TORCH_WORKER_FILE);
-	struct py_local *vars;
-	int n;
+	size_t flen = c->file ? strlen(c->file) : 0, elen = strlen(file_end);
 
-	if (!c->name || strcmp(c->name, "_worker_loop") || flen < wlen ||
-	    strcmp(c->file + flen - wlen, TORCH_WORKER_FILE))
-		return;
-	s->py->role_read = true;
-	vars = malloc(ROLE_LOCALS_MAX * sizeof(*vars));
+	return c->name && !strcmp(c->name, name) && flen >= elen &&
+	       !strcmp(c->file + flen - elen, file_end);
+}
+
+/* The frame's small non-negative integer variable name; -1 none. */
+static int int_local(struct sampler *s, const struct py_raw_frame *raw, const char *name)
+{
+	struct py_local *vars = malloc(ROLE_LOCALS_MAX * sizeof(*vars));
+	int n, found = -1;
+
 	if (!vars)
-		return;
+		return -1;
 	n = py_frame_locals(&s->py->target, raw->addr, raw->code, vars, ROLE_LOCALS_MAX);
 	for (int i = 0; i < n; i++) {
 		char *end;
-		long id;
+		long v;
 
-		if (strcmp(vars[i].name, "worker_id"))
+		if (strcmp(vars[i].name, name))
 			continue;
-		id = strtol(vars[i].value, &end, 10);
-		if (end != vars[i].value && !*end && id >= 0 && id < 1000000)
-			process_seen_report(root, s->pid, (int)id);
+		v = strtol(vars[i].value, &end, 10);
+		if (end != vars[i].value && !*end && v >= 0 && v < 1000000)
+			found = (int)v;
 		break;
 	}
 	free(vars);
+	return found;
+}
+
+static void note_role(struct sampler *s, const struct py_code *c, const struct py_raw_frame *raw)
+{
+	struct pysample *py = s->py;
+	int id;
+
+	if (!py->rank_read && code_is(c, "_wrap", TORCH_SPAWN_FILE)) {
+		py->rank_read = true;
+		py->spawn_rank = int_local(s, raw, "i");
+		if (py->spawn_rank >= 0)
+			process_seen_report(sampler_root(s), s->pid, -1, py->spawn_rank);
+		return;
+	}
+	if (!code_is(c, "_worker_loop", TORCH_WORKER_FILE))
+		return;
+	py->role_read = true;
+	id = int_local(s, raw, "worker_id");
+	if (id >= 0)
+		process_seen_report(sampler_root(s), s->pid, id, py->spawn_rank);
 }
 
 int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw, bool outermost,
@@ -202,7 +230,7 @@ int pysample_frame(struct sampler *s, pid_t tid, const struct py_raw_frame *raw,
 	}
 	if (tid == s->pid && outermost)
 		note_script_dir(s, c);
-	if (!py->role_read && tid == s->pid)
+	if (!py->role_read && tid == s->pid && c->name && c->name[0] == '_')
 		note_role(s, c, raw);
 	/* Frames come outermost first: the innermost one stays. Asked once
 	 * per code object. */

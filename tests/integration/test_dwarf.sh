@@ -84,17 +84,26 @@ check $? "a blocked frame-pointer frame ends the stack with a marker, not a wron
 	"$(grep idle "$TMP/fpblocked.folded")"
 
 # The same target under perf record --call-graph dwarf: leaf shares agree.
-if perf record -q -F 999 --call-graph dwarf -o "$TMP/perf.data" -- "$N/nofp_shares" 3 >/dev/null 2>"$TMP/perf.err" \
+# perf samples CPU time (its cpu-clock), ours wall time, in runs of their
+# own: on a busy machine their truths differ (a fresh clone's run beside
+# other scripts: perf 66.7 and ours 63.3, each right for its clock), so
+# each tool's error against its own run's truth of its own clock must
+# agree within 3 points.
+if perf record -q -F 999 --call-graph dwarf -o "$TMP/perf.data" -- "$N/nofp_shares" 3 >"$TMP/perf.out" 2>"$TMP/perf.err" \
 	&& perf report -i "$TMP/perf.data" --stdio --no-children --sort symbol -g none --percent-limit 0 \
 		>"$TMP/perf.txt" 2>/dev/null; then
 	pa=$(awk '/\] leaf_a/ { gsub("%", "", $1); print $1; exit }' "$TMP/perf.txt")
 	pb=$(awk '/\] lib_leaf_b/ { gsub("%", "", $1); print $1; exit }' "$TMP/perf.txt")
-	echo "perf: leaf_a ${pa:-?}%, lib_leaf_b ${pb:-?}%; trainsample: $sa%, $sb%"
-	[ -n "$pa" ] && [ -n "$pb" ] && within "$sa" "$pa" 3 && within "$sb" "$pb" 3
-	check $? "leaf shares agree with perf record --call-graph dwarf within 3 points" \
-		"perf $pa/$pb, ours $sa/$sb"
+	pta=$(percent "$(awk '{ print $2 }' "$TMP/perf.out")" "$(awk '{ print $6 }' "$TMP/perf.out")")
+	ptb=$(percent "$(awk '{ print $4 }' "$TMP/perf.out")" "$(awk '{ print $6 }' "$TMP/perf.out")")
+	echo "perf: leaf_a ${pa:-?}% (CPU truth $pta%), lib_leaf_b ${pb:-?}% (CPU truth $ptb%); trainsample: $sa% (wall truth $ta%), $sb% (wall truth $tb%)"
+	errs() { awk -v a="$1" -v t="$2" -v p="$3" -v q="$4" 'BEGIN { printf "%.1f %.1f", a - t, p - q }'; }
+	[ -n "$pa" ] && [ -n "$pb" ] && within $(errs "$sa" "$ta" "$pa" "$pta") 3 && within $(errs "$sb" "$tb" "$pb" "$ptb") 3
+	check $? "leaf shares agree with perf record --call-graph dwarf: each one's error against its clock's truth within 3 points of the other's" \
+		"perf $pa/$pb (truth $pta/$ptb), ours $sa/$sb (truth $ta/$tb)" \
+		"errors: ours $(errs "$sa" "$ta" 0 0 | cut -d' ' -f1)/$(errs "$sb" "$tb" 0 0 | cut -d' ' -f1), perf's $(errs "$pa" "$pta" 0 0 | cut -d' ' -f1)/$(errs "$pb" "$ptb" 0 0 | cut -d' ' -f1)"
 else
-	skip "leaf shares agree with perf record --call-graph dwarf within 3 points" "perf cannot record here: $(head -1 "$TMP/perf.err")"
+	skip "leaf shares agree with perf record --call-graph dwarf: each one's error against its clock's truth within 3 points of the other's" "perf cannot record here: $(head -1 "$TMP/perf.err")"
 fi
 
 # When unwinding falls behind (here: room for only 4 copies while 16

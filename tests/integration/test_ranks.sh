@@ -13,7 +13,7 @@ if ! torch_python; then
 	for t in "a data-slowed rank named" "the waiting rank's comm against its clock" \
 		"a compute-slowed rank of four named, per-rank recordings merged" "a balanced job: no straggler" \
 		"a hung job recorded: the stuck rank named" "a hung job attached: the stuck rank named" \
-		"another machine's clock measured by the collectives"; do
+		"another machine's clock measured by the collectives" "ranks started by torch.multiprocessing.spawn"; do
 		skip "ranks: $t" "$torch_why"
 	done
 	exit 0
@@ -122,6 +122,31 @@ else
 	check $? "$label, a rank on a machine whose clock is 4 ms ahead: measured by the collectives, within twice the uncertainty said; none said for one machine's" \
 		"exit $rc; $(cat "$TMP/k.ranks"); $(grep clocks "$TMP/c.ranks"); $(tail -3 "$TMP/k.err")" "${1:-?} ms +- ${2:-?}, ${3:-?} waits matched"
 fi
+
+# Ranks started by torch.multiprocessing.spawn (no RANK in their
+# environment; each told its rank by spawn's process index, read from
+# spawn's _wrap frame): labelled, set side by side, the straggler named.
+timeout 120 $TS record -q -r 500 -o "$TMP/s.summary.json" -- $torch_py tests/python/ddp_train.py 3 \
+	--spawn 2 --slow-rank 1 --slow data >"$TMP/s.out" 2>"$TMP/s.err"
+rc=$?
+against_clock "$TMP/s.summary.json" "$TMP/s.out" >"$TMP/s.shares" 2>&1
+/usr/bin/python3 - "$TMP/s.summary.json" "$TMP/s.out" >"$TMP/s.json" 2>&1 <<'EOT'
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+pids = {int(m[2]): int(m[1]) for m in re.finditer(r"rank (\d+) pid (\d+)", open(sys.argv[2]).read())}
+ranks = {r["pid"]: r["rank"] for r in doc["ranks"]}
+assert pids and ranks == pids, (ranks, pids)
+labels = {p["pid"]: p["label"] for p in doc["processes"]}
+assert all(labels[p] == "rank %d" % r for p, r in pids.items()), labels
+straggler = [f for f in doc["findings"] if f["id"] == "straggler"]
+assert len(straggler) == 1 and straggler[0]["title"].startswith("rank 1 holds the others back: its data"), doc["findings"]
+EOT
+ok=$?
+set -- $(grep '^0 ' "$TMP/s.shares")
+[ $rc -eq 0 ] && [ $ok -eq 0 ] && [ $# -eq 5 ] && within "$3" "$4" 5
+check $? "$label, ranks started by torch.multiprocessing.spawn: each rank its spawn index, the data-slowed rank 1 named, rank 0's comm within 5 points of its clock" \
+	"exit $rc; $(tail -3 "$TMP/s.json"); rank pid comm% clock% step_ms: $(cat "$TMP/s.shares"); $(tail -3 "$TMP/s.err")" \
+	"rank 0's comm ${3:-?}% against ${4:-?}%"
 
 # Balanced: the same job, no rank slowed.
 timeout 120 $TS record -q -r 500 -o "$TMP/b.summary.json" -- $torch_py \

@@ -16,14 +16,19 @@
 # in (a read that never returns, as from storage gone away): the other
 # ranks wait for it in their next collective, as a hung job does, until
 # the job is stopped (it prints "rank R hangs at step N" first).
+# With --spawn N it starts its N ranks itself, as torch.multiprocessing's
+# spawn does for people who launch without torchrun (no RANK in their
+# environment: each is told its rank by spawn's process index).
 #   python3 ddp_train.py SECONDS [--slow-rank R --slow data|compute] [--metrics]
-#                        [--hang-rank R --hang-after S]
+#                        [--hang-rank R --hang-after S] [--spawn N]
 import argparse
 import os
+import socket
 import time
 
 import torch
 import torch.distributed as dist
+import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -82,7 +87,7 @@ def grads_ready(state, bucket):
     return default_hooks.allreduce_hook(None, bucket)
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("seconds", type=float)
     ap.add_argument("--slow-rank", type=int, default=-1)
@@ -90,9 +95,30 @@ def main():
     ap.add_argument("--metrics", action="store_true")
     ap.add_argument("--hang-rank", type=int, default=-1)
     ap.add_argument("--hang-after", type=float, default=0)
-    args = ap.parse_args()
+    ap.add_argument("--spawn", type=int, default=0)
+    return ap.parse_args()
 
+
+def spawned(rank, world_size, port, args):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    train(args)
+
+
+def main():
+    args = parse_args()
+    if args.spawn:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        mp.spawn(spawned, args=(args.spawn, port, args), nprocs=args.spawn)
+        return
     dist.init_process_group("gloo")
+    train(args)
+
+
+def train(args):
     rank = dist.get_rank()
     torch.set_num_threads(1)
     torch.manual_seed(rank)
@@ -156,4 +182,5 @@ def main():
     dist.destroy_process_group()
 
 
-main()
+if __name__ == "__main__":
+    main()
