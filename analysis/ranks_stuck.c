@@ -4,11 +4,11 @@
  * collective (a read that never returns, a deadlock, a data shard that
  * ran dry) while the others wait for it in one. Each rank's steps then
  * stop together, so no rank "stopped early": what tells them apart is
- * where each sat since its last step began (or, attached to a job that
- * hung already, since the recording began). A rank is stuck when its
- * training loop's thread spent the most of that tail, a second or more
- * and three of its steps or more, at one stack: the one a py-spy dump
- * of the hung job would print for it. Stuck ranks at a stack of comm
+ * where each sat at the end: the run of its training loop's last samples
+ * at one stack (attached to a job that hung already, all that was
+ * recorded). A rank is stuck when that run lasts a second or more, and
+ * three of its steps or more: its stack is the one a py-spy dump of the
+ * hung job would print for it. Stuck ranks at a stack of comm
  * wait; the others stuck are what they wait for. Every rank stuck in
  * comm: a collective that some rank never joined (calls in a different
  * order, a rank that left or is outside the recording).
@@ -26,33 +26,27 @@
 
 #define STUCK_MIN_NS 1000000000ull /* shorter stays a slow step */
 #define STUCK_STEPS 3              /* ... and at least so many of its steps */
-#define STUCK_SHARE 0.75           /* of the tail at one stack */
+#define WHOLE_SLACK_NS 100000000ull /* a run from so near the start is all */
 
 struct stuck_rank {
 	const struct summary_process *sp;
 	long rank;
-	uint64_t from_ns, end_ns; /* its tail: the last step's start (or its
-				   * first sample) to its last sample */
-	uint32_t stack;           /* the stack it sat at the most there */
-	uint64_t stack_ns;
+	uint64_t from_ns, end_ns; /* its tail: the run of its loop thread's last
+				   * samples at one stack (its last sample's) */
+	uint32_t stack;           /* that stack */
+	uint64_t stack_ns;        /* the run's samples' time */
 	enum phase phase;         /* that stack's */
 	bool stuck;
-	bool whole;               /* no step seen: the tail is all recorded */
+	bool whole;               /* the run is all that was recorded of it */
+	const char *exit;         /* it ended so, other than "status 0"; NULL */
 };
 
-struct stack_time {
-	uint32_t stack;
-	uint64_t ns;
-};
-
+/* Each rank's loop thread's spans. */
 struct tail_walk {
-	struct phase_map *m;
 	struct stuck_rank *v;
 	size_t n;
-	/* each rank's tail spans, by stack */
-	struct stack_time **times;
-	size_t *ntimes, *caps;
-	struct profile_span *first; /* a span of each rank's top stack */
+	struct profile_span **spans;
+	size_t *nspans, *caps;
 };
 
 static int tail_span(const struct profile_span *sp, void *ctx)
@@ -60,51 +54,55 @@ static int tail_span(const struct profile_span *sp, void *ctx)
 	struct tail_walk *w = ctx;
 
 	for (size_t i = 0; i < w->n; i++) {
-		struct stuck_rank *r = &w->v[i];
-		size_t k;
-
-		if (sp->pid != r->sp->pid || sp->tid != r->sp->loop->tid || sp->flags & SAMPLE_GPU)
+		if (sp->pid != w->v[i].sp->pid || sp->tid != w->v[i].sp->loop->tid ||
+		    sp->flags & SAMPLE_GPU)
 			continue;
-		if (sp->end_ns > r->end_ns)
-			r->end_ns = sp->end_ns;
-		if (sp->start_ns < r->from_ns)
-			return 0;
-		for (k = 0; k < w->ntimes[i] && w->times[i][k].stack != sp->stack; k++)
-			;
-		if (k == w->ntimes[i]) {
-			if (ARRAY_RESERVE(w->times[i], w->caps[i], k + 1, 16) < 0)
-				return -ENOMEM;
-			w->times[i][w->ntimes[i]++] = (struct stack_time){ sp->stack, 0 };
-		}
-		w->times[i][k].ns += sp->end_ns - sp->start_ns;
-		if (w->times[i][k].ns > r->stack_ns) {
-			r->stack_ns = w->times[i][k].ns;
-			r->stack = sp->stack;
-			w->first[i] = *sp;
-		}
+		if (ARRAY_RESERVE(w->spans[i], w->caps[i], w->nspans[i] + 1, 64) < 0)
+			return -ENOMEM;
+		w->spans[i][w->nspans[i]++] = *sp;
 		return 0;
 	}
 	return 0;
 }
 
+static int by_start(const void *a, const void *b)
+{
+	const struct profile_span *x = a, *y = b;
+
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* The run of spans at the last span's stack, back from the end. */
+static void last_run(const struct summary *s, struct stuck_rank *r, struct profile_span *v, size_t n)
+{
+	size_t i = n;
+
+	array_sort(v, n, sizeof(v[0]), by_start);
+	r->stack = v[n - 1].stack;
+	while (i > 0 && v[i - 1].stack == r->stack) {
+		i--;
+		r->stack_ns += v[i].end_ns - v[i].start_ns;
+		r->end_ns = MAX(r->end_ns, v[i].end_ns);
+	}
+	r->from_ns = v[i].start_ns;
+	r->phase = phase_of_span(s->m, &v[n - 1]);
+	r->whole = i == 0 && r->from_ns < profile_timeline_start_ns(s->p) + WHOLE_SLACK_NS;
+}
+
 static bool stuck(const struct stuck_rank *r)
 {
-	uint64_t tail = r->end_ns > r->from_ns ? r->end_ns - r->from_ns : 0;
+	uint64_t tail = r->end_ns - r->from_ns;
 	const struct step_stats *st = &r->sp->steps;
 
-	if (tail < STUCK_MIN_NS || (finding_steps_counted(r->sp) && tail < STUCK_STEPS * st->p50_ns))
-		return false;
-	return (double)r->stack_ns >= STUCK_SHARE * (double)tail;
+	return tail >= STUCK_MIN_NS && (!finding_steps_counted(r->sp) || tail >= STUCK_STEPS * st->p50_ns);
 }
 
 /* The ranks with a training loop's thread, and where each sat at the end. */
 static int stuck_ranks(const struct summary *s, struct stuck_rank *v, size_t max, size_t *n)
 {
-	struct stack_time *times[RANKS_MAX] = { 0 };
-	size_t ntimes[RANKS_MAX] = { 0 }, caps[RANKS_MAX] = { 0 };
-	struct profile_span first[RANKS_MAX];
-	struct tail_walk w = { .m = s->m, .v = v, .times = times, .ntimes = ntimes, .caps = caps,
-			       .first = first };
+	struct profile_span *spans[RANKS_MAX] = { 0 };
+	size_t nspans[RANKS_MAX] = { 0 }, caps[RANKS_MAX] = { 0 };
+	struct tail_walk w = { .v = v, .spans = spans, .nspans = nspans, .caps = caps };
 	int ret = 0;
 
 	*n = 0;
@@ -124,23 +122,21 @@ static int stuck_ranks(const struct summary *s, struct stuck_rank *v, size_t max
 		if (end == rank)
 			continue;
 		v[*n].sp = sp;
-		v[*n].from_ns = finding_steps_counted(sp) ? sp->steps.last_ns : 0;
+		snprintf(key, sizeof(key), "exit.%" PRIu32, sp->pid);
+		v[*n].exit = profile_meta(s->p, key);
+		if (v[*n].exit && !strcmp(v[*n].exit, "status 0"))
+			v[*n].exit = NULL;
 		(*n)++;
 	}
 	w.n = *n;
 	if (*n >= 2)
 		ret = profile_for_each_span(s->p, tail_span, &w);
 	for (size_t i = 0; i < *n; i++) {
-		free(times[i]);
-		if (ret < 0 || !v[i].stack)
-			continue;
-		/* Attached to a job that hung already: its tail is all of it. */
-		if (!v[i].from_ns) {
-			v[i].from_ns = profile_timeline_start_ns(s->p);
-			v[i].whole = true;
+		if (ret == 0 && nspans[i]) {
+			last_run(s, &v[i], spans[i], nspans[i]);
+			v[i].stuck = stuck(&v[i]);
 		}
-		v[i].phase = phase_of_span(s->m, &first[i]);
-		v[i].stuck = stuck(&v[i]);
+		free(spans[i]);
 	}
 	return ret;
 }
@@ -174,9 +170,17 @@ static void stuck_evidence(const struct summary *s, struct finding *f, const str
 	finding_line_text(s->p, leaf->frame, line, sizeof(line));
 	if (py != leaf->frame)
 		finding_line_text(s->p, py, caller, sizeof(caller));
-	finding_evidence(f, "rank %ld: %.1f of its last %.1f s at one stack, in %s: %s%s%s", r->rank,
-			 (double)r->stack_ns / 1e9, tail_s(r), phase_name(r->phase), line,
-			 caller[0] ? " under " : "", caller);
+	finding_evidence(f, "rank %ld: its last %.1f s at one stack, in %s: %s%s%s", r->rank,
+			 tail_s(r), phase_name(r->phase), line, caller[0] ? " under " : "", caller);
+}
+
+/* The rank not stuck that ended failing; SIZE_MAX none. */
+static size_t ended_rank(const struct stuck_rank *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!v[i].stuck && v[i].exit)
+			return i;
+	return SIZE_MAX;
 }
 
 void findings_ranks_stuck(const struct summary *s, struct finding_list *l)
@@ -228,6 +232,19 @@ void findings_ranks_stuck(const struct summary *s, struct finding_list *l)
 				 "for it%s",
 				 others, nstuck - ncomm > 1 ? "their" : "its", tail_s(r),
 				 phase_name(r->phase), waiting, ended ? ", until the recording ended" : "");
+	} else if (nstuck + 1 == n && (first_other = ended_rank(v, n)) != SIZE_MAX) {
+		/* The one rank not waiting died: the others wait for it. */
+		const struct stuck_rank *r = &v[first_other];
+
+		f = finding_add(l, "rank-stuck", 1.0, r->sp->pid,
+				"its own output says why it ended (the others' errors or timeouts "
+				"follow from it); a shorter process-group timeout makes the others "
+				"fail fast instead of waiting");
+		if (!f)
+			return;
+		snprintf(f->title, sizeof(f->title),
+			 "rank %ld ended (%s) while %.60s waited in comm for it: %.1f s", r->rank,
+			 r->exit, waiting, longest);
 	} else {
 		if (nstuck < n)
 			return; /* some rank still steps: a slow collective, not a hang */

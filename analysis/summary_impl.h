@@ -243,6 +243,9 @@ struct rank_row {
 	double step_ms, comm_ms, work_ms;
 	uint64_t stopped_early_ns; /* its last step began so long before the
 				    * last rank's last step; 0 it did not */
+	const char *exit;          /* how it ended ("status 3", "signal 9");
+				    * NULL not seen to */
+	uint64_t exit_ns;
 };
 /* The processes with a launch rank and steps counted, by rank: how many
  * (max at most). */

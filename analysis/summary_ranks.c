@@ -74,6 +74,10 @@ size_t summary_ranks(const struct summary *s, struct rank_row *rows, size_t max)
 		}
 		r->comm_ms = r->phase_ms[PHASE_COMM];
 		r->work_ms = r->step_ms - r->comm_ms;
+		snprintf(key, sizeof(key), "exit.%" PRIu32, sp->pid);
+		r->exit = profile_meta(s->p, key);
+		snprintf(key, sizeof(key), "exit_ns.%" PRIu32, sp->pid);
+		r->exit_ns = r->exit && profile_meta(s->p, key) ? strtoull(profile_meta(s->p, key), NULL, 10) : 0;
 		last = MAX(last, sp->steps.last_ns);
 		n++;
 	}
@@ -218,6 +222,51 @@ void findings_straggler(const struct summary *s, struct finding_list *l)
 			rank_evidence(f, &v[i]);
 }
 
+static bool failed(const struct rank_row *r)
+{
+	return r->exit && strcmp(r->exit, "status 0");
+}
+
+/*
+ * The rank that failed first, where another ended after it or not at all:
+ * when one rank dies, the others fail or hang at their next collective,
+ * and their errors ("connection closed by peer", a timeout) bury the one
+ * that matters.
+ */
+static void first_end_text(const struct rank_row *v, size_t n, FILE *out)
+{
+	const struct rank_row *first = NULL;
+	size_t after = 0, still = 0;
+	uint64_t latest = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (failed(&v[i]) && v[i].exit_ns && (!first || v[i].exit_ns < first->exit_ns))
+			first = &v[i];
+	if (!first)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (&v[i] == first)
+			continue;
+		if (!v[i].exit || !v[i].exit_ns)
+			still++;
+		else if (v[i].exit_ns > first->exit_ns) {
+			after++;
+			latest = MAX(latest, v[i].exit_ns - first->exit_ns);
+		}
+	}
+	if (!after && !still)
+		return;
+	fprintf(out, "trainsample:   rank %ld ended first (%s), after %" PRIu64 " steps", first->rank,
+		first->exit, first->sp->steps.steps);
+	if (after)
+		fprintf(out, "; %zu rank%s ended after it, within %.2f s", after, after > 1 ? "s" : "",
+			(double)latest / 1e9);
+	if (still)
+		fprintf(out, "; %zu rank%s had not ended when the recording did", still,
+			still > 1 ? "s" : "");
+	fputc('\n', out);
+}
+
 /* The lowest rank recorded on the first recording's machine: the time
  * line's; NULL none. */
 static const struct rank_row *clock_ref(const struct summary *s, const struct rank_row *v, size_t n)
@@ -286,8 +335,11 @@ void summary_ranks_text(const struct summary *s, FILE *out)
 		if (r->stopped_early_ns)
 			fprintf(out, "; stopped %.2f s before the last rank's last step (died, hung or "
 				"left)", (double)r->stopped_early_ns / 1e9);
+		if (r->exit && failed(r))
+			fprintf(out, "; ended: %s", r->exit);
 		fputc('\n', out);
 	}
+	first_end_text(v, n, out);
 	clocks_text(s, v, n, out);
 }
 
@@ -356,6 +408,11 @@ void summary_ranks_json(const struct summary *s, struct json_out *j)
 		json_key(j, "stopped_early_s");
 		if (r->stopped_early_ns)
 			json_double(j, (double)r->stopped_early_ns / 1e9, 3);
+		else
+			json_null(j);
+		json_key(j, "exit");
+		if (r->exit)
+			json_string(j, r->exit);
 		else
 			json_null(j);
 		clock_json(s, v, n, i, j);

@@ -207,6 +207,9 @@ struct sampler_stats;
  * the DataLoader worker it is: worker >= 0; its rank; the fork whose
  * parent's line it kept). */
 void record_meta_process(struct profile *p, pid_t pid, int worker, int spawn_rank);
+/* ... and how it ended: "exit.PID" "status N" or "signal N", "exit_ns.PID"
+ * the time (CLOCK_MONOTONIC, as the samples'). */
+void record_meta_exit(struct profile *p, pid_t pid, int status, uint64_t ns);
 void record_meta_start(struct profile *p, const struct cli_options *o, bool attach,
 		       const char *what);
 void record_meta_end(struct profile *p, pid_t pid, const struct sampler_stats *st,

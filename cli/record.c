@@ -319,6 +319,14 @@ static void label_process(void *ctx, pid_t pid, int worker, int rank)
 	record_meta_process(r->profile, pid, worker, rank);
 }
 
+/* A followed process ended: how and when, for the summary's ranks. */
+static void note_exit(void *ctx, pid_t pid, int status, uint64_t ns)
+{
+	struct run *r = ctx;
+
+	record_meta_exit(r->profile, pid, status, ns);
+}
+
 /*
  * Everything a run needs before anything is opened: the target's process,
  * the outputs' names and formats, the profile and its metadata, the
@@ -396,6 +404,7 @@ static int prepare(struct run *r, bool attach, struct sampler_options *so,
 		.periodic_ctx = r,
 		.subprocesses = o->subprocesses < 0 ? o->command != NULL : o->subprocesses,
 		.process_seen = label_process,
+		.process_exited = note_exit,
 		.process_seen_ctx = r,
 	};
 	r->progress = !o->quiet && isatty(STDERR_FILENO);

@@ -7,6 +7,7 @@
  */
 #include <inttypes.h>
 #include <sched.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -128,6 +129,20 @@ void record_meta_end(struct profile *p, pid_t pid, const struct sampler_stats *s
 		set_meta_u64(p, "machine_cpus", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
 	}
 	profile_set_meta(p, "end", why);
+}
+
+void record_meta_exit(struct profile *p, pid_t pid, int status, uint64_t ns)
+{
+	char key[32], buf[32];
+
+	snprintf(key, sizeof(key), "exit.%d", (int)pid);
+	if (WIFSIGNALED(status))
+		snprintf(buf, sizeof(buf), "signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, sizeof(buf), "status %d", WIFEXITED(status) ? WEXITSTATUS(status) : 0);
+	profile_set_meta(p, key, buf);
+	snprintf(key, sizeof(key), "exit_ns.%d", (int)pid);
+	set_meta_u64(p, key, ns);
 }
 
 /* PID's parent (its status's PPid); 0 when unreadable. */

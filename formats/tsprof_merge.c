@@ -69,8 +69,16 @@ int tsprof_merge_meta(struct tsprof_replay *rp, const char *key, const char *val
 		rp->pid_add = rp->file_index << 22;
 	if (!strcmp(key, "clock_offset_ns") && (first = profile_meta(p, "clock_offset_ns")))
 		rp->time_add = strtoll(value, NULL, 10) - strtoll(first, NULL, 10);
+	if (!strncmp(key, "exit_ns.", 8)) {
+		char moved[32];
+
+		snprintf(moved, sizeof(moved), "%" PRIu64,
+			 tsprof_merge_time(rp, strtoull(value, NULL, 10)));
+		return merge_process_meta(rp, key, moved);
+	}
 	if (!strncmp(key, "process.", 8) || !strncmp(key, "rank.", 5) ||
-	    !strncmp(key, "worker.", 7) || !strncmp(key, "fork_of.", 8))
+	    !strncmp(key, "worker.", 7) || !strncmp(key, "fork_of.", 8) ||
+	    !strncmp(key, "exit.", 5))
 		return merge_process_meta(rp, key, value);
 	return profile_meta(p, key) ? 0 : profile_set_meta(p, key, value);
 }

@@ -63,6 +63,9 @@ struct sampler_options {
 	 * _worker_loop), or the rank torch.multiprocessing.spawn gave it (its
 	 * _wrap's process index; -1 where none is on its stack). */
 	void (*process_seen)(void *ctx, pid_t pid, int worker, int rank);
+	/* Called when a followed process (the first included) ends: its wait
+	 * status and when (CLOCK_MONOTONIC), as the samples' times. */
+	void (*process_exited)(void *ctx, pid_t pid, int status, uint64_t ns);
 	void *process_seen_ctx;
 	/* Called from the sampling loop about every 100 ms, between ticks. */
 	void (*periodic)(void *ctx, uint64_t now_ns);

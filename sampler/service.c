@@ -39,19 +39,34 @@ static void *service_thread(void *arg)
 	return NULL;
 }
 
-void process_seen_report(struct sampler *root, pid_t pid, int worker, int rank)
+static void seen_later(struct sampler *root, const struct seen_process *p)
 {
-	if (!root->opt.process_seen)
-		return;
-	if (!root->service.answering_only) {
-		root->opt.process_seen(root->opt.process_seen_ctx, pid, worker, rank);
-		return;
-	}
 	if (ARRAY_RESERVE(root->service.seen_later, root->service.cap_seen_later, root->service.nseen_later + 1, 8) < 0) {
 		stats_error(root, SAMPLER_ERR_MEMORY);
 		return;
 	}
-	root->service.seen_later[root->service.nseen_later++] = (struct seen_process){ pid, worker, rank };
+	root->service.seen_later[root->service.nseen_later++] = *p;
+}
+
+void process_seen_report(struct sampler *root, pid_t pid, int worker, int rank)
+{
+	if (!root->opt.process_seen)
+		return;
+	if (!root->service.answering_only)
+		root->opt.process_seen(root->opt.process_seen_ctx, pid, worker, rank);
+	else
+		seen_later(root, &(struct seen_process){ .pid = pid, .worker = worker, .rank = rank });
+}
+
+void process_exit_report(struct sampler *root, pid_t pid, int status, uint64_t ns)
+{
+	if (!root->opt.process_exited)
+		return;
+	if (!root->service.answering_only)
+		root->opt.process_exited(root->opt.process_seen_ctx, pid, status, ns);
+	else
+		seen_later(root, &(struct seen_process){ .pid = pid, .exited = true, .status = status,
+							 .ns = ns });
 }
 
 int sampler_service_while(struct sampler *s, int (*fn)(void *ctx), void *ctx)
@@ -80,9 +95,14 @@ int sampler_service_while(struct sampler *s, int (*fn)(void *ctx), void *ctx)
 	}
 	pthread_join(th, NULL);
 	s->service.answering_only = false;
-	for (size_t i = 0; i < s->service.nseen_later; i++)
-		process_seen_report(s, s->service.seen_later[i].pid, s->service.seen_later[i].worker,
-				    s->service.seen_later[i].rank);
+	for (size_t i = 0; i < s->service.nseen_later; i++) {
+		const struct seen_process *p = &s->service.seen_later[i];
+
+		if (p->exited)
+			process_exit_report(s, p->pid, p->status, p->ns);
+		else
+			process_seen_report(s, p->pid, p->worker, p->rank);
+	}
 	s->service.nseen_later = 0;
 	return j.ret;
 }

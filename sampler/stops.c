@@ -333,8 +333,10 @@ static void handle_exit(struct sampler *s, pid_t tid, int status)
 	if (t)
 		thread_remove(s, t);
 	/* A traced leader is reported only once the whole group is gone. */
-	if (tid == s->pid)
+	if (tid == s->pid) {
 		s->exited = true;
+		process_exit_report(sampler_root(s), s->pid, status, monotonic_ns());
+	}
 	/* The command we started; after following its launcher's child, the
 	 * launcher, which outlives it by a moment (our child, not traced). */
 	if (s->spawned && tid == s->child) {

@@ -13,7 +13,8 @@ if ! torch_python; then
 	for t in "a data-slowed rank named" "the waiting rank's comm against its clock" \
 		"a compute-slowed rank of four named, per-rank recordings merged" "a balanced job: no straggler" \
 		"a hung job recorded: the stuck rank named" "a hung job attached: the stuck rank named" \
-		"another machine's clock measured by the collectives" "ranks started by torch.multiprocessing.spawn"; do
+		"another machine's clock measured by the collectives" "ranks started by torch.multiprocessing.spawn" \
+		"a rank that dies named first"; do
 		skip "ranks: $t" "$torch_why"
 	done
 	exit 0
@@ -162,6 +163,29 @@ assert not [f for f in doc["findings"] if f["id"] in ("straggler", "rank-stuck")
 EOT
 check $? "$label, 2 ranks balanced: no straggler finding, no rank stuck" "exit $rc; $(tail -4 "$TMP/b.json")" "$(head -c 200 "$TMP/b.json")"
 
+# A rank that dies (exit 3 in its data loading, 2 s in): rank 0 fails at
+# its next collective (gloo: the connection closed); the table says how
+# each ended and which ended first.
+timeout 120 $TS record -q -r 500 -o "$TMP/x.tsprof" -o "$TMP/x.summary.json" -- $torch_py \
+	tests/python/launch_ranks.py 2 tests/python/ddp_train.py 60 --die-rank 1 --die-after 2 \
+	>"$TMP/x.out" 2>"$TMP/x.err"
+rc=$?
+$TS report "$TMP/x.tsprof" --ranks >"$TMP/x.ranks" 2>&1
+/usr/bin/python3 - "$TMP/x.summary.json" docs/summary.schema.json >"$TMP/x.json" 2>&1 <<'EOT'
+import json, sys, jsonschema
+doc = json.load(open(sys.argv[1]))
+jsonschema.validate(doc, json.load(open(sys.argv[2])))
+exits = {r["rank"]: r["exit"] for r in doc["ranks"]}
+assert exits[1] == "status 3" and exits[0] not in (None, "status 0"), exits
+EOT
+ok=$?
+[ $rc -ne 0 ] && [ $ok -eq 0 ] && grep -q 'dies at step' "$TMP/x.out" &&
+	grep -q '^trainsample:   rank 1 (PID [0-9]*): .*; ended: status 3$' "$TMP/x.ranks" &&
+	grep -q '^trainsample:   rank 1 ended first (status 3), after [0-9]* steps; 1 rank ended after it, within [0-9.]* s$' "$TMP/x.ranks"
+check $? "$label, a rank that dies: how each rank ended, and the dead one named first (table, summary.json)" \
+	"exit $rc; $(cat "$TMP/x.out"); $(cat "$TMP/x.ranks"); $(tail -3 "$TMP/x.json")" \
+	"$(grep -o 'rank 1 ended first.*' "$TMP/x.ranks")"
+
 # A job that hangs: rank 1's data loading blocks in a read that never
 # returns, 2 s into training; rank 0 waits for it in DDP's gradient
 # allreduce. Recorded through the hang (stopped 3 s after it, as a user
@@ -185,8 +209,8 @@ rc=$?
 hung_job
 $TS report -q "$TMP/h.tsprof" --findings >"$TMP/h.findings" 2>&1
 grep -q '^trainsample:   \[high\] rank-stuck, PID [0-9]*: rank 1 stopped stepping: its last [0-9.]* s in data, while rank 0 waited in comm for it, until the recording ended$' "$TMP/h.findings" &&
-	grep -q '^trainsample:     rank 1: [0-9.]* of its last [0-9.]* s at one stack, in data: .* under Samples.hang (ddp_train.py:[0-9]*)$' "$TMP/h.findings" &&
-	grep -q '^trainsample:     rank 0: [0-9.]* of its last [0-9.]* s at one stack, in comm: ' "$TMP/h.findings" &&
+	grep -q '^trainsample:     rank 1: its last [0-9.]* s at one stack, in data: .* under Samples.hang (ddp_train.py:[0-9]*)$' "$TMP/h.findings" &&
+	grep -q '^trainsample:     rank 0: its last [0-9.]* s at one stack, in comm: ' "$TMP/h.findings" &&
 	! grep -q 'straggler' "$TMP/h.findings"
 check $? "$label, a hung job recorded: rank 1 named stuck in data, at its line, rank 0 waiting in comm" \
 	"exit $rc; $(cat "$TMP/h.out"); $(grep -A3 'rank-stuck' "$TMP/h.findings"); $(tail -3 "$TMP/h.err")" \

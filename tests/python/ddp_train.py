@@ -16,11 +16,14 @@
 # in (a read that never returns, as from storage gone away): the other
 # ranks wait for it in their next collective, as a hung job does, until
 # the job is stopped (it prints "rank R hangs at step N" first).
+# With --die-rank R --die-after S, rank R exits with status 3 in its data
+# loading S seconds in, as a rank whose process crashes.
 # With --spawn N it starts its N ranks itself, as torch.multiprocessing's
 # spawn does for people who launch without torchrun (no RANK in their
 # environment: each is told its rank by spawn's process index).
 #   python3 ddp_train.py SECONDS [--slow-rank R --slow data|compute] [--metrics]
-#                        [--hang-rank R --hang-after S] [--spawn N]
+#                        [--hang-rank R --hang-after S] [--die-rank R --die-after S]
+#                        [--spawn N]
 import argparse
 import os
 import socket
@@ -48,6 +51,7 @@ class Samples(Dataset):
         self.y = torch.randint(0, 10, (4096,))
         self.cost = cost
         self.hang_at = None
+        self.die_at = None
         self.steps = 0
 
     def __len__(self):
@@ -56,6 +60,9 @@ class Samples(Dataset):
     def __getitem__(self, i):
         if self.hang_at is not None and time.monotonic() > self.hang_at:
             self.hang()
+        if self.die_at is not None and time.monotonic() > self.die_at:
+            os.write(1, b"rank %d dies at step %d\n" % (dist.get_rank(), self.steps))
+            os._exit(3)
         spin(self.cost)  # decoding, augmenting
         return self.x[i], self.y[i]
 
@@ -95,6 +102,8 @@ def parse_args():
     ap.add_argument("--metrics", action="store_true")
     ap.add_argument("--hang-rank", type=int, default=-1)
     ap.add_argument("--hang-after", type=float, default=0)
+    ap.add_argument("--die-rank", type=int, default=-1)
+    ap.add_argument("--die-after", type=float, default=0)
     ap.add_argument("--spawn", type=int, default=0)
     return ap.parse_args()
 
@@ -126,6 +135,8 @@ def train(args):
     data = Samples(0.0012 if slow and args.slow == "data" else 0.0002)
     if rank == args.hang_rank:
         data.hang_at = time.monotonic() + args.hang_after
+    if rank == args.die_rank:
+        data.die_at = time.monotonic() + args.die_after
     loader = DataLoader(data, batch_size=16, sampler=DistributedSampler(data))
     model = DDP(Net(5 if slow and args.slow == "compute" else 1))
     hook = {}

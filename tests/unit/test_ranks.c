@@ -201,7 +201,8 @@ Test(ranks, a_rank_that_stopped_early_is_said_so)
 /*
  * After 30 steps in lockstep, each rank sits ms milliseconds at one stack
  * (blocked): where[r] 0 in all_reduce, 1 in its DataLoader's next, 2 in
- * forward; -1 it goes on stepping alone (no collective) as long.
+ * forward; -1 it goes on stepping alone (no collective) as long; -2 it
+ * is gone (no more samples).
  */
 static void run_then_sit(struct job *j, int n, const struct work *w, const int *where, int ms)
 {
@@ -218,6 +219,8 @@ static void run_then_sit(struct job *j, int n, const struct work *w, const int *
 		uint32_t pid = 100 + 10 * (uint32_t)r;
 		uint64_t t = 1000 * MS + 30 * (uint64_t)(longest + 1) * MS;
 
+		if (where[r] == -2)
+			continue;
 		if (where[r] >= 0) {
 			ticks(j, pid, &t, stacks[where[r]], SAMPLE_IDLE, ms);
 			continue;
@@ -246,10 +249,10 @@ Test(ranks, a_rank_stuck_outside_any_collective_is_named)
 	cr_assert(strstr(text, "rank-stuck, PID 110: rank 1 stopped stepping: its last 1.5 s in data, "
 			       "while ranks 0, 2 waited in comm for it"),
 		  "%s", text);
-	cr_assert(strstr(text, "rank 1: 1.5 of its last 1.5 s at one stack, in data: "
+	cr_assert(strstr(text, "rank 1: its last 1.5 s at one stack, in data: "
 			       "_BaseDataLoaderIter.__next__ (dataloader.py:700)"),
 		  "%s", text);
-	cr_assert(strstr(text, "rank 0: 1.5 of its last 1.5 s at one stack, in comm: all_reduce"), "%s",
+	cr_assert(strstr(text, "rank 0: its last 1.5 s at one stack, in comm: all_reduce"), "%s",
 		  text);
 	cr_assert_null(strstr(text, "straggler"), "%s", text);
 	free(text);
@@ -315,6 +318,36 @@ Test(ranks, another_machines_clock_is_measured_by_the_collectives)
 	cr_assert(strstr(text, "\"host\": null, \"clock_ahead_ms\": null"), "%s", text);
 	cr_assert(strstr(text, "\"host\": \"nodeb\", \"clock_ahead_ms\": 3.000, "
 			       "\"clock_uncertainty_ms\": 0.500"),
+		  "%s", text);
+	free(text);
+	profile_free(j.p);
+}
+
+/* Rank 1 of three is killed after 30 steps while ranks 0 and 2 wait for
+ * it in all_reduce: the finding names it and how it ended; the table
+ * says it ended first, the others not at all. */
+Test(ranks, a_rank_that_died_while_the_others_wait_is_named)
+{
+	const struct work w[] = { { 4, 10, 20 }, { 4, 10, 20 }, { 4, 10, 20 } };
+	const int where[] = { 0, -2, 0 };
+	struct job j;
+	char *text, ns[32];
+
+	job_init(&j);
+	run_then_sit(&j, 3, w, where, 1500);
+	cr_assert_eq(profile_set_meta(j.p, "exit.110", "signal 9"), 0);
+	snprintf(ns, sizeof(ns), "%llu", 1000 * MS + 30 * 35 * MS);
+	cr_assert_eq(profile_set_meta(j.p, "exit_ns.110", ns), 0);
+	text = summary_part_of(j.p, SUMMARY_FINDINGS, SIZE_MAX);
+	cr_assert(strstr(text, "rank-stuck, PID 110: rank 1 ended (signal 9) while ranks 0, 2 waited in "
+			       "comm for it: 1.5 s"),
+		  "%s", text);
+	free(text);
+	text = summary_part_of(j.p, SUMMARY_RANKS, 0);
+	cr_assert(strstr(text, "rank 1 (PID 110): 30 steps") && strstr(text, "; ended: signal 9\n"),
+		  "%s", text);
+	cr_assert(strstr(text, "rank 1 ended first (signal 9), after 30 steps; 2 ranks had not ended "
+			       "when the recording did\n"),
 		  "%s", text);
 	free(text);
 	profile_free(j.p);
