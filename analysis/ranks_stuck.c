@@ -41,12 +41,12 @@ struct stuck_rank {
 	const char *exit;         /* it ended so, other than "status 0"; NULL */
 };
 
-/* Each rank's loop thread's spans. */
+/* Each rank's loop thread's last run of spans at one stack, kept as the
+ * spans come (a thread's close in time order): no span kept. */
 struct tail_walk {
 	struct stuck_rank *v;
 	size_t n;
-	struct profile_span **spans;
-	size_t *nspans, *caps;
+	struct profile_span *last; /* each rank's latest span */
 };
 
 static int tail_span(const struct profile_span *sp, void *ctx)
@@ -54,39 +54,23 @@ static int tail_span(const struct profile_span *sp, void *ctx)
 	struct tail_walk *w = ctx;
 
 	for (size_t i = 0; i < w->n; i++) {
-		if (sp->pid != w->v[i].sp->pid || sp->tid != w->v[i].sp->loop->tid ||
-		    sp->flags & SAMPLE_GPU)
+		struct stuck_rank *r = &w->v[i];
+
+		if (sp->pid != r->sp->pid || sp->tid != r->sp->loop->tid || sp->flags & SAMPLE_GPU)
 			continue;
-		if (ARRAY_RESERVE(w->spans[i], w->caps[i], w->nspans[i] + 1, 64) < 0)
-			return -ENOMEM;
-		w->spans[i][w->nspans[i]++] = *sp;
+		if (r->stack && sp->start_ns < w->last[i].start_ns)
+			return 0; /* out of order: an older one */
+		if (!r->stack || sp->stack != r->stack) {
+			r->stack = sp->stack;
+			r->from_ns = sp->start_ns;
+			r->stack_ns = 0;
+		}
+		r->stack_ns += sp->end_ns - sp->start_ns;
+		r->end_ns = MAX(r->end_ns, sp->end_ns);
+		w->last[i] = *sp;
 		return 0;
 	}
 	return 0;
-}
-
-static int by_start(const void *a, const void *b)
-{
-	const struct profile_span *x = a, *y = b;
-
-	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
-}
-
-/* The run of spans at the last span's stack, back from the end. */
-static void last_run(const struct summary *s, struct stuck_rank *r, struct profile_span *v, size_t n)
-{
-	size_t i = n;
-
-	array_sort(v, n, sizeof(v[0]), by_start);
-	r->stack = v[n - 1].stack;
-	while (i > 0 && v[i - 1].stack == r->stack) {
-		i--;
-		r->stack_ns += v[i].end_ns - v[i].start_ns;
-		r->end_ns = MAX(r->end_ns, v[i].end_ns);
-	}
-	r->from_ns = v[i].start_ns;
-	r->phase = phase_of_span(s->m, &v[n - 1]);
-	r->whole = i == 0 && r->from_ns < profile_timeline_start_ns(s->p) + WHOLE_SLACK_NS;
 }
 
 static bool stuck(const struct stuck_rank *r)
@@ -100,9 +84,8 @@ static bool stuck(const struct stuck_rank *r)
 /* The ranks with a training loop's thread, and where each sat at the end. */
 static int stuck_ranks(const struct summary *s, struct stuck_rank *v, size_t max, size_t *n)
 {
-	struct profile_span *spans[RANKS_MAX] = { 0 };
-	size_t nspans[RANKS_MAX] = { 0 }, caps[RANKS_MAX] = { 0 };
-	struct tail_walk w = { .v = v, .spans = spans, .nspans = nspans, .caps = caps };
+	struct profile_span last[RANKS_MAX];
+	struct tail_walk w = { .v = v, .last = last };
 	int ret = 0;
 
 	*n = 0;
@@ -131,12 +114,12 @@ static int stuck_ranks(const struct summary *s, struct stuck_rank *v, size_t max
 	w.n = *n;
 	if (*n >= 2)
 		ret = profile_for_each_span(s->p, tail_span, &w);
-	for (size_t i = 0; i < *n; i++) {
-		if (ret == 0 && nspans[i]) {
-			last_run(s, &v[i], spans[i], nspans[i]);
-			v[i].stuck = stuck(&v[i]);
-		}
-		free(spans[i]);
+	for (size_t i = 0; ret == 0 && i < *n; i++) {
+		if (!v[i].stack)
+			continue;
+		v[i].phase = phase_of_span(s->m, &last[i]);
+		v[i].whole = v[i].from_ns < profile_timeline_start_ns(s->p) + WHOLE_SLACK_NS;
+		v[i].stuck = stuck(&v[i]);
 	}
 	return ret;
 }
