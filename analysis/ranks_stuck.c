@@ -38,7 +38,8 @@ struct stuck_rank {
 	enum phase phase;         /* that stack's */
 	bool stuck;
 	bool whole;               /* the run is all that was recorded of it */
-	const char *exit;         /* it ended so, other than "status 0"; NULL */
+	const char *exit;         /* it ended so, other than "status 0" or
+				   * SIGINT; NULL */
 };
 
 /* Each rank's loop thread's last run of spans at one stack, kept as the
@@ -107,8 +108,8 @@ static int stuck_ranks(const struct summary *s, struct stuck_rank *v, size_t max
 		v[*n].sp = sp;
 		snprintf(key, sizeof(key), "exit.%" PRIu32, sp->pid);
 		v[*n].exit = profile_meta(s->p, key);
-		if (v[*n].exit && !strcmp(v[*n].exit, "status 0"))
-			v[*n].exit = NULL;
+		if (v[*n].exit && (!strcmp(v[*n].exit, "status 0") || !strcmp(v[*n].exit, "signal 2")))
+			v[*n].exit = NULL; /* ended well, or by a user's Ctrl-C */
 		(*n)++;
 	}
 	w.n = *n;

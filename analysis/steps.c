@@ -88,7 +88,7 @@ static uint64_t count_maybe_merged(const struct step_walk *w, const struct step_
 	const char *meta = profile_meta(w->m->p, "period_ns");
 	uint64_t period = meta ? strtoull(meta, NULL, 10) : 0, n = 0;
 	size_t k = 0;
-	bool flagged = false;
+	bool flagged = false, in_beat = false;
 
 	if (!period || st->beat_ns <= period)
 		return 0;
@@ -96,8 +96,12 @@ static uint64_t count_maybe_merged(const struct step_walk *w, const struct step_
 		/* A span is placed by its end: a late sample's weight reaches
 		 * back over the gap, into the step before. */
 		uint64_t end = w->spans[i].end, len = w->spans[i].end - w->spans[i].start, others;
+		bool beat = w->spans[i].ph == st->beat, run_start = beat && !in_beat;
 
-		if (end < w->starts[0] || w->spans[i].ph == st->beat)
+		in_beat = beat || (in_beat && st->beat == PHASE_BACKWARD && w->spans[i].ph == PHASE_COMM);
+		/* Inside a beat's run a gap hides no beat; at its start it may
+		 * (its start, the step's, is pulled back over the gap). */
+		if (end < w->starts[0] || (beat && !run_start))
 			continue;
 		while (k + 1 < w->nstarts && end >= w->starts[k + 1]) {
 			k++;

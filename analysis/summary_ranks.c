@@ -222,9 +222,11 @@ void findings_straggler(const struct summary *s, struct finding_list *l)
 			rank_evidence(f, &v[i]);
 }
 
+/* Ended other than by itself or by a user's Ctrl-C (SIGINT reaches every
+ * rank at once: none of them failed first). */
 static bool failed(const struct rank_row *r)
 {
-	return r->exit && strcmp(r->exit, "status 0");
+	return r->exit && strcmp(r->exit, "status 0") && strcmp(r->exit, "signal 2");
 }
 
 /*

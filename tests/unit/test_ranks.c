@@ -352,3 +352,24 @@ Test(ranks, a_rank_that_died_while_the_others_wait_is_named)
 	free(text);
 	profile_free(j.p);
 }
+
+/* Ctrl-C reaches every rank at once: the first to end by SIGINT failed
+ * no more than the others, and none is named first. */
+Test(ranks, ranks_ended_by_ctrl_c_name_none_first)
+{
+	const struct work w[] = { { 4, 10, 20 }, { 4, 10, 20 } };
+	struct job j;
+	char *text;
+
+	job_init(&j);
+	run(&j, 2, w, 30, NULL, true);
+	cr_assert_eq(profile_set_meta(j.p, "exit.100", "signal 2"), 0);
+	cr_assert_eq(profile_set_meta(j.p, "exit_ns.100", "3000000000"), 0);
+	cr_assert_eq(profile_set_meta(j.p, "exit.110", "signal 2"), 0);
+	cr_assert_eq(profile_set_meta(j.p, "exit_ns.110", "3000100000"), 0);
+	text = summary_part_of(j.p, SUMMARY_RANKS, 0);
+	cr_assert_null(strstr(text, "ended first"), "%s", text);
+	cr_assert_null(strstr(text, "; ended:"), "%s", text);
+	free(text);
+	profile_free(j.p);
+}

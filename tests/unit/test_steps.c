@@ -121,6 +121,31 @@ Test(steps, a_tick_late_by_more_than_a_backward_may_have_merged_two)
 	cr_expect_eq(st.maybe_merged, 1, "%llu", (unsigned long long)st.maybe_merged);
 }
 
+/* The stall ends inside a backward: it hid step 10's backward and
+ * optimizer and step 11's forward (18 ms), and its late tick is the
+ * first of step 11's backward run, whose start it pulls back over the
+ * gap: still said. (test_phases' stalls of trainsample under two CPU
+ * hogs: 28 steps of 29, one merged, nothing said, before.) */
+Test(steps, a_late_tick_at_a_backward_s_start_may_have_merged_two)
+{
+	struct loop l;
+	struct step_stats st;
+
+	loop_init(&l);
+	for (int i = 0; i < 20; i++) {
+		if (i != 10) {
+			step(&l);
+			continue;
+		}
+		ticks(&l, l.fwd, 5, 0);
+		ticks(&l, l.bwd, 10, 18);
+		ticks(&l, l.opt, 3, 0);
+	}
+	st = steps_of(&l);
+	cr_expect_eq(st.steps, 20);
+	cr_expect_eq(st.maybe_merged, 1, "%llu", (unsigned long long)st.maybe_merged);
+}
+
 /* A step twice as long, every tick on time: slow, not merged. And a
  * tick late by less than a backward, in a normal step: nothing. */
 Test(steps, a_slow_step_or_a_short_delay_is_not_a_merge)
