@@ -12,7 +12,7 @@
  * median difference is how far the other machine's clock is ahead; each
  * end is known to a sampling period (a tick falls anywhere in one), so
  * the estimate's uncertainty is its standard error over the matches and
- * half a period.
+ * half the time between samples (the period, more where ticks were late).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -144,11 +144,23 @@ static double quartile_gap(const int64_t *d, size_t n)
 	return (double)(d[(3 * n) / 4] - d[n / 4]);
 }
 
+/* The time between two samples of a rank's loop thread over its steps:
+ * the period, or more where ticks came late (a busy machine). */
+static double tick_gap(const struct summary *s, const struct rank_row *r)
+{
+	const struct step_stats *st = &r->sp->steps;
+
+	if (!st->span_samples)
+		return (double)s->period_ns;
+	return MAX((double)s->period_ns, (double)st->span_ns / (double)st->span_samples);
+}
+
 /* The steps matched by index, or one apart where a rank's count missed
  * one at its start (the tightest fit); each collective matched to the
- * nearest, the estimate refined a few times. */
-static void skew_estimate(const struct summary *s, const struct comm_ends *a,
-			  const struct comm_ends *b, int64_t *d, struct clock_skew *out)
+ * nearest, the estimate refined a few times. gap: the larger of the two
+ * ranks' times between samples. */
+static void skew_estimate(double gap, const struct comm_ends *a, const struct comm_ends *b,
+			  int64_t *d, struct clock_skew *out)
 {
 	double best_gap = 0, se;
 
@@ -169,11 +181,13 @@ static void skew_estimate(const struct summary *s, const struct comm_ends *a,
 		out->steps = n;
 		out->ahead_ms = (double)est / 1e6;
 		/* a median's standard error (1.25 sigma / sqrt(n), sigma from the
-		 * quartiles) with half a period beside it: the last sample of a
-		 * long wait falls a period before its end on average, a short
-		 * one's anywhere in it, so the two ends' biases differ by that */
+		 * quartiles) with half a tick gap beside it: the last sample of a
+		 * long wait falls a gap before its end on average, a short one's
+		 * anywhere in it, so the two ends' biases differ by that; on a
+		 * busy machine the gap is the late ticks', not the period (two
+		 * CPU hogs: 4 ms measured as -0.5, with ticks some 10 ms apart) */
 		se = 1.2533 * best_gap / 1.349 / sqrt((double)n);
-		out->uncertainty_ms = sqrt(se * se + (double)s->period_ns * (double)s->period_ns / 4) / 1e6;
+		out->uncertainty_ms = sqrt(se * se + gap * gap / 4) / 1e6;
 	}
 }
 
@@ -199,7 +213,7 @@ int ranks_clock_skew(const struct summary *s, const struct rank_row *ref,
 	if (ret == 0 && b.n && !(d = malloc(b.n * sizeof(*d))))
 		ret = -ENOMEM;
 	if (ret == 0 && b.n)
-		skew_estimate(s, &a, &b, d, out);
+		skew_estimate(MAX(tick_gap(s, ref), tick_gap(s, other)), &a, &b, d, out);
 	free(d);
 	comm_ends_free(&a);
 	comm_ends_free(&b);
