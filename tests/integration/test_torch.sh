@@ -31,7 +31,10 @@ $TS record -q -r 200 -o "$TMP/t.folded" -- $PY "$SRC" 8
 total=$(folded_total "$TMP/t.folded")
 fwd=$(under "$L_FWD" "MLP.forward (torch_train.py:$L_MLP)" "$TMP/t.folded")
 bwd=$(under "$L_BWD" "Tensor.backward (torch/_tensor.py:" "$TMP/t.folded")
-step=$(under "$L_STEP" "SGD.step (torch/optim/sgd.py:" "$TMP/t.folded")
+# The step's own frames: torch 2's Optimizer wrapper (profile_hook_step)
+# and SGD.step, both in torch/optim (a loaded run's few step samples all
+# fell in the wrapper: SGD.step 0).
+step=$(under "$L_STEP" "(torch/optim/" "$TMP/t.folded")
 wait=$(awk -v a="train (torch_train.py:$L_DATA);_BaseDataLoaderIter.__next__ (torch/utils/data/dataloader.py:" \
 	'index($0, a) && /\[idle/ { n += $NF } END { print n + 0 }' "$TMP/t.folded")
 [ "$total" -gt 500 ] && [ "$fwd" -gt 0 ] && [ "$bwd" -gt 0 ] && [ "$step" -gt 0 ] && [ "$wait" -gt 0 ]
