@@ -38,8 +38,8 @@ struct stuck_rank {
 	enum phase phase;         /* that stack's */
 	bool stuck;
 	bool whole;               /* the run is all that was recorded of it */
-	const char *exit;         /* it ended so, other than "status 0" or
-				   * SIGINT; NULL */
+	const char *exit;         /* how it ended, where that was a failure
+				   * (summary_exit_failed); NULL */
 };
 
 /* Each rank's loop thread's last run of spans at one stack, kept as the
@@ -94,22 +94,17 @@ static int stuck_ranks(const struct summary *s, struct stuck_rank *v, size_t max
 		return 0;
 	for (size_t i = 0; i < s->nprocs && *n < MIN(max, RANKS_MAX); i++) {
 		const struct summary_process *sp = &s->procs[i];
-		const char *rank;
-		char key[32], *end;
+		uint64_t when;
+		long rank;
 
-		snprintf(key, sizeof(key), "rank.%" PRIu32, sp->pid);
-		rank = profile_meta(s->p, key);
-		if (!rank || !sp->loop)
+		if (!sp->loop || !summary_rank_of(s, sp->pid, &rank))
 			continue;
 		memset(&v[*n], 0, sizeof(v[*n]));
-		v[*n].rank = strtol(rank, &end, 10);
-		if (end == rank)
-			continue;
+		v[*n].rank = rank;
 		v[*n].sp = sp;
-		snprintf(key, sizeof(key), "exit.%" PRIu32, sp->pid);
-		v[*n].exit = profile_meta(s->p, key);
-		if (v[*n].exit && (!strcmp(v[*n].exit, "status 0") || !strcmp(v[*n].exit, "signal 2")))
-			v[*n].exit = NULL; /* ended well, or by a user's Ctrl-C */
+		v[*n].exit = summary_exit_of(s, sp->pid, &when);
+		if (!summary_exit_failed(v[*n].exit))
+			v[*n].exit = NULL;
 		(*n)++;
 	}
 	w.n = *n;
@@ -167,12 +162,25 @@ static size_t ended_rank(const struct stuck_rank *v, size_t n)
 	return SIZE_MAX;
 }
 
+#define HINT_STUCK                                                                          \
+	"its evidence line is where it sits: a read that never returns (storage, a DataLoader " \
+	"worker gone), a lock, a branch only some ranks take (evaluation, saving, a data shard " \
+	"that ran out) before a collective; a shorter process-group timeout makes the others "  \
+	"fail fast instead of waiting"
+#define HINT_ENDED                                                                          \
+	"its own output says why it ended (the others' errors or timeouts follow from it); a "  \
+	"shorter process-group timeout makes the others fail fast instead of waiting"
+#define HINT_ALL_IN_COMM                                                                    \
+	"the ranks wait in different collectives, or for a rank not in this recording: compare " \
+	"their comm stacks (evidence); calls must come in the same order on every rank (a "     \
+	"collective under a rank-only condition hangs the job)"
+
 void findings_ranks_stuck(const struct summary *s, struct finding_list *l)
 {
 	struct stuck_rank v[RANKS_MAX];
-	size_t n, nstuck = 0, ncomm = 0, first_other = SIZE_MAX;
-	char waiting[128], others[128];
-	const char *end = profile_meta(s->p, "end");
+	size_t n, nstuck = 0, ncomm = 0, culprit = SIZE_MAX;
+	char waiting[128], others[128], title[sizeof(((struct finding *)0)->title)];
+	const char *end = profile_meta(s->p, "end"), *hint;
 	bool ended = end && strcmp(end, "exited");
 	double longest = 0;
 	struct finding *f;
@@ -186,62 +194,46 @@ void findings_ranks_stuck(const struct summary *s, struct finding_list *l)
 		longest = MAX(longest, tail_s(&v[i]));
 		if (v[i].phase == PHASE_COMM)
 			ncomm++;
-		else if (first_other == SIZE_MAX)
-			first_other = i;
+		else if (culprit == SIZE_MAX)
+			culprit = i;
 	}
 	/* Someone must wait in a collective: a rank alone at one stack,
 	 * others stepping, is a slow step, not a hang. */
 	if (!ncomm)
 		return;
 	ranks_text(v, n, true, waiting, sizeof(waiting));
-	if (first_other != SIZE_MAX) {
-		const struct stuck_rank *r = &v[first_other];
+	if (culprit != SIZE_MAX) {
+		const struct stuck_rank *r = &v[culprit];
 
-		f = finding_add(l, "rank-stuck", 1.0, r->sp->pid,
-				"its evidence line is where it sits: a read that never returns (storage, "
-				"a DataLoader worker gone), a lock, a branch only some ranks take "
-				"(evaluation, saving, a data shard that ran out) before a collective; a "
-				"shorter process-group timeout makes the others fail fast instead of "
-				"waiting");
-		if (!f)
-			return;
+		hint = HINT_STUCK;
 		ranks_text(v, n, false, others, sizeof(others));
 		if (r->whole)
-			snprintf(f->title, sizeof(f->title),
+			snprintf(title, sizeof(title),
 				 "%.60s sat in %s all %.1f s recorded, while %.60s waited in comm for it",
 				 others, phase_name(r->phase), tail_s(r), waiting);
 		else
-			snprintf(f->title, sizeof(f->title),
+			snprintf(title, sizeof(title),
 				 "%.60s stopped stepping: %s last %.1f s in %s, while %.60s waited in comm "
 				 "for it%s",
 				 others, nstuck - ncomm > 1 ? "their" : "its", tail_s(r),
 				 phase_name(r->phase), waiting, ended ? ", until the recording ended" : "");
-	} else if (nstuck + 1 == n && (first_other = ended_rank(v, n)) != SIZE_MAX) {
+	} else if (nstuck + 1 == n && (culprit = ended_rank(v, n)) != SIZE_MAX) {
 		/* The one rank not waiting died: the others wait for it. */
-		const struct stuck_rank *r = &v[first_other];
-
-		f = finding_add(l, "rank-stuck", 1.0, r->sp->pid,
-				"its own output says why it ended (the others' errors or timeouts "
-				"follow from it); a shorter process-group timeout makes the others "
-				"fail fast instead of waiting");
-		if (!f)
-			return;
-		snprintf(f->title, sizeof(f->title),
-			 "rank %ld ended (%s) while %.60s waited in comm for it: %.1f s", r->rank,
-			 r->exit, waiting, longest);
-	} else {
-		if (nstuck < n)
-			return; /* some rank still steps: a slow collective, not a hang */
-		f = finding_add(l, "rank-stuck", 1.0, v[0].sp->pid,
-				"the ranks wait in different collectives, or for a rank not in this "
-				"recording: compare their comm stacks (evidence); calls must come in the "
-				"same order on every rank (a collective under a rank-only condition hangs "
-				"the job)");
-		if (!f)
-			return;
-		snprintf(f->title, sizeof(f->title),
+		hint = HINT_ENDED;
+		snprintf(title, sizeof(title), "rank %ld ended (%s) while %.60s waited in comm for it: %.1f s",
+			 v[culprit].rank, v[culprit].exit, waiting, longest);
+	} else if (nstuck == n) {
+		culprit = 0;
+		hint = HINT_ALL_IN_COMM;
+		snprintf(title, sizeof(title),
 			 "every rank waits in comm: the last %.1f s, no rank outside a collective", longest);
+	} else {
+		return; /* some rank still steps: a slow collective, not a hang */
 	}
+	f = finding_add(l, "rank-stuck", 1.0, v[culprit].sp->pid, hint);
+	if (!f)
+		return;
+	snprintf(f->title, sizeof(f->title), "%s", title);
 	for (size_t i = 0; i < n && f->nevidence < EVIDENCE_MAX; i++)
 		if (v[i].stuck)
 			stuck_evidence(s, f, &v[i]);

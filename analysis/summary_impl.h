@@ -247,6 +247,14 @@ struct rank_row {
 				    * NULL not seen to */
 	uint64_t exit_ns;
 };
+/* A process's launch rank (its "rank.PID"), false none. */
+bool summary_rank_of(const struct summary *s, uint32_t pid, long *rank);
+/* How it ended ("status 3", "signal 9"; its time into *ns, 0 unknown),
+ * NULL not seen to end; summary_exit_failed whether that was a failure:
+ * not status 0, nor a user's Ctrl-C (SIGINT reaches every rank at once:
+ * none of them failed first). */
+const char *summary_exit_of(const struct summary *s, uint32_t pid, uint64_t *ns);
+bool summary_exit_failed(const char *exit);
 /* The processes with a launch rank and steps counted, by rank: how many
  * (max at most). */
 size_t summary_ranks(const struct summary *s, struct rank_row *rows, size_t max);

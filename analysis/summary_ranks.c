@@ -48,6 +48,37 @@ static double ms_a_step(const struct summary_process *sp, uint64_t ns)
 	return (double)ns / 1e6 / (double)sp->steps.timed;
 }
 
+bool summary_rank_of(const struct summary *s, uint32_t pid, long *rank)
+{
+	char key[32], *end;
+	const char *v;
+
+	snprintf(key, sizeof(key), "rank.%" PRIu32, pid);
+	v = profile_meta(s->p, key);
+	if (!v)
+		return false;
+	*rank = strtol(v, &end, 10);
+	return end != v;
+}
+
+const char *summary_exit_of(const struct summary *s, uint32_t pid, uint64_t *ns)
+{
+	char key[32];
+	const char *exit, *when;
+
+	snprintf(key, sizeof(key), "exit.%" PRIu32, pid);
+	exit = profile_meta(s->p, key);
+	snprintf(key, sizeof(key), "exit_ns.%" PRIu32, pid);
+	when = exit ? profile_meta(s->p, key) : NULL;
+	*ns = when ? strtoull(when, NULL, 10) : 0;
+	return exit;
+}
+
+bool summary_exit_failed(const char *exit)
+{
+	return exit && strcmp(exit, "status 0") && strcmp(exit, "signal 2");
+}
+
 size_t summary_ranks(const struct summary *s, struct rank_row *rows, size_t max)
 {
 	uint64_t last = 0;
@@ -56,17 +87,12 @@ size_t summary_ranks(const struct summary *s, struct rank_row *rows, size_t max)
 	for (size_t i = 0; i < s->nprocs && n < max; i++) {
 		const struct summary_process *sp = &s->procs[i];
 		struct rank_row *r = &rows[n];
-		const char *rank;
-		char key[32], *end;
+		long rank;
 
-		snprintf(key, sizeof(key), "rank.%" PRIu32, sp->pid);
-		rank = profile_meta(s->p, key);
-		if (!rank || !finding_steps_counted(sp))
+		if (!finding_steps_counted(sp) || !summary_rank_of(s, sp->pid, &rank))
 			continue;
 		memset(r, 0, sizeof(*r));
-		r->rank = strtol(rank, &end, 10);
-		if (end == rank)
-			continue;
+		r->rank = rank;
 		r->sp = sp;
 		for (int k = 0; k < PHASE_KINDS; k++) {
 			r->phase_ms[k] = ms_a_step(sp, sp->steps.phase_ns[k]);
@@ -74,10 +100,7 @@ size_t summary_ranks(const struct summary *s, struct rank_row *rows, size_t max)
 		}
 		r->comm_ms = r->phase_ms[PHASE_COMM];
 		r->work_ms = r->step_ms - r->comm_ms;
-		snprintf(key, sizeof(key), "exit.%" PRIu32, sp->pid);
-		r->exit = profile_meta(s->p, key);
-		snprintf(key, sizeof(key), "exit_ns.%" PRIu32, sp->pid);
-		r->exit_ns = r->exit && profile_meta(s->p, key) ? strtoull(profile_meta(s->p, key), NULL, 10) : 0;
+		r->exit = summary_exit_of(s, sp->pid, &r->exit_ns);
 		last = MAX(last, sp->steps.last_ns);
 		n++;
 	}
@@ -222,13 +245,6 @@ void findings_straggler(const struct summary *s, struct finding_list *l)
 			rank_evidence(f, &v[i]);
 }
 
-/* Ended other than by itself or by a user's Ctrl-C (SIGINT reaches every
- * rank at once: none of them failed first). */
-static bool failed(const struct rank_row *r)
-{
-	return r->exit && strcmp(r->exit, "status 0") && strcmp(r->exit, "signal 2");
-}
-
 /*
  * The rank that failed first, where another ended after it or not at all:
  * when one rank dies, the others fail or hang at their next collective,
@@ -242,7 +258,7 @@ static void first_end_text(const struct rank_row *v, size_t n, FILE *out)
 	uint64_t latest = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (failed(&v[i]) && v[i].exit_ns && (!first || v[i].exit_ns < first->exit_ns))
+		if (summary_exit_failed(v[i].exit) && v[i].exit_ns && (!first || v[i].exit_ns < first->exit_ns))
 			first = &v[i];
 	if (!first)
 		return;
@@ -337,7 +353,7 @@ void summary_ranks_text(const struct summary *s, FILE *out)
 		if (r->stopped_early_ns)
 			fprintf(out, "; stopped %.2f s before the last rank's last step (died, hung or "
 				"left)", (double)r->stopped_early_ns / 1e9);
-		if (r->exit && failed(r))
+		if (summary_exit_failed(r->exit))
 			fprintf(out, "; ended: %s", r->exit);
 		fputc('\n', out);
 	}
