@@ -153,14 +153,30 @@ static pid_t parent_of(pid_t pid)
 	return proc_status_field(pid, "PPid", ppid, sizeof(ppid)) == 0 ? (pid_t)atoi(ppid) : 0;
 }
 
+/* The rank recorded for PID's parent into rank ("" none). */
+static void parent_rank(const struct profile *p, pid_t pid, char *rank, size_t len)
+{
+	pid_t ppid = parent_of(pid);
+	const char *r;
+	char key[32];
+
+	snprintf(key, sizeof(key), "rank.%d", (int)ppid);
+	r = ppid > 0 ? profile_meta(p, key) : NULL;
+	snprintf(rank, len, "%s", r ? r : "");
+}
+
 void record_meta_process(struct profile *p, pid_t pid, int worker, int spawn_rank)
 {
 	char rank[32], command[256], label[256], key[32], buf[32];
 
 	target_env_value(pid, "RANK", rank, sizeof(rank));
-	/* No launcher's RANK: torch.multiprocessing.spawn's process index. */
+	/* No launcher's RANK: torch.multiprocessing.spawn's process index;
+	 * for a DataLoader worker that such a rank spawned (no RANK, no
+	 * spawn frame of its own), its parent's. */
 	if (!rank[0] && spawn_rank >= 0)
 		snprintf(rank, sizeof(rank), "%d", spawn_rank);
+	if (!rank[0] && worker >= 0)
+		parent_rank(p, pid, rank, sizeof(rank));
 	if (rank[0]) {
 		snprintf(key, sizeof(key), "rank.%d", (int)pid);
 		profile_set_meta(p, key, rank);

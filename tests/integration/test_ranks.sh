@@ -13,7 +13,7 @@ if ! torch_python; then
 	for t in "a data-slowed rank named" "the waiting rank's comm against its clock" \
 		"a compute-slowed rank of four named, per-rank recordings merged" "a balanced job: no straggler" \
 		"a hung job recorded: the stuck rank named" "a hung job attached: the stuck rank named" \
-		"another machine's clock measured by the collectives" "ranks started by torch.multiprocessing.spawn" \
+		"another machine's clock measured by the collectives" "ranks started by torch.multiprocessing.spawn" "spawned ranks' DataLoader workers labelled" \
 		"a rank that dies named first"; do
 		skip "ranks: $t" "$torch_why"
 	done
@@ -148,6 +148,22 @@ set -- $(grep '^0 ' "$TMP/s.shares")
 check $? "$label, ranks started by torch.multiprocessing.spawn: each rank its spawn index, the data-slowed rank 1 named, rank 0's comm within 5 points of its clock" \
 	"exit $rc; $(tail -3 "$TMP/s.json"); rank pid comm% clock% step_ms: $(cat "$TMP/s.shares"); $(tail -3 "$TMP/s.err")" \
 	"rank 0's comm ${3:-?}% against ${4:-?}%"
+
+# The same, each rank loading its data in a DataLoader worker, which
+# spawn's start method starts afresh (no RANK, no spawn frame of its
+# own): labelled by its parent's rank.
+timeout 120 $TS record -q -r 200 -o "$TMP/sw.summary.json" -- $torch_py tests/python/ddp_train.py 1 \
+	--spawn 2 --workers 1 >"$TMP/sw.out" 2>"$TMP/sw.err"
+rc=$?
+/usr/bin/python3 - "$TMP/sw.summary.json" >"$TMP/sw.json" 2>&1 <<'EOT'
+import json, sys
+labels = sorted(p["label"] or "" for p in json.load(open(sys.argv[1]))["processes"])
+print(labels)
+assert [l for l in labels if l.startswith(("rank", "DataLoader"))] == \
+    ["DataLoader worker 0 of rank 0", "DataLoader worker 0 of rank 1", "rank 0", "rank 1"], labels
+EOT
+check $? "$label, ranks started by torch.multiprocessing.spawn: each one's DataLoader worker (spawned, no RANK) labelled with its rank" \
+	"exit $rc; $(tail -3 "$TMP/sw.json"); $(tail -3 "$TMP/sw.err")" "$(head -c 200 "$TMP/sw.json")"
 
 # Balanced: the same job, no rank slowed.
 timeout 120 $TS record -q -r 500 -o "$TMP/b.summary.json" -- $torch_py \

@@ -23,7 +23,7 @@
 # environment: each is told its rank by spawn's process index).
 #   python3 ddp_train.py SECONDS [--slow-rank R --slow data|compute] [--metrics]
 #                        [--hang-rank R --hang-after S] [--die-rank R --die-after S]
-#                        [--spawn N]
+#                        [--spawn N] [--workers N]
 import argparse
 import os
 import socket
@@ -105,6 +105,7 @@ def parse_args():
     ap.add_argument("--die-rank", type=int, default=-1)
     ap.add_argument("--die-after", type=float, default=0)
     ap.add_argument("--spawn", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=0)
     return ap.parse_args()
 
 
@@ -137,7 +138,8 @@ def train(args):
         data.hang_at = time.monotonic() + args.hang_after
     if rank == args.die_rank:
         data.die_at = time.monotonic() + args.die_after
-    loader = DataLoader(data, batch_size=16, sampler=DistributedSampler(data))
+    loader = DataLoader(data, batch_size=16, sampler=DistributedSampler(data),
+                        num_workers=args.workers)
     model = DDP(Net(5 if slow and args.slow == "compute" else 1))
     hook = {}
     model.register_comm_hook(hook, grads_ready)
